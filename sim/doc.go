@@ -1,0 +1,31 @@
+// Package sim is herdsweep's simulator: N clients that all failed during an
+// outage retry against a server that recovers at a given time with a given
+// capacity, in discrete ticks.
+//
+// It stands first in the pipeline (config → grid of cells → simulator runs →
+// Parquet → aggregates → plots / markdown) and imports nothing of the project.
+// It does no I/O, starts no goroutines, reads no clock and keeps no globals:
+// the caller drives it and hands it the random source (Mulberry32, the PRNG of
+// the article whose tables herdsweep reproduces).
+//
+// The default semantics are those of the article's herd.mjs, exactly:
+//
+//   - each client first sends at U(0, Spread), one draw per client in index order;
+//   - a client arrives at the first tick t (t = k·Tick) with next <= t;
+//   - arrivals of one tick are served in client-index order while the tick's
+//     budget lasts: floor(Capacity × Tick) whole requests, no carry-over, and
+//     none before RecoverAt;
+//   - each rejected client draws its next delay d from its policy and is
+//     rescheduled at t + d;
+//   - one Mulberry32 stream per run, shared by the initial spread and every
+//     delay draw, consumed in that order;
+//   - the run ends when no client is pending or at the Horizon.
+//
+// Internally times are float64 milliseconds, because that is how herd.mjs
+// computes them and the article's figures depend on every bit of them. The
+// public types carry time.Duration.
+//
+// The cost of a run grows with the number of requests sent, not with
+// clients × ticks: pending clients sit in per-tick intrusive lists, and the
+// inner loop allocates nothing.
+package sim

@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// families is the one place policy families are defined: a new family is one
+// entry here (with its delayer below), and every list, check and name follows.
+var families = []family{
+	{
+		Family: Family{Kind: Fixed, Title: "fixed interval",
+			Formula: "base",
+			Source:  "article table 1 (fixed 5 s)"},
+		uses: pBase, defaults: Policy{Base: 5 * time.Second},
+		build: func(p Policy) delayer { return fixedDelay{ms(p.Base)} },
+	},
+	{
+		Family: Family{Kind: Exponential, Title: "exponential backoff, no jitter",
+			Formula: "min(cap, base·multiplier^n)",
+			Source:  "article tables 1–3",
+			Note:    "n = 1 on the first rejection, so base 1 s gives 2 s, 4 s, 8 s …; the cap re-aligns clients"},
+		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		build: func(p Policy) delayer { return expDelay{newCurve(p)} },
+	},
+	{
+		Family: Family{Kind: FullJitter, Title: "exponential + full jitter",
+			Formula: "U(0, min(cap, base·multiplier^n))",
+			Source:  "article tables 1 and 3"},
+		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		build: func(p Policy) delayer { return fullJitterDelay{newCurve(p)} },
+	},
+	{
+		Family: Family{Kind: EqualJitter, Title: "exponential + equal jitter",
+			Formula: "d/2 + U(0, d/2), d = min(cap, base·multiplier^n)",
+			Source:  "article table 1"},
+		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		build: func(p Policy) delayer { return equalJitterDelay{newCurve(p)} },
+	},
+	{
+		Family: Family{Kind: Decorrelated, Title: "decorrelated jitter",
+			Formula: "min(cap, base + U·(max(2·base, 3·prev) − base)), prev = the last delay (base at first)",
+			Source:  "article tables 1, 3 and 4"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
+		build: func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
+	},
+	{
+		Family: Family{Kind: WidthJitter, Title: "exponential ± width jitter",
+			Formula: "min(cap, base·multiplier^n) · (1 + width·(2U − 1))",
+			Source:  "article table 3 (±10 %, ±25 %)",
+			Note:    "applied after the cap, so a delay may exceed it by up to width·cap, as the article measured"},
+		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		build: func(p Policy) delayer { return widthJitterDelay{newCurve(p), p.Width} },
+	},
+	{
+		Family: Family{Kind: RAExact, Title: "honour Retry-After exactly",
+			Formula: "RA",
+			Source:  "article table 4",
+			Note:    "while the server is down every ra-* policy but ra-ignore waits exactly RA and draws nothing (the article's model); without a Retry-After: decorrelated jitter"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
+		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raExactRule} },
+	},
+	{
+		Family: Family{Kind: RAFullJitter, Title: "Retry-After + full jitter",
+			Formula: "U(0, RA) after recovery; RA while down",
+			Source:  "article table 4",
+			Note:    "without a Retry-After: decorrelated jitter"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
+		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raFullJitterRule} },
+	},
+	{
+		Family: Family{Kind: RALowerBound, Title: "Retry-After as lower bound",
+			Formula: "RA + U·max(RA, base) after recovery; RA while down",
+			Source:  "article table 4 (×1..2)",
+			Note:    "without a Retry-After: decorrelated jitter"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
+		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raLowerBoundRule} },
+	},
+	{
+		Family: Family{Kind: RAIgnore, Title: "ignore Retry-After, decorrelated",
+			Formula: "decorrelated jitter, whatever the server sends",
+			Source:  "article table 4"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
+		build: func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
+	},
+	{
+		Family: Family{Kind: ArticleClient, Title: "the article's client",
+			Formula: "min(cap, w + offset·base), w = RA + U·max(RA, base) with a Retry-After, else decorrelated; offset = (FNV-1a(install id) mod 100000)/100000",
+			Source:  "article's fetchWithRetry (base 1 s, cap 60 s, 6 attempts)",
+			Note:    "install id of client i is \"install-i\"; prev is w, without the offset; gives up after max_attempts requests without drawing again"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute, MaxAttempts: 6},
+		build: func(p Policy) delayer { return articleClientDelay{newDecorrelated(p)} },
+	},
+	{
+		Family: Family{Kind: WatchDog, Title: "sgcWebSockets WatchDog",
+			Formula: "d·(1 + width·(U − 0.5)), d = min(cap, base·multiplier^(n−1))",
+			Source:  "second source: WatchDog Interval, Backoff, BackoffMultiplier, MaxInterval, Jitter, Attempts",
+			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0"},
+		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Multiplier: 2},
+		build: func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
+	},
+	{
+		Family: Family{Kind: HTTPRetry, Title: "sgcWebSockets HTTP RetryOptions",
+			Formula: "RA if honor_retry_after and the response has one, else as watchdog",
+			Source:  "second source: RetryOptions InitialInterval, Multiplier, MaxInterval, Jitter, MaxRetries, HonorRetryAfter",
+			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap"},
+		uses: pBase | pCap | pMultiplier | pWidth | pHonor, defaults: Policy{Base: 500 * time.Millisecond, Multiplier: 2},
+		build: func(p Policy) delayer { return sgcDelay{newSgc(p), p.HonorRetryAfter} },
+	},
+}
+
+// capMS returns the cap in ms, +Inf for none.
+func capMS(p Policy) float64 {
+	if p.Cap == 0 {
+		return math.Inf(1)
+	}
+	return ms(p.Cap)
+}
+
+func minf(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func maxf(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+type fixedDelay struct{ d float64 }
+
+func (f fixedDelay) delay(c *client, _ response, _ *Mulberry32) float64 { return f.d }
+
+// curve is the article's exponential: min(cap, base·m^n). The first
+// values are tabulated: math.Pow is the slowest step of a rejection, and a
+// table of its own results keeps every bit.
+type curve struct {
+	base, cap, mult float64
+	tab             *[curveTab]float64
+}
+
+const curveTab = 64
+
+func newCurve(p Policy) curve {
+	c := curve{base: ms(p.Base), cap: capMS(p), mult: p.Multiplier, tab: new([curveTab]float64)}
+	for n := range c.tab {
+		c.tab[n] = c.calc(int32(n))
+	}
+	return c
+}
+
+func (c curve) calc(n int32) float64 { return minf(c.cap, c.base*math.Pow(c.mult, float64(n))) }
+
+func (c curve) at(n int32) float64 {
+	if uint32(n) < curveTab {
+		return c.tab[n]
+	}
+	return c.calc(n)
+}
+
+type expDelay struct{ curve }
+
+func (e expDelay) delay(c *client, _ response, _ *Mulberry32) float64 { return e.at(c.att) }
+
+type fullJitterDelay struct{ curve }
+
+func (e fullJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	return rng.Float64() * e.at(c.att)
+}
+
+type equalJitterDelay struct{ curve }
+
+func (e equalJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	d := e.at(c.att)
+	return d/2 + rng.Float64()*d/2
+}
+
+type widthJitterDelay struct {
+	curve
+	width float64
+}
+
+func (e widthJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	return e.at(c.att) * (1 + e.width*(2*rng.Float64()-1))
+}
+
+// decorrelated is the article's decorrelated jitter; it reads and sets prev.
+type decorrelated struct{ base, cap float64 }
+
+func newDecorrelated(p Policy) decorrelated { return decorrelated{ms(p.Base), capMS(p)} }
+
+func (d decorrelated) next(c *client, rng *Mulberry32) float64 {
+	v := minf(d.cap, d.base+rng.Float64()*(maxf(2*d.base, 3*c.prev)-d.base))
+	c.prev = v
+	return v
+}
+
+type decorrelatedDelay struct{ decorrelated }
+
+func (d decorrelatedDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	return d.next(c, rng)
+}
+
+type raRule uint8
+
+const (
+	raExactRule raRule = iota
+	raFullJitterRule
+	raLowerBoundRule
+)
+
+// raDelay is the article's table 4: while down, wait RA exactly; after
+// recovery, the row's rule; with no Retry-After at all, decorrelated jitter.
+type raDelay struct {
+	decorrelated
+	rule raRule
+}
+
+func (d raDelay) delay(c *client, r response, rng *Mulberry32) float64 {
+	ra := r.retryAfter
+	if ra <= 0 {
+		return d.next(c, rng)
+	}
+	v := ra
+	if r.up {
+		switch d.rule {
+		case raFullJitterRule:
+			v = rng.Float64() * ra
+		case raLowerBoundRule:
+			v = ra + rng.Float64()*maxf(ra, d.base)
+		}
+	}
+	c.prev = v
+	return v
+}
+
+type articleClientDelay struct{ decorrelated }
+
+func (d articleClientDelay) delay(c *client, r response, rng *Mulberry32) float64 {
+	var w float64
+	if ra := r.retryAfter; ra > 0 {
+		w = ra + rng.Float64()*maxf(ra, d.base)
+		c.prev = w
+	} else {
+		w = d.next(c, rng)
+	}
+	return minf(d.cap, w+InstallOffset(r.index)*d.base)
+}
+
+// InstallOffset is the article's per-install offset in [0, 1) for client i:
+// 32-bit FNV-1a of its install id "install-i", (h mod 100000)/100000.
+func InstallOffset(i int32) float64 {
+	var buf [24]byte
+	id := strconv.AppendInt(append(buf[:0], "install-"...), int64(i), 10)
+	h := uint32(2166136261)
+	for _, b := range id {
+		h ^= uint32(b)
+		h *= 16777619
+	}
+	return float64(h%100000) / 100000
+}
+
+// sgc is the second source's sgcNextBackoffMs: min(cap, base·m^(n−1)), then
+// a jitter band of width·d centred on d.
+type sgc struct {
+	curve
+	width float64
+}
+
+func newSgc(p Policy) sgc { return sgc{newCurve(p), p.Width} }
+
+type sgcDelay struct {
+	sgc
+	honor bool
+}
+
+func (d sgcDelay) delay(c *client, r response, rng *Mulberry32) float64 {
+	if d.honor && r.retryAfter > 0 {
+		return r.retryAfter
+	}
+	v := d.at(c.att - 1)
+	if d.width > 0 {
+		v *= 1 + d.width*(rng.Float64()-0.5)
+	}
+	return v
+}

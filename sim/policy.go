@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Policy is a client's retry policy as configured: a family (Kind) and its
+// parameters. Parameters a family does not use must be zero; Normalize
+// clears them and fills the family's defaults.
+type Policy struct {
+	Kind Kind
+
+	Base       time.Duration // base delay: the first interval or the unit of growth, > 0
+	Cap        time.Duration // longest computed delay; 0 = no cap, else ≥ Base
+	Multiplier float64       // growth per failure (watchdog, http-retry: 1 = fixed); ≥ 1
+	Width      float64       // jitter width as a fraction of the delay, in [0, 1]
+
+	// MaxAttempts is the most requests one client sends, the first included;
+	// after that many rejections it gives up. 0 = unlimited.
+	MaxAttempts int
+
+	// HonorRetryAfter makes http-retry wait exactly the server's Retry-After
+	// instead of its computed delay when the response carries one.
+	HonorRetryAfter bool
+}
+
+// Kind names a policy family. Names are stable: they are dataset values.
+type Kind string
+
+// The policy families. Families lists them with their formulas.
+const (
+	Fixed          Kind = "fixed"
+	Exponential    Kind = "exponential"
+	FullJitter     Kind = "full-jitter"
+	EqualJitter    Kind = "equal-jitter"
+	Decorrelated   Kind = "decorrelated"
+	WidthJitter    Kind = "width-jitter"
+	RAExact        Kind = "ra-exact"
+	RAFullJitter   Kind = "ra-full-jitter"
+	RALowerBound   Kind = "ra-lower-bound"
+	RAIgnore       Kind = "ra-ignore"
+	ArticleClient  Kind = "article-client"
+	WatchDog       Kind = "watchdog"
+	HTTPRetry      Kind = "http-retry"
+)
+
+// param is a set of Policy fields a family reads.
+type param uint8
+
+const (
+	pBase param = 1 << iota
+	pCap
+	pMultiplier
+	pWidth
+	pHonor
+)
+
+// Family describes one policy family for people: `sweep policies` prints it.
+type Family struct {
+	Kind    Kind
+	Title   string // a short name, as the article's tables say it
+	Formula string // the delay after the n-th rejection (n = 1 on the first)
+	Params  []string
+	Source  string // where the family comes from
+	Note    string // what a user should know beyond the formula
+}
+
+// family is the one place a policy family is defined.
+type family struct {
+	Family
+	uses     param
+	defaults Policy // filled in where the configured value is zero
+	build    func(p Policy) delayer
+}
+
+// delayer computes a rejected client's next wait in milliseconds and keeps
+// the client's memory (prev) up to date. It must draw from rng only in a fixed
+// order and never allocate: it runs once per rejection.
+type delayer interface {
+	delay(c *client, r response, rng *Mulberry32) float64
+}
+
+// response is what a rejected client learns from the server.
+type response struct {
+	retryAfter float64 // ms; 0 = no Retry-After header
+	up         bool    // the server had recovered (a 429), or not (a 503)
+	index      int32   // the client's index, which stands for its install id
+}
+
+// Families returns every policy family in a stable order.
+func Families() []Family {
+	out := make([]Family, len(families))
+	for i, f := range families {
+		out[i] = f.Family
+		out[i].Params = f.paramNames()
+	}
+	return out
+}
+
+// Kinds returns the names of every family, in the order of Families.
+func Kinds() []Kind {
+	out := make([]Kind, len(families))
+	for i, f := range families {
+		out[i] = f.Kind
+	}
+	return out
+}
+
+func lookup(k Kind) *family {
+	for i := range families {
+		if families[i].Kind == k {
+			return &families[i]
+		}
+	}
+	return nil
+}
+
+func kindList() string {
+	names := make([]string, len(families))
+	for i, f := range families {
+		names[i] = string(f.Kind)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (f *family) paramNames() []string {
+	var ps []string
+	for _, x := range []struct {
+		p    param
+		name string
+	}{{pBase, "base"}, {pCap, "cap"}, {pMultiplier, "multiplier"}, {pWidth, "width"}, {pHonor, "honor_retry_after"}} {
+		if f.uses&x.p != 0 {
+			ps = append(ps, x.name)
+		}
+	}
+	return append(ps, "max_attempts")
+}
+
+// Normalize returns p with the family's defaults filled in where p has zeros
+// and the parameters the family does not read cleared, so that two policies
+// that behave the same compare equal. An unknown Kind is returned unchanged.
+func (p Policy) Normalize() Policy {
+	f := lookup(p.Kind)
+	if f == nil {
+		return p
+	}
+	d := f.defaults
+	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts}
+	if p.MaxAttempts == 0 {
+		q.MaxAttempts = d.MaxAttempts
+	}
+	if f.uses&pBase != 0 {
+		q.Base = or(p.Base, d.Base)
+	}
+	if f.uses&pCap != 0 {
+		q.Cap = or(p.Cap, d.Cap)
+	}
+	if f.uses&pMultiplier != 0 {
+		q.Multiplier = p.Multiplier
+		if q.Multiplier == 0 {
+			q.Multiplier = d.Multiplier
+		}
+	}
+	if f.uses&pWidth != 0 {
+		q.Width = p.Width
+	}
+	if f.uses&pHonor != 0 {
+		q.HonorRetryAfter = p.HonorRetryAfter
+	}
+	return q
+}
+
+func or(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Validate reports every parameter out of range, in one error.
+func (p Policy) Validate() error {
+	f := lookup(p.Kind)
+	if f == nil {
+		return &FieldError{"Kind", fmt.Sprintf("%q", p.Kind), "one of " + kindList()}
+	}
+	var errs []error
+	add := func(field string, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	if f.uses&pBase != 0 {
+		if err := wholeMS("Base", p.Base, time.Millisecond); err != nil {
+			errs = append(errs, err)
+		}
+	} else if p.Base != 0 {
+		add("Base", p.Base, fmt.Sprintf("0: %s does not read it", p.Kind))
+	}
+	if f.uses&pCap != 0 {
+		if err := wholeMS("Cap", p.Cap, 0); err != nil {
+			errs = append(errs, err)
+		} else if p.Cap != 0 && p.Cap < p.Base {
+			add("Cap", p.Cap, fmt.Sprintf("0 (no cap) or at least Base (%v)", p.Base))
+		}
+	} else if p.Cap != 0 {
+		add("Cap", p.Cap, fmt.Sprintf("0: %s does not read it", p.Kind))
+	}
+	if f.uses&pMultiplier != 0 {
+		if !(p.Multiplier >= 1 && p.Multiplier <= 100) {
+			add("Multiplier", p.Multiplier, "a number in [1, 100]")
+		}
+	} else if p.Multiplier != 0 {
+		add("Multiplier", p.Multiplier, fmt.Sprintf("0: %s does not read it", p.Kind))
+	}
+	if f.uses&pWidth != 0 {
+		if !(p.Width >= 0 && p.Width <= 1) {
+			add("Width", p.Width, "a fraction in [0, 1]")
+		}
+	} else if p.Width != 0 {
+		add("Width", p.Width, fmt.Sprintf("0: %s does not read it", p.Kind))
+	}
+	if f.uses&pHonor == 0 && p.HonorRetryAfter {
+		add("HonorRetryAfter", true, fmt.Sprintf("false: %s does not read it", p.Kind))
+	}
+	if p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32 {
+		add("MaxAttempts", p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
+	}
+	return errors.Join(errs...)
+}
+
+// String names the policy with its parameters, e.g.
+// "decorrelated base=1s cap=1m0s".
+func (p Policy) String() string {
+	var b strings.Builder
+	b.WriteString(string(p.Kind))
+	if p.Base != 0 {
+		fmt.Fprintf(&b, " base=%v", p.Base)
+	}
+	if p.Cap != 0 {
+		fmt.Fprintf(&b, " cap=%v", p.Cap)
+	}
+	if p.Multiplier != 0 {
+		fmt.Fprintf(&b, " multiplier=%g", p.Multiplier)
+	}
+	if p.Width != 0 {
+		fmt.Fprintf(&b, " width=%g", p.Width)
+	}
+	if p.HonorRetryAfter {
+		b.WriteString(" honor_retry_after")
+	}
+	if p.MaxAttempts != 0 {
+		fmt.Fprintf(&b, " max_attempts=%d", p.MaxAttempts)
+	}
+	return b.String()
+}
+
+// Describe says what the policy does in words a user can act on, e.g.
+// "decorrelated jitter, base 1s, cap 1m0s".
+func (p Policy) Describe() string {
+	f := lookup(p.Kind)
+	if f == nil {
+		return string(p.Kind)
+	}
+	parts := []string{f.Title}
+	if p.Base != 0 {
+		parts = append(parts, "base "+p.Base.String())
+	}
+	if f.uses&pCap != 0 {
+		if p.Cap == 0 {
+			parts = append(parts, "no cap")
+		} else {
+			parts = append(parts, "cap "+p.Cap.String())
+		}
+	}
+	if f.uses&pMultiplier != 0 {
+		parts = append(parts, fmt.Sprintf("×%g", p.Multiplier))
+	}
+	if f.uses&pWidth != 0 {
+		parts = append(parts, fmt.Sprintf("jitter %g", p.Width))
+	}
+	if p.HonorRetryAfter {
+		parts = append(parts, "honours Retry-After")
+	}
+	if p.MaxAttempts != 0 {
+		parts = append(parts, fmt.Sprintf("at most %d attempts", p.MaxAttempts))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (p Policy) compile() delayer {
+	f := lookup(p.Kind)
+	if f == nil {
+		panic("sim: compile of unknown policy " + string(p.Kind))
+	}
+	return f.build(p)
+}
