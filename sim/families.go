@@ -14,7 +14,8 @@ var families = []family{
 			Formula: "base",
 			Source:  "article table 1 (fixed 5 s)"},
 		uses: pBase, defaults: Policy{Base: 5 * time.Second},
-		build: func(p Policy) delayer { return fixedDelay{ms(p.Base)} },
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return ms(p.Base), ms(p.Base) },
+		build:  func(p Policy) delayer { return fixedDelay{ms(p.Base)} },
 	},
 	{
 		Family: Family{Kind: Exponential, Title: "exponential backoff, no jitter",
@@ -22,28 +23,32 @@ var families = []family{
 			Source:  "article tables 1–3",
 			Note:    "n = 1 on the first rejection, so base 1 s gives 2 s, 4 s, 8 s …; the cap re-aligns clients"},
 		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
-		build: func(p Policy) delayer { return expDelay{newCurve(p)} },
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { c := newCurve(p); return c.at(1), c.cap },
+		build:  func(p Policy) delayer { return expDelay{newCurve(p)} },
 	},
 	{
 		Family: Family{Kind: FullJitter, Title: "exponential + full jitter",
 			Formula: "U(0, min(cap, base·multiplier^n))",
 			Source:  "article tables 1 and 3"},
 		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
-		build: func(p Policy) delayer { return fullJitterDelay{newCurve(p)} },
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return 0, capMS(p) },
+		build:  func(p Policy) delayer { return fullJitterDelay{newCurve(p)} },
 	},
 	{
 		Family: Family{Kind: EqualJitter, Title: "exponential + equal jitter",
 			Formula: "d/2 + U(0, d/2), d = min(cap, base·multiplier^n)",
 			Source:  "article table 1"},
 		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
-		build: func(p Policy) delayer { return equalJitterDelay{newCurve(p)} },
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { c := newCurve(p); return c.at(1) / 2, c.cap },
+		build:  func(p Policy) delayer { return equalJitterDelay{newCurve(p)} },
 	},
 	{
 		Family: Family{Kind: Decorrelated, Title: "decorrelated jitter",
 			Formula: "min(cap, base + U·(max(2·base, 3·prev) − base)), prev = the last delay (base at first)",
 			Source:  "article tables 1, 3 and 4"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
-		build: func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
+		bounds: decorrelatedBounds,
+		build:  func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
 	},
 	{
 		Family: Family{Kind: WidthJitter, Title: "exponential ± width jitter",
@@ -51,6 +56,10 @@ var families = []family{
 			Source:  "article table 3 (±10 %, ±25 %)",
 			Note:    "applied after the cap, so a delay may exceed it by up to width·cap, as the article measured"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
+			c := newCurve(p)
+			return c.at(1) * (1 - p.Width), c.cap * (1 + p.Width)
+		},
 		build: func(p Policy) delayer { return widthJitterDelay{newCurve(p), p.Width} },
 	},
 	{
@@ -59,7 +68,8 @@ var families = []family{
 			Source:  "article table 4",
 			Note:    "while the server is down every ra-* policy but ra-ignore waits exactly RA and draws nothing (the article's model); without a Retry-After: decorrelated jitter"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
-		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raExactRule} },
+		bounds: raBounds(func(ra, _ float64) (float64, float64) { return ra, ra }),
+		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raExactRule} },
 	},
 	{
 		Family: Family{Kind: RAFullJitter, Title: "Retry-After + full jitter",
@@ -67,7 +77,8 @@ var families = []family{
 			Source:  "article table 4",
 			Note:    "without a Retry-After: decorrelated jitter"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
-		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raFullJitterRule} },
+		bounds: raBounds(func(ra, _ float64) (float64, float64) { return 0, ra }),
+		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raFullJitterRule} },
 	},
 	{
 		Family: Family{Kind: RALowerBound, Title: "Retry-After as lower bound",
@@ -75,14 +86,16 @@ var families = []family{
 			Source:  "article table 4 (×1..2)",
 			Note:    "without a Retry-After: decorrelated jitter"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
-		build: func(p Policy) delayer { return raDelay{newDecorrelated(p), raLowerBoundRule} },
+		bounds: raBounds(func(ra, base float64) (float64, float64) { return ra, ra + maxf(ra, base) }),
+		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raLowerBoundRule} },
 	},
 	{
 		Family: Family{Kind: RAIgnore, Title: "ignore Retry-After, decorrelated",
 			Formula: "decorrelated jitter, whatever the server sends",
 			Source:  "article table 4"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
-		build: func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
+		bounds: decorrelatedBounds,
+		build:  func(p Policy) delayer { return decorrelatedDelay{newDecorrelated(p)} },
 	},
 	{
 		Family: Family{Kind: ArticleClient, Title: "the article's client",
@@ -90,6 +103,13 @@ var families = []family{
 			Source:  "article's fetchWithRetry (base 1 s, cap 60 s, 6 attempts)",
 			Note:    "install id of client i is \"install-i\"; prev is w, without the offset; gives up after max_attempts requests without drawing again"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute, MaxAttempts: 6},
+		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
+			c, b := capMS(p), ms(p.Base)
+			if ra > 0 {
+				return minf(c, ra), minf(c, ra+maxf(ra, b)+b)
+			}
+			return minf(c, b), c
+		},
 		build: func(p Policy) delayer { return articleClientDelay{newDecorrelated(p)} },
 	},
 	{
@@ -98,7 +118,8 @@ var families = []family{
 			Source:  "second source: WatchDog Interval, Backoff, BackoffMultiplier, MaxInterval, Jitter, Attempts",
 			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Multiplier: 2},
-		build: func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
+		bounds: sgcBounds,
+		build:  func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
 	},
 	{
 		Family: Family{Kind: HTTPRetry, Title: "sgcWebSockets HTTP RetryOptions",
@@ -106,8 +127,35 @@ var families = []family{
 			Source:  "second source: RetryOptions InitialInterval, Multiplier, MaxInterval, Jitter, MaxRetries, HonorRetryAfter",
 			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap"},
 		uses: pBase | pCap | pMultiplier | pWidth | pHonor, defaults: Policy{Base: 500 * time.Millisecond, Multiplier: 2},
+		bounds: func(p Policy, ra float64, up bool) (float64, float64) {
+			if p.HonorRetryAfter && ra > 0 {
+				return ra, ra
+			}
+			return sgcBounds(p, ra, up)
+		},
 		build: func(p Policy) delayer { return sgcDelay{newSgc(p), p.HonorRetryAfter} },
 	},
+}
+
+func decorrelatedBounds(p Policy, _ float64, _ bool) (float64, float64) {
+	return minf(capMS(p), ms(p.Base)), capMS(p)
+}
+
+func raBounds(rule func(ra, base float64) (lo, hi float64)) func(Policy, float64, bool) (float64, float64) {
+	return func(p Policy, ra float64, up bool) (float64, float64) {
+		switch {
+		case ra <= 0:
+			return decorrelatedBounds(p, ra, up)
+		case !up:
+			return ra, ra
+		}
+		return rule(ra, ms(p.Base))
+	}
+}
+
+func sgcBounds(p Policy, _ float64, _ bool) (float64, float64) {
+	c := newCurve(p)
+	return c.at(0) * (1 - p.Width/2), c.cap * (1 + p.Width/2)
 }
 
 // capMS returns the cap in ms, +Inf for none.

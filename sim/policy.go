@@ -33,19 +33,19 @@ type Kind string
 
 // The policy families. Families lists them with their formulas.
 const (
-	Fixed          Kind = "fixed"
-	Exponential    Kind = "exponential"
-	FullJitter     Kind = "full-jitter"
-	EqualJitter    Kind = "equal-jitter"
-	Decorrelated   Kind = "decorrelated"
-	WidthJitter    Kind = "width-jitter"
-	RAExact        Kind = "ra-exact"
-	RAFullJitter   Kind = "ra-full-jitter"
-	RALowerBound   Kind = "ra-lower-bound"
-	RAIgnore       Kind = "ra-ignore"
-	ArticleClient  Kind = "article-client"
-	WatchDog       Kind = "watchdog"
-	HTTPRetry      Kind = "http-retry"
+	Fixed         Kind = "fixed"
+	Exponential   Kind = "exponential"
+	FullJitter    Kind = "full-jitter"
+	EqualJitter   Kind = "equal-jitter"
+	Decorrelated  Kind = "decorrelated"
+	WidthJitter   Kind = "width-jitter"
+	RAExact       Kind = "ra-exact"
+	RAFullJitter  Kind = "ra-full-jitter"
+	RALowerBound  Kind = "ra-lower-bound"
+	RAIgnore      Kind = "ra-ignore"
+	ArticleClient Kind = "article-client"
+	WatchDog      Kind = "watchdog"
+	HTTPRetry     Kind = "http-retry"
 )
 
 // param is a set of Policy fields a family reads.
@@ -75,6 +75,10 @@ type family struct {
 	uses     param
 	defaults Policy // filled in where the configured value is zero
 	build    func(p Policy) delayer
+	// bounds gives the least and the greatest delay (ms) the family may
+	// return for a normalized p, a Retry-After ra (0 = none) and whether the
+	// server is up; CheckPolicy holds every family to it.
+	bounds func(p Policy, ra float64, up bool) (lo, hi float64)
 }
 
 // delayer computes a rejected client's next wait in milliseconds and keeps

@@ -21,7 +21,7 @@ type Result struct {
 	Succeeded int           // clients served
 	GaveUp    int           // clients that reached MaxAttempts
 	Pending   int           // clients neither served nor given up at the end
-	End       time.Duration // the tick time the run stopped at
+	End       time.Duration // the last tick: every client done or gave up, or the horizon
 }
 
 // Milestone is the time at which a share of the clients had succeeded.
@@ -245,10 +245,10 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	}
 	r.Succeeded, r.GaveUp, r.Pending = ok, gaveUp, n-ok-gaveUp
 	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tick
-	if k > 0 {
-		k--
+	if r.Pending > 0 {
+		k = nt // pending clients wait past the horizon: the run went to its end
 	}
-	r.End = time.Duration(k) * sc.Tick
+	r.End = time.Duration(max(k-1, 0)) * sc.Tick
 	return r
 }
 

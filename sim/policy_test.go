@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEveryPolicyConforms(t *testing.T) {
+	t.Parallel()
+	for _, p := range everyPolicy() {
+		if err := CheckPolicy(p); err != nil {
+			t.Errorf("%s:\n%v", p, err)
+		}
+	}
+}
+
+// A broken policy must fail the checker: it is only useful if it can.
+func TestCheckPolicyCatchesViolations(t *testing.T) {
+	t.Parallel()
+	p := Policy{Kind: WidthJitter, Width: 0.5}.Normalize()
+	f := lookup(WidthJitter)
+	saved := f.bounds
+	defer func() { f.bounds = saved }()
+	f.bounds = func(p Policy, ra float64, up bool) (float64, float64) { return 0, ms(p.Cap) } // forgets the width above the cap
+	err := CheckPolicy(p)
+	if err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Fatalf("CheckPolicy with too tight bounds: %v, want a bounds violation", err)
+	}
+}
+
+// Sequences without randomness, from each source's own words.
+func TestDeterministicDelaySequences(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    Policy
+		ra   time.Duration
+		up   bool
+		want []float64 // ms
+	}{
+		{"fixed 5 s", Policy{Kind: Fixed, Base: 5 * time.Second}, 0, true, []float64{5000, 5000, 5000}},
+		// The article: "1 s, 2 s, 4 s …" as base·2^n with n = 1 first.
+		{"exponential cap 60 s", Policy{Kind: Exponential}.Normalize(), 0, true,
+			[]float64{2000, 4000, 8000, 16000, 32000, 60000, 60000}},
+		{"exponential ×1.5 no cap", Policy{Kind: Exponential, Multiplier: 1.5}.Normalize(), 0, true,
+			[]float64{1500, 2250, 3375}},
+		// Second source: "1 s, 2 s, 4 s, 8 s, 16 s, 32 s, 60 s, 60 s, 60 s ...".
+		{"watchdog example", Policy{Kind: WatchDog, Base: time.Second, Multiplier: 2, Cap: time.Minute}, 0, false,
+			[]float64{1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000}},
+		{"watchdog fixed", Policy{Kind: WatchDog, Base: 3 * time.Second, Multiplier: 1}, 0, false, []float64{3000, 3000}},
+		// Second source: "500 ms, 1 s, 2 s, 4 s, capped by MaxInterval".
+		{"http-retry curve", Policy{Kind: HTTPRetry, Base: 500 * time.Millisecond, Multiplier: 2, Cap: 30 * time.Second}, 0, true,
+			[]float64{500, 1000, 2000, 4000, 8000, 16000, 30000}},
+		// "Retry-After: 12 … the client waits 12 seconds instead."
+		{"http-retry honours 12 s", Policy{Kind: HTTPRetry, Base: 500 * time.Millisecond, Multiplier: 2, HonorRetryAfter: true, Width: 0.2}, 12 * time.Second, true,
+			[]float64{12000, 12000, 12000}},
+		{"ra-exact up", Policy{Kind: RAExact}.Normalize(), 30 * time.Second, true, []float64{30000, 30000}},
+		{"ra-lower-bound down waits RA exactly", Policy{Kind: RALowerBound}.Normalize(), 30 * time.Second, false, []float64{30000, 30000}},
+		{"ra-full-jitter down waits RA exactly", Policy{Kind: RAFullJitter}.Normalize(), 30 * time.Second, false, []float64{30000}},
+	}
+	for _, tt := range tests {
+		got, err := tt.p.Delays(1, len(tt.want), tt.ra, tt.up)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// Jittered families: the n-th delay is its formula applied to the n-th
+// draw of the stream, in that order and no other.
+func TestJitteredDelaysFollowTheStream(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	u := make([]float64, n)
+	r := NewMulberry32(42)
+	for i := range u {
+		u[i] = r.Float64()
+	}
+	exp := func(i int) float64 { return math.Min(60000, 1000*math.Pow(2, float64(i+1))) }
+	tests := []struct {
+		p    Policy
+		ra   time.Duration
+		want func(i int, prev *float64) float64
+	}{
+		{Policy{Kind: FullJitter}.Normalize(), 0, func(i int, _ *float64) float64 { return u[i] * exp(i) }},
+		{Policy{Kind: EqualJitter}.Normalize(), 0, func(i int, _ *float64) float64 { return exp(i)/2 + u[i]*exp(i)/2 }},
+		{Policy{Kind: WidthJitter, Width: 0.1}.Normalize(), 0, func(i int, _ *float64) float64 { return exp(i) * (1 + 0.1*(2*u[i]-1)) }},
+		{Policy{Kind: Decorrelated}.Normalize(), 0, func(i int, prev *float64) float64 {
+			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000))
+			return *prev
+		}},
+		{Policy{Kind: RAFullJitter}.Normalize(), 30 * time.Second, func(i int, _ *float64) float64 { return u[i] * 30000 }},
+		{Policy{Kind: RALowerBound}.Normalize(), 30 * time.Second, func(i int, _ *float64) float64 { return 30000 + u[i]*30000 }},
+		{Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}, 0, func(i int, _ *float64) float64 {
+			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + 0.5*(u[i]-0.5))
+		}},
+		{Policy{Kind: ArticleClient}.Normalize(), 0, func(i int, prev *float64) float64 {
+			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000)) // prev is w, not the wait
+			return math.Min(60000, *prev+InstallOffset(0)*1000)
+		}},
+	}
+	for _, tt := range tests {
+		got, err := tt.p.Delays(42, n, tt.ra, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := 1000.0
+		for i, g := range got {
+			if w := tt.want(i, &prev); g != w {
+				t.Errorf("%s: delay %d = %v, want %v", tt.p, i+1, g, w)
+			}
+		}
+	}
+}
+
+func TestInstallOffset(t *testing.T) {
+	t.Parallel()
+	// FNV-1a of "install-0", computed by hand from the published algorithm:
+	// the offset is its value mod 100000, over 100000.
+	h := uint32(2166136261)
+	for _, b := range []byte("install-0") {
+		h ^= uint32(b)
+		h *= 16777619
+	}
+	if got, want := InstallOffset(0), float64(h%100000)/100000; got != want {
+		t.Errorf("InstallOffset(0) = %v, want %v", got, want)
+	}
+	// The article found 2,000 install ids spread within ±10 % of even over
+	// ten bins; ours must do no worse than its 180..217.
+	var bins [10]int
+	for i := range int32(2000) {
+		o := InstallOffset(i)
+		if o < 0 || o >= 1 {
+			t.Fatalf("InstallOffset(%d) = %v, want [0, 1)", i, o)
+		}
+		bins[int(o*10)]++
+	}
+	for b, c := range bins {
+		if c < 160 || c > 240 {
+			t.Errorf("bin %d holds %d of 2000 offsets, want 160..240: %v", b, c, bins)
+		}
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		p    Policy
+		want string // a fragment of the error; "" = valid
+	}{
+		{Policy{Kind: Decorrelated}.Normalize(), ""},
+		{Policy{Kind: "decor"}, `Kind: "decor": want one of fixed, exponential, full-jitter`},
+		{Policy{Kind: Exponential, Base: time.Second, Cap: 500 * time.Millisecond, Multiplier: 2}, "Cap: 500ms: want 0 (no cap) or at least Base (1s)"},
+		{Policy{Kind: Exponential, Base: 0, Multiplier: 2}, "Base: 0s: want a whole number of milliseconds ≥ 1ms"},
+		{Policy{Kind: Exponential, Base: 1500 * time.Microsecond, Multiplier: 2}, "Base: 1.5ms"},
+		{Policy{Kind: WidthJitter, Base: time.Second, Multiplier: 2, Width: 1.5}, "Width: 1.5: want a fraction in [0, 1]"},
+		{Policy{Kind: WidthJitter, Base: time.Second, Multiplier: 2, Width: math.NaN()}, "Width: NaN"},
+		{Policy{Kind: Exponential, Base: time.Second, Multiplier: 0.5}, "Multiplier: 0.5: want a number in [1, 100]"},
+		{Policy{Kind: Fixed, Base: time.Second, Width: 0.1}, "Width: 0.1: want 0: fixed does not read it"},
+		{Policy{Kind: Fixed, Base: time.Second, MaxAttempts: -1}, "MaxAttempts: -1"},
+	}
+	for _, tt := range tests {
+		err := tt.p.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tt.p, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v, want it to contain %q", tt.p, err, tt.want)
+		}
+	}
+}
+
+func TestNormalizeClearsUnreadParameters(t *testing.T) {
+	t.Parallel()
+	a := Policy{Kind: Fixed, Base: time.Second, Width: 0.3, Cap: time.Minute, Multiplier: 3}.Normalize()
+	b := Policy{Kind: Fixed, Base: time.Second}.Normalize()
+	if a != b {
+		t.Errorf("Normalize kept unread parameters: %+v != %+v", a, b)
+	}
+	if got := (Policy{Kind: ArticleClient}).Normalize(); got.MaxAttempts != 6 || got.Cap != time.Minute || got.Base != time.Second {
+		t.Errorf("article-client defaults: %+v, want base 1s, cap 1m, 6 attempts", got)
+	}
+}
+
+func TestFamiliesAreDocumented(t *testing.T) {
+	t.Parallel()
+	seen := map[Kind]bool{}
+	for _, f := range Families() {
+		if seen[f.Kind] {
+			t.Errorf("family %s listed twice", f.Kind)
+		}
+		seen[f.Kind] = true
+		if f.Title == "" || f.Formula == "" || f.Source == "" || len(f.Params) == 0 {
+			t.Errorf("family %s lacks a title, formula, source or parameters: %+v", f.Kind, f)
+		}
+	}
+}

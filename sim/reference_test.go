@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+// referenceRun is herd.mjs's loop, transcribed: every tick scans every
+// client. It is slow and obviously right; the fast engine must agree with it
+// on every metric, for every policy.
+func referenceRun(sc Scenario, p Policy, seed uint32) Result {
+	rng := NewMulberry32(seed)
+	n := sc.Clients
+	tick, recoverAt, horizon := ms(sc.Tick), ms(sc.RecoverAt), ms(sc.Horizon)
+	d := p.compile()
+	next := make([]float64, n)
+	cs := make([]client, n)
+	state := make([]uint8, n) // 0 pending, 1 done, 2 gave up
+	for i := range n {
+		next[i] = rng.Float64() * ms(sc.Spread)
+		cs[i].prev = ms(p.Base)
+	}
+	r := Result{Clients: n}
+	ok, quit := 0, 0
+	capTick := sc.Capacity * tick / 1000
+	k := 0
+	for t := 0.0; t < horizon; t += tick {
+		var arrivals []int
+		for i := range n {
+			if state[i] == 0 && next[i] <= t {
+				arrivals = append(arrivals, i)
+			}
+		}
+		up := t >= recoverAt
+		r.Sent += int64(len(arrivals))
+		if up {
+			r.SentAfterRecovery += int64(len(arrivals))
+			r.PeakArrivals = max(r.PeakArrivals, len(arrivals))
+		}
+		budget := 0.0
+		if up {
+			budget = capTick
+		}
+		for _, i := range arrivals {
+			if budget >= 1 {
+				budget--
+				state[i] = 1
+				ok++
+				continue
+			}
+			cs[i].att++
+			if p.MaxAttempts > 0 && int(cs[i].att) >= p.MaxAttempts {
+				state[i] = 2
+				quit++
+				continue
+			}
+			next[i] = t + d.delay(&cs[i], response{retryAfter: ms(sc.RetryAfter), up: up, index: int32(i)}, rng)
+		}
+		at := time.Duration(k) * sc.Tick
+		mark(&r.T50, float64(ok) >= float64(n)*0.5, at)
+		mark(&r.T90, float64(ok) >= float64(n)*0.9, at)
+		mark(&r.T99, float64(ok) >= float64(n)*0.99, at)
+		mark(&r.AllDone, ok == n, at)
+		r.End = at
+		if ok+quit == n {
+			break
+		}
+		k++
+	}
+	r.Succeeded, r.GaveUp, r.Pending = ok, quit, n-ok-quit
+	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tick
+	return r
+}
+
+// everyPolicy returns one configured policy per family and then some, for
+// tests that must cover them all.
+func everyPolicy() []Policy {
+	var ps []Policy
+	for _, k := range Kinds() {
+		ps = append(ps, Policy{Kind: k}.Normalize())
+	}
+	return append(ps,
+		Policy{Kind: WidthJitter, Width: 0.25}.Normalize(),
+		Policy{Kind: Exponential, Cap: 0, Multiplier: 1.5}.Normalize(),
+		Policy{Kind: Decorrelated, MaxAttempts: 3}.Normalize(),
+		Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}.Normalize(),
+		Policy{Kind: HTTPRetry, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 4, HonorRetryAfter: true}.Normalize(),
+	)
+}
+
+func TestFastEngineAgreesWithReference(t *testing.T) {
+	t.Parallel()
+	scenarios := []Scenario{
+		{Clients: 60, Tick: 100 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 30, Spread: 2 * time.Second, Horizon: 2 * time.Minute},
+		// A 3 ms tick: k·3 and next/3 round differently, so arrival ticks
+		// are decided at floating-point boundaries.
+		{Clients: 40, Tick: 3 * time.Millisecond, RecoverAt: 2 * time.Second, Capacity: 700, Spread: 1500 * time.Millisecond, Horizon: 40 * time.Second, RetryAfter: 999 * time.Millisecond},
+		{Clients: 50, Tick: 7 * time.Millisecond, RecoverAt: 0, Capacity: 150, Spread: 0, Horizon: 30 * time.Second, RetryAfter: time.Second},
+		{Clients: 30, Tick: 100 * time.Millisecond, RecoverAt: 5 * time.Second, Capacity: 12.5, Spread: 2 * time.Second, Horizon: 10 * time.Second, RetryAfter: 3 * time.Second},
+	}
+	for si, sc := range scenarios {
+		for _, p := range everyPolicy() {
+			for seed := uint32(1); seed <= 3; seed++ {
+				name := fmt.Sprintf("s%d/%s/seed%d", si, p, seed)
+				want := referenceRun(sc, p, seed)
+				got, err := Run(sc, p, seed)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if got != want {
+					t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestArrivalAtTickBoundary pins the case herd.mjs's `next <= t` decides: a
+// delay that lands exactly on a tick arrives on that tick, one a hair later
+// arrives on the next.
+func TestArrivalAtTickBoundary(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 1, Tick: 100 * time.Millisecond, RecoverAt: 500 * time.Millisecond, Capacity: 10, Horizon: 10 * time.Second}
+	var events []Event
+	s := Sim{Trace: func(e Event) { events = append(events, e) }}
+	p := Policy{Kind: Fixed, Base: 200 * time.Millisecond}
+	if _, err := s.Run(sc, p, NewMulberry32(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Spread 0: arrives at tick 0, then every 200 ms exactly: ticks 2, 4, 6.
+	var ticks []int
+	for _, e := range events {
+		ticks = append(ticks, e.Tick)
+	}
+	if fmt.Sprint(ticks) != "[0 2 4 6]" {
+		t.Errorf("arrival ticks %v, want [0 2 4 6]", ticks)
+	}
+	p.Base = 201 * time.Millisecond
+	events = nil
+	if _, err := s.Run(sc, p, NewMulberry32(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	ticks = ticks[:0]
+	for _, e := range events {
+		ticks = append(ticks, e.Tick)
+	}
+	if fmt.Sprint(ticks) != "[0 3 6]" {
+		t.Errorf("with 201 ms: arrival ticks %v, want [0 3 6]", ticks)
+	}
+}
+
+func TestNaNDelayNeverArrives(t *testing.T) {
+	t.Parallel()
+	if next := math.NaN(); next <= 1e9 {
+		t.Fatal("NaN compared true")
+	}
+}
