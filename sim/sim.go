@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"slices"
+	"math"
 	"time"
 )
 
@@ -58,7 +58,7 @@ type Event struct {
 type client struct {
 	prev float64 // the last delay, for decorrelated jitter (ms)
 	att  int32   // rejections so far
-	link int32   // the next client in the same tick's list; -1 ends it
+	_    int32
 }
 
 // Sim runs simulations, reusing its storage from one run to the next. The
@@ -68,11 +68,9 @@ type Sim struct {
 	// Trace, when set, is called for every arrival in service order.
 	Trace func(Event)
 
-	clients  []client
-	head     []int32 // per tick: first client of its list, -1 = empty
-	tail     []int32 // per tick: last client of its list
-	unsorted []bool  // per tick: some client was appended after a higher index
-	scratch  []int32
+	clients []client
+	cal     calendar
+	order   sorter
 }
 
 // Run simulates sc with every client on policy p and the random stream rng.
@@ -100,11 +98,25 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// ticker maps a time in ms to the tick it arrives at, exactly as herd.mjs's
+// `next <= t` decides it: the first k with k·tick ≥ next.
+type ticker struct{ tick, inv float64 }
+
+func (c ticker) arrival(next float64) int {
+	k := math.Ceil(next * c.inv) // right but for rounding; the compares below are exact
+	if k*c.tick < next {
+		k++
+	} else if k > 0 && (k-1)*c.tick >= next {
+		k--
+	}
+	return int(k)
+}
+
 func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	n := sc.Clients
 	nt := sc.ticks()
-	tick := ms(sc.Tick)
-	lastT := float64(nt-1) * tick
+	tk := ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
+	lastT := float64(nt-1) * tk.tick
 	recoverAt := ms(sc.RecoverAt)
 	budget := sc.budget()
 	spread := ms(sc.Spread)
@@ -113,55 +125,20 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	d := p.compile()
 
 	s.clients = grow(s.clients, n)
-	s.head = grow(s.head, nt)
-	s.tail = grow(s.tail, nt)
-	s.unsorted = grow(s.unsorted, nt)
-	for k := range nt {
-		s.head[k] = -1
-		s.unsorted[k] = false
-	}
+	s.cal.reset(nt, n)
+	s.order.reset(n)
 	if tl != nil {
 		tl.Tick = sc.Tick
 		tl.Reset()
 	}
 
-	// arrival returns the first tick k ≥ min with k·tick ≥ next, exactly as
-	// herd.mjs's `next[i] <= t` decides it, whatever the rounding of next/tick.
-	arrival := func(next float64, min int) int {
-		k := int(next / tick)
-		if float64(k)*tick < next {
-			k++
-		}
-		if k > 0 && float64(k-1)*tick >= next {
-			k--
-		}
-		if k < min {
-			k = min
-		}
-		return k
-	}
-	push := func(i int32, k int) {
-		c := &s.clients[i]
-		c.link = -1
-		if h := s.head[k]; h < 0 {
-			s.head[k] = i
-		} else {
-			t := s.tail[k]
-			s.clients[t].link = i
-			if i < t {
-				s.unsorted[k] = true
-			}
-		}
-		s.tail[k] = i
-	}
-
 	base := ms(p.Base)
-	active := 0 // clients in some tick's list
+	active := 0 // clients in the calendar
 	for i := range n {
 		s.clients[i] = client{prev: base}
 		next := rng.Float64() * spread
 		if next <= lastT {
-			push(int32(i), arrival(next, 0))
+			s.cal.push(tk.arrival(next), int32(i))
 			active++
 		}
 	}
@@ -171,23 +148,16 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	half, ninety, ninetyNine := float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
 	k := 0
 	for ; k < nt && active > 0; k++ {
-		if s.head[k] < 0 {
+		if s.cal.empty(k) {
 			if tl != nil {
 				tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, 0), append(tl.Served, 0), append(tl.GaveUp, 0)
 			}
 			continue
 		}
-		list := s.scratch[:0]
-		for i := s.head[k]; i >= 0; i = s.clients[i].link {
-			list = append(list, i)
-		}
-		if s.unsorted[k] {
-			slices.Sort(list)
-		}
-		s.scratch = list
+		list := s.cal.take(k, &s.order)
 		active -= len(list)
 
-		t := float64(k) * tick
+		t := float64(k) * tk.tick
 		resp.up = t >= recoverAt
 		m := len(list)
 		r.Sent += int64(m)
@@ -198,35 +168,16 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 			served = min(budget, m)
 		}
 		ok += served
-		quit := 0
-		for j, i := range list {
-			if j < served {
-				if s.Trace != nil {
-					s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
-				}
-				continue
+		var quit int
+		if s.Trace != nil {
+			for _, i := range list[:served] {
+				s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
 			}
-			c := &s.clients[i]
-			c.att++
-			if maxAtt > 0 && c.att >= maxAtt {
-				quit++
-				if s.Trace != nil {
-					s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
-				}
-				continue
-			}
-			resp.index = i
-			dl := d.delay(c, resp, rng)
-			next := t + dl
-			nk := -1
-			if next <= lastT { // also false for NaN
-				nk = arrival(next, k+1)
-				push(i, nk)
-				active++
-			}
-			if s.Trace != nil {
-				s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
-			}
+		}
+		if s.Trace == nil {
+			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
+		} else {
+			quit, active = s.rejectTraced(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
 		}
 		gaveUp += quit
 		if tl != nil {
@@ -244,7 +195,7 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		}
 	}
 	r.Succeeded, r.GaveUp, r.Pending = ok, gaveUp, n-ok-gaveUp
-	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tick
+	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tk.tick
 	if r.Pending > 0 {
 		k = nt // pending clients wait past the horizon: the run went to its end
 	}
@@ -256,4 +207,55 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 	if reached && !m.Reached {
 		*m = Milestone{At: at, Reached: true}
 	}
+}
+
+// footprint is the bytes of storage a Sim holds, for the per-client memory
+// benchmark.
+func (s *Sim) footprint() int {
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint()
+}
+
+// reject reschedules the rejected clients of tick k (time t): the hot loop
+// of every run, kept apart so that its few variables stay in registers.
+func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
+	clients := s.clients
+	for _, i := range list {
+		c := &clients[i]
+		c.att++
+		if maxAtt > 0 && c.att >= maxAtt {
+			quit++
+			continue
+		}
+		resp.index = i
+		next := t + d.delay(c, resp, rng)
+		if next <= lastT { // also false for NaN
+			s.cal.push(max(tk.arrival(next), k+1), i)
+			active++
+		}
+	}
+	return quit, active
+}
+
+// rejectTraced is reject with a Trace event per client.
+func (s *Sim) rejectTraced(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
+	for _, i := range list {
+		c := &s.clients[i]
+		c.att++
+		if maxAtt > 0 && c.att >= maxAtt {
+			quit++
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+			continue
+		}
+		resp.index = i
+		dl := d.delay(c, resp, rng)
+		next := t + dl
+		nk := -1
+		if next <= lastT {
+			nk = max(tk.arrival(next), k+1)
+			s.cal.push(nk, i)
+			active++
+		}
+		s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
+	}
+	return quit, active
 }

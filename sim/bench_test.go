@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// benchRun runs sc under p once per iteration on seeds 206…210 in turn and
+// reports ns per run and ns per request event (an arrival at the server).
+func benchRun(b *testing.B, sc Scenario, p Policy) {
+	b.Helper()
+	var s Sim
+	rng := NewMulberry32(0)
+	var events int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		rng.Seed(206 + uint32(i%5))
+		r, err := s.Run(sc, p, rng, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.Sent
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+}
+
+// BenchmarkTable1 is the article's table 1 row by row (and the other
+// families on the same scenario), the unit the README compares with herd.mjs.
+func BenchmarkTable1(b *testing.B) {
+	sc := Article()
+	for _, tc := range []struct {
+		name string
+		p    Policy
+		ra   time.Duration
+	}{
+		{"fixed-5s", Policy{Kind: Fixed, Base: 5 * time.Second}, 0},
+		{"exponential", Policy{Kind: Exponential}.Normalize(), 0},
+		{"full-jitter", Policy{Kind: FullJitter}.Normalize(), 0},
+		{"equal-jitter", Policy{Kind: EqualJitter}.Normalize(), 0},
+		{"decorrelated", Policy{Kind: Decorrelated}.Normalize(), 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchRun(b, sc, tc.p) })
+	}
+}
+
+// BenchmarkFamilies covers every family once, on the article's scenario
+// with Retry-After 30 s.
+func BenchmarkFamilies(b *testing.B) {
+	sc := Article()
+	sc.RetryAfter = 30 * time.Second
+	for _, k := range Kinds() {
+		p := Policy{Kind: k}.Normalize()
+		if k == WidthJitter {
+			p.Width = 0.25
+		}
+		if k == WatchDog || k == HTTPRetry {
+			p.Cap, p.Width = time.Minute, 0.2
+		}
+		b.Run(string(k), func(b *testing.B) { benchRun(b, sc, p) })
+	}
+}
+
+// BenchmarkMillionClients: 1,000,000 clients, capacity scaled to 60,000
+// requests/s, full jitter. Run with -benchmem; bytes/client is reported.
+func BenchmarkMillionClients(b *testing.B) {
+	sc := Article()
+	sc.Clients = 1_000_000
+	sc.Capacity = 60_000
+	var s Sim
+	p := Policy{Kind: FullJitter}.Normalize()
+	if _, err := s.Run(sc, p, NewMulberry32(1), nil); err != nil { // size the storage once
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(s.footprint())/float64(sc.Clients), "bytes/client")
+	benchRun(b, sc, p)
+}

@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// calendar holds the clients due at each tick. A tick's clients sit in a
+// chain of fixed-size blocks taken from one arena, so that appending and
+// taking are sequential writes and reads, and a run allocates nothing once
+// the arena has grown to the largest backlog.
+//
+// Between runs every tick is empty: take empties the ticks it reads, and a
+// run reads every tick that holds a client.
+type calendar struct {
+	// dense mode: a bitmap of all clients per tick, for runs where that
+	// fits in denseLimit bytes. A push sets a bit, a take reads the bits in
+	// index order: no chains and no sorting.
+	dense  bool
+	words  int      // words per tick
+	bitmap []uint64 // ticks × words
+	count  []int32  // per tick: clients due
+
+	// sparse mode: chains of blocks.
+	ticks []slot
+
+	arena []int32 // blocks of blockSize client indices
+	next  []int32 // per block: the next block of its chain + 1; 0 = none
+	free  []int32 // blocks not in use
+	out   []int32 // take's result, reused
+}
+
+const blockSize = 16
+
+// slot is one tick's chain: 20 bytes, so that a push touches one cache line.
+type slot struct {
+	head, tail int32 // first and last block + 1; 0 = none
+	fill       int32 // entries in the tail block
+	last       int32 // the last index appended
+	unsorted   bool  // an index was appended after a higher one
+}
+
+// denseLimit is the most bytes a dense calendar may take.
+const denseLimit = 16 << 20
+
+func (c *calendar) reset(ticks, clients int) {
+	words := (clients + 63) / 64
+	c.dense = ticks*words*8 <= denseLimit
+	if c.dense {
+		if c.words != words || len(c.count) < ticks {
+			c.words = words
+			c.bitmap = make([]uint64, ticks*words)
+			c.count = make([]int32, ticks)
+		}
+		return
+	}
+	if len(c.ticks) < ticks {
+		c.ticks = slices.Grow(c.ticks, ticks-len(c.ticks))[:ticks]
+	}
+}
+
+func (c *calendar) empty(k int) bool {
+	if c.dense {
+		return c.count[k] == 0
+	}
+	return c.ticks[k].head == 0
+}
+
+func (c *calendar) block() int32 {
+	if n := len(c.free); n > 0 {
+		b := c.free[n-1]
+		c.free = c.free[:n-1]
+		c.next[b] = 0
+		return b
+	}
+	b := int32(len(c.next))
+	c.next = append(c.next, 0)
+	c.arena = append(c.arena, make([]int32, blockSize)...)
+	return b
+}
+
+// push appends client i to tick k.
+func (c *calendar) push(k int, i int32) {
+	if c.dense {
+		c.bitmap[k*c.words+int(i>>6)] |= 1 << (uint32(i) & 63)
+		c.count[k]++
+		return
+	}
+	s := &c.ticks[k]
+	t := s.tail - 1
+	if t < 0 {
+		t = c.block()
+		*s = slot{head: t + 1, tail: t + 1}
+	} else {
+		if i < s.last {
+			s.unsorted = true
+		}
+		if s.fill == blockSize {
+			b := c.block()
+			c.next[t] = b + 1
+			s.tail, s.fill = b+1, 0
+			t = b
+		}
+	}
+	c.arena[int(t)*blockSize+int(s.fill)] = i
+	s.fill++
+	s.last = i
+}
+
+// take empties tick k and returns its clients in index order. The slice is
+// valid until the next take.
+func (c *calendar) take(k int, o *sorter) []int32 {
+	out := c.out[:0]
+	if c.dense {
+		m := int(c.count[k])
+		out = slices.Grow(out, m)[:m]
+		row := c.bitmap[k*c.words : (k+1)*c.words]
+		n := 0
+		for w := 0; n < m; w++ { // stops at the last client due
+			x := row[w]
+			if x == 0 {
+				continue
+			}
+			row[w] = 0
+			for x != 0 {
+				out[n] = int32(w<<6 + bits.TrailingZeros64(x))
+				x &= x - 1
+				n++
+			}
+		}
+		c.count[k] = 0
+		c.out = out
+		return out
+	}
+	s := &c.ticks[k]
+	for b := s.head - 1; b >= 0; {
+		nb := c.next[b] - 1
+		n := blockSize
+		if nb < 0 {
+			n = int(s.fill)
+		}
+		out = append(out, c.arena[int(b)*blockSize:int(b)*blockSize+n]...)
+		c.free = append(c.free, b)
+		b = nb
+	}
+	s.head, s.tail = 0, 0
+	if s.unsorted {
+		o.sort(out)
+	}
+	c.out = out
+	return out
+}
+
+func (c *calendar) footprint() int {
+	return cap(c.bitmap)*8 + cap(c.count)*4 + cap(c.ticks)*20 + (cap(c.arena)+cap(c.next)+cap(c.free)+cap(c.out))*4
+}
+
+// sorter puts a tick's clients in index order. Small lists go to an
+// insertion sort; larger ones through a two-level bitmap over all clients,
+// which costs O(len + clients/4096) and needs no comparisons.
+type sorter struct {
+	words []uint64 // bit i: client i is in the list
+	sum   []uint64 // bit w: words[w] is not zero
+}
+
+func (o *sorter) reset(clients int) {
+	nw := (clients + 63) / 64
+	if len(o.words) < nw {
+		o.words = make([]uint64, nw)
+		o.sum = make([]uint64, (nw+63)/64)
+	}
+}
+
+func (o *sorter) sort(list []int32) {
+	if len(list) <= 16 {
+		for i := 1; i < len(list); i++ {
+			v := list[i]
+			j := i
+			for ; j > 0 && list[j-1] > v; j-- {
+				list[j] = list[j-1]
+			}
+			list[j] = v
+		}
+		return
+	}
+	for _, i := range list {
+		w := uint32(i) >> 6
+		o.words[w] |= 1 << (uint32(i) & 63)
+		o.sum[w>>6] |= 1 << (w & 63)
+	}
+	n := 0
+	for sw, s := range o.sum {
+		if s == 0 {
+			continue
+		}
+		o.sum[sw] = 0
+		for s != 0 {
+			w := sw<<6 + bits.TrailingZeros64(s)
+			s &= s - 1
+			x := o.words[w]
+			o.words[w] = 0
+			for x != 0 {
+				list[n] = int32(w<<6 + bits.TrailingZeros64(x))
+				x &= x - 1
+				n++
+			}
+		}
+	}
+}
+
+func (o *sorter) footprint() int { return (cap(o.words) + cap(o.sum)) * 8 }
