@@ -37,10 +37,10 @@ func BenchmarkTable1(b *testing.B) {
 		ra   time.Duration
 	}{
 		{"fixed-5s", Policy{Kind: Fixed, Base: 5 * time.Second}, 0},
-		{"exponential", Policy{Kind: Exponential}.Normalize(), 0},
-		{"full-jitter", Policy{Kind: FullJitter}.Normalize(), 0},
-		{"equal-jitter", Policy{Kind: EqualJitter}.Normalize(), 0},
-		{"decorrelated", Policy{Kind: Decorrelated}.Normalize(), 0},
+		{"exponential", DefaultPolicy(Exponential), 0},
+		{"full-jitter", DefaultPolicy(FullJitter), 0},
+		{"equal-jitter", DefaultPolicy(EqualJitter), 0},
+		{"decorrelated", DefaultPolicy(Decorrelated), 0},
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchRun(b, sc, tc.p) })
 	}
@@ -52,7 +52,7 @@ func BenchmarkFamilies(b *testing.B) {
 	sc := Article()
 	sc.RetryAfter = 30 * time.Second
 	for _, k := range Kinds() {
-		p := Policy{Kind: k}.Normalize()
+		p := DefaultPolicy(k)
 		if k == WidthJitter {
 			p.Width = 0.25
 		}
@@ -69,5 +69,5 @@ func BenchmarkMillionClients(b *testing.B) {
 	sc := Article()
 	sc.Clients = 1_000_000
 	sc.Capacity = 60_000
-	benchRun(b, sc, Policy{Kind: FullJitter}.Normalize())
+	benchRun(b, sc, DefaultPolicy(FullJitter))
 }

@@ -26,7 +26,7 @@ func ExampleSim_Run() {
 	rng := sim.NewMulberry32(1)
 	sc := sim.Article()
 	sc.Clients = 100
-	r, err := s.Run(sc, sim.Policy{Kind: sim.Decorrelated}.Normalize(), rng, &tl)
+	r, err := s.Run(sc, sim.DefaultPolicy(sim.Decorrelated), rng, &tl)
 	if err != nil {
 		panic(err)
 	}

@@ -144,9 +144,24 @@ func (f *family) paramNames() []string {
 	return append(ps, "max_attempts")
 }
 
-// Normalize returns p with the family's defaults filled in where p has zeros
-// and the parameters the family does not read cleared, so that two policies
-// that behave the same compare equal. An unknown Kind is returned unchanged.
+// DefaultPolicy returns family k with its usual parameters: those of the
+// source it comes from (the article's base 1 s and cap 60 s, the second
+// source's documented defaults). An unknown k gives Policy{Kind: k}.
+func DefaultPolicy(k Kind) Policy {
+	f := lookup(k)
+	if f == nil {
+		return Policy{Kind: k}
+	}
+	p := f.defaults
+	p.Kind = k
+	return p
+}
+
+// Normalize returns p with the parameters its family does not read cleared,
+// so that two policies that behave the same compare equal, and with Base and
+// Multiplier taken from the family's defaults where they are zero (zero is
+// never valid for them). Cap and MaxAttempts are kept as given: there, zero
+// means "none". An unknown Kind is returned unchanged.
 func (p Policy) Normalize() Policy {
 	f := lookup(p.Kind)
 	if f == nil {
@@ -154,14 +169,11 @@ func (p Policy) Normalize() Policy {
 	}
 	d := f.defaults
 	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts}
-	if p.MaxAttempts == 0 {
-		q.MaxAttempts = d.MaxAttempts
-	}
 	if f.uses&pBase != 0 {
 		q.Base = or(p.Base, d.Base)
 	}
 	if f.uses&pCap != 0 {
-		q.Cap = or(p.Cap, d.Cap)
+		q.Cap = p.Cap
 	}
 	if f.uses&pMultiplier != 0 {
 		q.Multiplier = p.Multiplier

@@ -21,7 +21,7 @@ func TestEveryPolicyConforms(t *testing.T) {
 // A broken policy must fail the checker: it is only useful if it can.
 func TestCheckPolicyCatchesViolations(t *testing.T) {
 	t.Parallel()
-	p := Policy{Kind: WidthJitter, Width: 0.5}.Normalize()
+	p := Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.5}
 	f := lookup(WidthJitter)
 	saved := f.bounds
 	defer func() { f.bounds = saved }()
@@ -44,7 +44,7 @@ func TestDeterministicDelaySequences(t *testing.T) {
 	}{
 		{"fixed 5 s", Policy{Kind: Fixed, Base: 5 * time.Second}, 0, true, []float64{5000, 5000, 5000}},
 		// The article: "1 s, 2 s, 4 s …" as base·2^n with n = 1 first.
-		{"exponential cap 60 s", Policy{Kind: Exponential}.Normalize(), 0, true,
+		{"exponential cap 60 s", DefaultPolicy(Exponential), 0, true,
 			[]float64{2000, 4000, 8000, 16000, 32000, 60000, 60000}},
 		{"exponential ×1.5 no cap", Policy{Kind: Exponential, Multiplier: 1.5}.Normalize(), 0, true,
 			[]float64{1500, 2250, 3375}},
@@ -58,9 +58,9 @@ func TestDeterministicDelaySequences(t *testing.T) {
 		// "Retry-After: 12 … the client waits 12 seconds instead."
 		{"http-retry honours 12 s", Policy{Kind: HTTPRetry, Base: 500 * time.Millisecond, Multiplier: 2, HonorRetryAfter: true, Width: 0.2}, 12 * time.Second, true,
 			[]float64{12000, 12000, 12000}},
-		{"ra-exact up", Policy{Kind: RAExact}.Normalize(), 30 * time.Second, true, []float64{30000, 30000}},
-		{"ra-lower-bound down waits RA exactly", Policy{Kind: RALowerBound}.Normalize(), 30 * time.Second, false, []float64{30000, 30000}},
-		{"ra-full-jitter down waits RA exactly", Policy{Kind: RAFullJitter}.Normalize(), 30 * time.Second, false, []float64{30000}},
+		{"ra-exact up", DefaultPolicy(RAExact), 30 * time.Second, true, []float64{30000, 30000}},
+		{"ra-lower-bound down waits RA exactly", DefaultPolicy(RALowerBound), 30 * time.Second, false, []float64{30000, 30000}},
+		{"ra-full-jitter down waits RA exactly", DefaultPolicy(RAFullJitter), 30 * time.Second, false, []float64{30000}},
 	}
 	for _, tt := range tests {
 		got, err := tt.p.Delays(1, len(tt.want), tt.ra, tt.up)
@@ -89,19 +89,19 @@ func TestJitteredDelaysFollowTheStream(t *testing.T) {
 		ra   time.Duration
 		want func(i int, prev *float64) float64
 	}{
-		{Policy{Kind: FullJitter}.Normalize(), 0, func(i int, _ *float64) float64 { return u[i] * exp(i) }},
-		{Policy{Kind: EqualJitter}.Normalize(), 0, func(i int, _ *float64) float64 { return exp(i)/2 + u[i]*exp(i)/2 }},
-		{Policy{Kind: WidthJitter, Width: 0.1}.Normalize(), 0, func(i int, _ *float64) float64 { return exp(i) * (1 + 0.1*(2*u[i]-1)) }},
-		{Policy{Kind: Decorrelated}.Normalize(), 0, func(i int, prev *float64) float64 {
+		{DefaultPolicy(FullJitter), 0, func(i int, _ *float64) float64 { return u[i] * exp(i) }},
+		{DefaultPolicy(EqualJitter), 0, func(i int, _ *float64) float64 { return exp(i)/2 + u[i]*exp(i)/2 }},
+		{Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.1}, 0, func(i int, _ *float64) float64 { return exp(i) * (1 + 0.1*(2*u[i]-1)) }},
+		{DefaultPolicy(Decorrelated), 0, func(i int, prev *float64) float64 {
 			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000))
 			return *prev
 		}},
-		{Policy{Kind: RAFullJitter}.Normalize(), 30 * time.Second, func(i int, _ *float64) float64 { return u[i] * 30000 }},
-		{Policy{Kind: RALowerBound}.Normalize(), 30 * time.Second, func(i int, _ *float64) float64 { return 30000 + u[i]*30000 }},
+		{DefaultPolicy(RAFullJitter), 30 * time.Second, func(i int, _ *float64) float64 { return u[i] * 30000 }},
+		{DefaultPolicy(RALowerBound), 30 * time.Second, func(i int, _ *float64) float64 { return 30000 + u[i]*30000 }},
 		{Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}, 0, func(i int, _ *float64) float64 {
 			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + 0.5*(u[i]-0.5))
 		}},
-		{Policy{Kind: ArticleClient}.Normalize(), 0, func(i int, prev *float64) float64 {
+		{DefaultPolicy(ArticleClient), 0, func(i int, prev *float64) float64 {
 			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000)) // prev is w, not the wait
 			return math.Min(60000, *prev+InstallOffset(0)*1000)
 		}},
@@ -155,7 +155,7 @@ func TestPolicyValidate(t *testing.T) {
 		p    Policy
 		want string // a fragment of the error; "" = valid
 	}{
-		{Policy{Kind: Decorrelated}.Normalize(), ""},
+		{DefaultPolicy(Decorrelated), ""},
 		{Policy{Kind: "decor"}, `Kind: "decor": want one of fixed, exponential, full-jitter`},
 		{Policy{Kind: Exponential, Base: time.Second, Cap: 500 * time.Millisecond, Multiplier: 2}, "Cap: 500ms: want 0 (no cap) or at least Base (1s)"},
 		{Policy{Kind: Exponential, Base: 0, Multiplier: 2}, "Base: 0s: want a whole number of milliseconds ≥ 1ms"},
@@ -184,8 +184,11 @@ func TestNormalizeClearsUnreadParameters(t *testing.T) {
 	if a != b {
 		t.Errorf("Normalize kept unread parameters: %+v != %+v", a, b)
 	}
-	if got := (Policy{Kind: ArticleClient}).Normalize(); got.MaxAttempts != 6 || got.Cap != time.Minute || got.Base != time.Second {
+	if got := DefaultPolicy(ArticleClient); got.MaxAttempts != 6 || got.Cap != time.Minute || got.Base != time.Second {
 		t.Errorf("article-client defaults: %+v, want base 1s, cap 1m, 6 attempts", got)
+	}
+	if got := (Policy{Kind: Exponential, Cap: 0, MaxAttempts: 0}).Normalize(); got.Cap != 0 || got.MaxAttempts != 0 || got.Multiplier != 2 || got.Base != time.Second {
+		t.Errorf("Normalize of an uncapped exponential: %+v, want no cap, unlimited, ×2, base 1s", got)
 	}
 }
 

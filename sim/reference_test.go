@@ -79,12 +79,12 @@ func referenceRun(sc Scenario, p Policy, seed uint32) Result {
 func everyPolicy() []Policy {
 	var ps []Policy
 	for _, k := range Kinds() {
-		ps = append(ps, Policy{Kind: k}.Normalize())
+		ps = append(ps, DefaultPolicy(k))
 	}
 	return append(ps,
-		Policy{Kind: WidthJitter, Width: 0.25}.Normalize(),
+		Policy{Kind: WidthJitter, Cap: time.Minute, Width: 0.25}.Normalize(),
 		Policy{Kind: Exponential, Cap: 0, Multiplier: 1.5}.Normalize(),
-		Policy{Kind: Decorrelated, MaxAttempts: 3}.Normalize(),
+		Policy{Kind: Decorrelated, Cap: 30 * time.Second, MaxAttempts: 3}.Normalize(),
 		Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}.Normalize(),
 		Policy{Kind: HTTPRetry, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 4, HonorRetryAfter: true}.Normalize(),
 	)

@@ -116,14 +116,14 @@ func TestRunIsDeterministicAndSimReusable(t *testing.T) {
 	t.Parallel()
 	var s Sim
 	sc := Article()
-	a, _ := s.Run(sc, Policy{Kind: Decorrelated}.Normalize(), NewMulberry32(9), nil)
+	a, _ := s.Run(sc, DefaultPolicy(Decorrelated), NewMulberry32(9), nil)
 	// A different, larger run in between must leave no trace in the next.
 	big := sc
 	big.Clients = 5000
-	if _, err := s.Run(big, Policy{Kind: FullJitter}.Normalize(), NewMulberry32(1), nil); err != nil {
+	if _, err := s.Run(big, DefaultPolicy(FullJitter), NewMulberry32(1), nil); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := s.Run(sc, Policy{Kind: Decorrelated}.Normalize(), NewMulberry32(9), nil)
+	b, _ := s.Run(sc, DefaultPolicy(Decorrelated), NewMulberry32(9), nil)
 	if a != b {
 		t.Errorf("same seed, reused Sim: %+v != %+v", a, b)
 	}
