@@ -1,0 +1,271 @@
+package experiments
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// value is one value of an axis and where in the file it came from.
+type value struct {
+	v      any            // int64, float64, string or bool, in the parameter's type
+	bundle map[string]any // for a policy given as a table: its other parameters
+	path   []string
+}
+
+type axis struct{ values []value }
+
+// axes maps a parameter key (or "seeds") to its values.
+type axes map[string]*axis
+
+// merge returns a copy of a with b's axes replacing a's.
+func (a axes) merge(b axes) axes {
+	out := axes{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// maxRange bounds the values one {from, to, step} may expand to.
+const maxRange = 100_000
+
+// axes reads the parameter axes of table t at path. In a sweep table
+// (sweepTable) the sweep's own keys are allowed besides parameters.
+func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
+	out := axes{}
+	for k, raw := range t {
+		kp := append(append([]string{}, path...), k)
+		if sweepTable && slices.Contains(sweepKeys, k) && k != "seeds" {
+			continue
+		}
+		if k == "seeds" {
+			out[k] = l.axis(kp, raw, nil)
+			continue
+		}
+		p := ParamByKey(k)
+		if p == nil {
+			want := "a parameter (" + paramKeys() + ")"
+			if sweepTable {
+				want += " or " + strings.Join(sweepKeys, ", ")
+			}
+			l.fail(kp, "unknown key: want %s", want)
+			continue
+		}
+		if a := l.axis(kp, raw, p); a != nil {
+			out[k] = a
+		}
+	}
+	return out
+}
+
+func paramKeys() string {
+	var ks []string
+	for _, p := range Params {
+		ks = append(ks, p.Key)
+	}
+	return strings.Join(append(ks, "seeds"), ", ")
+}
+
+// axis reads one axis: a value, a list of values, or {from, to, step}.
+// p is nil for seeds.
+func (l *loader) axis(path []string, raw any, p *Param) *axis {
+	a := &axis{}
+	add := func(v any, bundle map[string]any) {
+		if p != nil {
+			cv, err := p.coerce(v)
+			if err != nil {
+				l.fail(path, "%v", err)
+				return
+			}
+			v = cv
+			if p.Key == "policy" && sim.DefaultPolicy(sim.Kind(v.(string))).Validate() != nil {
+				l.fail(path, "%q: want one of %s", v, kindNames())
+				return
+			}
+		}
+		a.values = append(a.values, value{v: v, bundle: bundle, path: path})
+	}
+	switch x := raw.(type) {
+	case []any:
+		if len(x) == 0 {
+			l.fail(path, "empty list: want at least one value")
+			return nil
+		}
+		for _, e := range x {
+			if t, ok := e.(map[string]any); ok && p != nil && p.Key == "policy" {
+				l.policyTable(path, t, add)
+				continue
+			}
+			if _, ok := e.([]any); ok {
+				l.fail(path, "a list inside a list: want values")
+				continue
+			}
+			add(e, nil)
+		}
+	case []map[string]any:
+		if p == nil || p.Key != "policy" {
+			l.fail(path, "want a value, a list or {from, to, step}")
+			return nil
+		}
+		for _, t := range x {
+			l.policyTable(path, t, add)
+		}
+	case map[string]any:
+		if p != nil && p.Key == "policy" {
+			l.policyTable(path, x, add)
+			break
+		}
+		l.rangeAxis(path, x, p, add)
+	default:
+		add(raw, nil)
+	}
+	if len(a.values) == 0 {
+		return nil
+	}
+	return a
+}
+
+// policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
+// parameters, which win over the sweep's axes.
+func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[string]any)) {
+	kind, ok := t["kind"]
+	if !ok {
+		l.fail(path, "a policy table needs kind = one of %s", kindNames())
+		return
+	}
+	bundle := map[string]any{}
+	for k, v := range t {
+		if k == "kind" {
+			continue
+		}
+		p := ParamByKey(k)
+		if p == nil || !p.Policy || p.Key == "policy" {
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (base_s, cap_s, multiplier, width, max_attempts, honor_retry_after)")
+			continue
+		}
+		cv, err := p.coerce(v)
+		if err != nil {
+			l.fail(append(append([]string{}, path...), k), "%v", err)
+			continue
+		}
+		bundle[k] = cv
+	}
+	add(kind, bundle)
+}
+
+func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(any, map[string]any)) {
+	for k := range t {
+		if k != "from" && k != "to" && k != "step" {
+			l.fail(append(append([]string{}, path...), k), "unknown key in a range: want from, to, step")
+			return
+		}
+	}
+	if p != nil && (p.Type == String || p.Type == Bool) {
+		l.fail(path, "a range of %s: want a list", p.Type)
+		return
+	}
+	num := func(k string, def float64) (float64, bool) {
+		v, ok := t[k]
+		if !ok {
+			if def >= 0 {
+				return def, true
+			}
+			l.fail(path, "range without %s: want {from = …, to = …, step = …}", k)
+			return 0, false
+		}
+		switch x := v.(type) {
+		case int64:
+			return float64(x), true
+		case float64:
+			return x, true
+		}
+		l.fail(append(append([]string{}, path...), k), "%s: want a number", show(v))
+		return 0, false
+	}
+	from, ok1 := num("from", -1)
+	to, ok2 := num("to", -1)
+	step, ok3 := num("step", 1)
+	if !ok1 || !ok2 || !ok3 {
+		return
+	}
+	if !(step > 0) || math.IsInf(step, 0) || to < from || (to-from)/step >= maxRange {
+		l.fail(path, "from %g to %g step %g: want from ≤ to, step > 0 and at most %d values", from, to, step, maxRange)
+		return
+	}
+	integral := p == nil || p.Type == Int
+	for i := 0; ; i++ {
+		v := from + float64(i)*step
+		v = math.Round(v*1e9) / 1e9 // 0.1·3 is 0.3 here, not 0.30000000000000004
+		if v > to+step*1e-9 {
+			break
+		}
+		if integral {
+			if v != math.Trunc(v) {
+				l.fail(path, "%g: want whole numbers", v)
+				return
+			}
+			add(int64(v), nil)
+		} else {
+			add(v, nil)
+		}
+	}
+}
+
+// locate returns the line of path in a TOML text, or of its longest prefix
+// that can be found; 0 if none. It understands [table] and [[array]]
+// headers, whose n-th occurrence is the path element "#n".
+func locate(src string, path []string) int {
+	best, bestLen := 0, 0
+	var table []string
+	count := map[string]int{}
+	for n, line := range strings.Split(src, "\n") {
+		s := strings.TrimSpace(line)
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		if strings.HasPrefix(s, "[[") {
+			name := strings.TrimSpace(strings.Trim(strings.SplitN(s, "]]", 2)[0], "[ "))
+			table = append(splitKey(name), "")
+			table[len(table)-1] = "#" + strconv.Itoa(count[name])
+			count[name]++
+		} else if s[0] == '[' {
+			name := strings.TrimSpace(strings.Trim(strings.SplitN(s, "]", 2)[0], "[ "))
+			table = splitKey(name)
+		} else if eq := strings.IndexByte(s, '='); eq > 0 {
+			full := append(append([]string{}, table...), splitKey(strings.TrimSpace(s[:eq]))...)
+			if m := prefixLen(full, path); m == len(full) && m > bestLen {
+				best, bestLen = n+1, m
+			}
+			continue
+		} else {
+			continue
+		}
+		if m := prefixLen(table, path); m == len(table) && m > bestLen {
+			best, bestLen = n+1, m
+		}
+	}
+	return best
+}
+
+func splitKey(k string) []string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return parts
+}
+
+func prefixLen(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,14 @@
+// Package experiments turns configuration into validated cells: it reads
+// sweeps.toml, expands each named sweep into the cartesian product of its
+// axes, and holds the article's tables as built-in experiments together with
+// their published figures. It also runs a list of runs on a pool of workers,
+// handing back results in run order whatever the order they finish in.
+//
+// It stands second in the pipeline (config → grid of cells → simulator runs
+// → Parquet → aggregates → plots / markdown). It knows sim's types and the
+// config bytes it is given; it opens no file.
+//
+// A cell is one point of a grid, without its seed; a run is a cell with one
+// seed. Both have stable keys: hashes of every parameter (and the seed and
+// sim.Version), so that a dataset can tell which runs it already holds.
+package experiments

@@ -1,0 +1,97 @@
+package experiments
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Key is the cell's stable identity: a hash of sim.Version and every
+// parameter. Two cells that behave the same (after sim.Policy.Normalize)
+// have the same key.
+func (c Cell) Key() string {
+	h := sha256.Sum256([]byte(sim.Version + "\x00" + c.Canonical()))
+	return hex.EncodeToString(h[:8])
+}
+
+// Validate checks the cell's scenario and policy.
+func (c Cell) Validate() error {
+	if err := c.Scenario.Validate(); err != nil {
+		return err
+	}
+	return c.Policy.Validate()
+}
+
+// Label names the cell for people: the policy in words, then the scenario
+// parameters that differ from the article's.
+func (c Cell) Label() string {
+	parts := []string{c.Policy.Describe()}
+	a := Cell{Scenario: sim.Article(), Policy: c.Policy}
+	for i := range Params {
+		p := &Params[i]
+		if p.Policy {
+			continue
+		}
+		if v := p.get(&c); v != p.get(&a) {
+			parts = append(parts, fmt.Sprintf("%s=%v", p.Key, v))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Run is a cell with one seed.
+type Run struct {
+	Cell
+	Seed uint32
+}
+
+// Key is the run's stable identity: the cell's key and the seed.
+func (r Run) Key() string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], r.Seed)
+	h := sha256.Sum256([]byte(sim.Version + "\x00" + r.Cell.Canonical() + "\x00" + string(b[:])))
+	return hex.EncodeToString(h[:8])
+}
+
+// Shard says which of n shards the run belongs to: a hash of its key, so
+// that membership does not move when cells or seeds are added to a sweep.
+func (r Run) Shard(n int) int {
+	h := sha256.Sum256([]byte(r.Key()))
+	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
+}
+
+// Sweep is a named grid: its cells (distinct, in the order of the config)
+// and the seeds each is run with.
+type Sweep struct {
+	Name        string
+	Description string
+	Cells       []Cell
+	Seeds       []uint32
+	// TimelineSeeds asks for the per-tick timeline of each cell's first
+	// TimelineSeeds seeds.
+	TimelineSeeds int
+}
+
+// Len is the number of runs: cells × seeds.
+func (s *Sweep) Len() int { return len(s.Cells) * len(s.Seeds) }
+
+// Run returns run i of s, cell-major: all seeds of cell 0, then of cell 1 …
+func (s *Sweep) Run(i int) Run {
+	return Run{Cell: s.Cells[i/len(s.Seeds)], Seed: s.Seeds[i%len(s.Seeds)]}
+}
+
+// WantsTimeline reports whether run i should record its timeline.
+func (s *Sweep) WantsTimeline(i int) bool { return i%len(s.Seeds) < s.TimelineSeeds }
+
+// addCell appends c unless a cell with the same key is already there.
+func (s *Sweep) addCell(c Cell, seen map[string]bool) {
+	k := c.Key()
+	if !seen[k] {
+		seen[k] = true
+		s.Cells = append(s.Cells, c)
+	}
+}
