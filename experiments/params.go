@@ -192,3 +192,8 @@ func (c Cell) Canonical() string {
 	}
 	return string(b[:len(b)-1])
 }
+
+// Set sets the parameter in c to v (int64, float64, string or bool, as
+// Get returns it). Setting "policy" resets the policy to the family's
+// defaults, so set it first.
+func (p *Param) Set(c *Cell, v any) { p.set(c, v) }

@@ -1,0 +1,312 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Record is one row of the runs table.
+type Record struct {
+	RunKey  string
+	CellKey string
+	Seed    uint32
+	Label   string
+	Cell    experiments.Cell
+	Result  sim.Result
+}
+
+// ReadMeta returns a file's metadata without reading its rows.
+func ReadMeta(r parquet.ReaderAtSeeker) (Meta, error) {
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+	}
+	defer pf.Close()
+	return fileMeta(pf), nil
+}
+
+func fileMeta(pf *file.Reader) Meta {
+	var m Meta
+	kv := pf.MetaData().KeyValueMetadata()
+	for i, k := range kv.Keys() {
+		v := kv.Values()[i]
+		switch k {
+		case KeySchema:
+			m.Schema = v
+		case KeyTool:
+			m.Tool = v
+		case KeySim:
+			m.Sim = v
+		case KeyConfigHash:
+			m.ConfigHash = v
+		case KeyCommand:
+			m.Command = v
+		case KeyCreated:
+			m.Created = v
+		case KeySweep:
+			m.Sweep = v
+		}
+	}
+	return m
+}
+
+// readTable reads a whole file whose schema must be want.
+func readTable(r parquet.ReaderAtSeeker, want string, columns []string) (arrow.Table, Meta, error) {
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		pf.Close()
+		return nil, Meta{}, err
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		pf.Close()
+		return nil, Meta{}, err
+	}
+	meta := fileMeta(pf)
+	if meta.Schema != want {
+		pf.Close()
+		got := meta.Schema
+		if got == "" {
+			got = "none"
+		}
+		return nil, meta, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, want)
+	}
+	var idx []int
+	for _, c := range columns {
+		is := sc.FieldIndices(c)
+		if len(is) != 1 {
+			pf.Close()
+			return nil, meta, fmt.Errorf("no column %q", c)
+		}
+		idx = append(idx, is[0])
+	}
+	var tbl arrow.Table
+	if idx == nil {
+		tbl, err = fr.ReadTable(context.Background())
+	} else {
+		tbl, err = readColumns(fr, idx)
+	}
+	pf.Close()
+	if err != nil {
+		return nil, meta, err
+	}
+	return tbl, meta, nil
+}
+
+func readColumns(fr *pqarrow.FileReader, idx []int) (arrow.Table, error) {
+	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	var recs []arrow.RecordBatch
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rr.Err(); err != nil {
+		return nil, err
+	}
+	tbl := array.NewTableFromRecords(rr.Schema(), recs)
+	for _, rec := range recs {
+		rec.Release()
+	}
+	return tbl, nil
+}
+
+// column returns the chunks of column name in tbl.
+func column(tbl arrow.Table, name string) []arrow.Array {
+	is := tbl.Schema().FieldIndices(name)
+	if len(is) == 0 {
+		return nil
+	}
+	return tbl.Column(is[0]).Data().Chunks()
+}
+
+// ReadRunKeys returns the run_key column of a runs file: what a resumed
+// sweep skips.
+func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, Meta, error) {
+	tbl, meta, err := readTable(r, RunsSchema, []string{ColRunKey})
+	if err != nil {
+		return nil, meta, err
+	}
+	defer tbl.Release()
+	var keys []string
+	for _, ch := range tbl.Column(0).Data().Chunks() {
+		s := ch.(*array.String)
+		for i := range s.Len() {
+			keys = append(keys, s.Value(i))
+		}
+	}
+	return keys, meta, nil
+}
+
+// ReadRuns reads every row of a runs file.
+func ReadRuns(r parquet.ReaderAtSeeker) ([]Record, Meta, error) {
+	tbl, meta, err := readTable(r, RunsSchema, nil)
+	if err != nil {
+		return nil, meta, err
+	}
+	defer tbl.Release()
+	n := int(tbl.NumRows())
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i].Cell.Scenario = sim.Article()
+	}
+	for _, f := range runsFields() {
+		chunks := column(tbl, f.Name)
+		if chunks == nil {
+			return nil, meta, fmt.Errorf("no column %q", f.Name)
+		}
+		row := 0
+		for _, ch := range chunks {
+			for i := range ch.Len() {
+				if err := setField(&recs[row], f.Name, ch, i); err != nil {
+					return nil, meta, fmt.Errorf("column %q row %d: %w", f.Name, row, err)
+				}
+				row++
+			}
+		}
+	}
+	for i := range recs {
+		recs[i].Result.Clients = recs[i].Cell.Scenario.Clients
+	}
+	return recs, meta, nil
+}
+
+func setField(r *Record, name string, a arrow.Array, i int) error {
+	str := func() string { return a.(*array.String).Value(i) }
+	i64 := func() int64 { return a.(*array.Int64).Value(i) }
+	f64 := func() float64 { return a.(*array.Float64).Value(i) }
+	ms := func() sim.Milestone {
+		if a.IsNull(i) {
+			return sim.Milestone{}
+		}
+		return sim.Milestone{At: seconds(f64()), Reached: true}
+	}
+	switch name {
+	case ColRunKey:
+		r.RunKey = str()
+	case ColCellKey:
+		r.CellKey = str()
+	case ColSeed:
+		r.Seed = uint32(i64())
+	case ColLabel:
+		r.Label = str()
+	case ColSent:
+		r.Result.Sent = i64()
+	case ColSentAfterRecovery:
+		r.Result.SentAfterRecovery = i64()
+	case ColPeakArrivals:
+		r.Result.PeakArrivals = int(i64())
+	case ColPeakRPS:
+		r.Result.PeakRPS = f64()
+	case ColT50:
+		r.Result.T50 = ms()
+	case ColT90:
+		r.Result.T90 = ms()
+	case ColT99:
+		r.Result.T99 = ms()
+	case ColAllDone:
+		r.Result.AllDone = ms()
+	case ColSucceeded:
+		r.Result.Succeeded = int(i64())
+	case ColGaveUp:
+		r.Result.GaveUp = int(i64())
+	case ColPending:
+		r.Result.Pending = int(i64())
+	case ColEnd:
+		r.Result.End = seconds(f64())
+	default:
+		p := experiments.ParamByKey(name)
+		if p == nil {
+			return fmt.Errorf("unknown column")
+		}
+		var v any
+		switch x := a.(type) {
+		case *array.Int64:
+			v = x.Value(i)
+		case *array.Float64:
+			v = x.Value(i)
+		case *array.String:
+			v = x.Value(i)
+		case *array.Boolean:
+			v = x.Value(i)
+		default:
+			return fmt.Errorf("type %s", a.DataType())
+		}
+		p.Set(&r.Cell, v)
+	}
+	return nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
+
+// TimelineRow is one row of the timelines table.
+type TimelineRow struct {
+	RunKey, CellKey string
+	Seed            uint32
+	Tick            int
+	T               float64 // s
+	Arrivals        int
+	Served          int
+	GaveUp          int
+}
+
+// ReadTimelines reads every row of a timelines file.
+func ReadTimelines(r parquet.ReaderAtSeeker) ([]TimelineRow, Meta, error) {
+	tbl, meta, err := readTable(r, TimelineSchema, nil)
+	if err != nil {
+		return nil, meta, err
+	}
+	defer tbl.Release()
+	rows := make([]TimelineRow, tbl.NumRows())
+	for _, f := range timelineFields() {
+		row := 0
+		chunks := column(tbl, f.Name)
+		if chunks == nil {
+			return nil, meta, fmt.Errorf("no column %q", f.Name)
+		}
+		for _, ch := range chunks {
+			for i := range ch.Len() {
+				t := &rows[row]
+				switch f.Name {
+				case ColRunKey:
+					t.RunKey = ch.(*array.String).Value(i)
+				case ColCellKey:
+					t.CellKey = ch.(*array.String).Value(i)
+				case ColSeed:
+					t.Seed = uint32(ch.(*array.Int64).Value(i))
+				case ColTick:
+					t.Tick = int(ch.(*array.Int64).Value(i))
+				case ColTime:
+					t.T = ch.(*array.Float64).Value(i)
+				case ColArrivals:
+					t.Arrivals = int(ch.(*array.Int64).Value(i))
+				case ColServed:
+					t.Served = int(ch.(*array.Int64).Value(i))
+				case ColGaveUp:
+					t.GaveUp = int(ch.(*array.Int64).Value(i))
+				}
+				row++
+			}
+		}
+	}
+	return rows, meta, nil
+}

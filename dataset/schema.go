@@ -1,0 +1,177 @@
+package dataset
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// Schema versions, stored in every file under the key "herdsweep.schema".
+// Readers refuse files of another version.
+const (
+	RunsSchema     = "runs/1"
+	TimelineSchema = "timelines/1"
+)
+
+// Metadata keys every file carries.
+const (
+	KeySchema     = "herdsweep.schema"
+	KeyTool       = "herdsweep.tool_version"
+	KeySim        = "herdsweep.sim_version"
+	KeyConfigHash = "herdsweep.config_sha256"
+	KeyCommand    = "herdsweep.command"
+	KeyCreated    = "herdsweep.created"
+	KeySweep      = "herdsweep.sweep"
+)
+
+// Meta is where a file came from.
+type Meta struct {
+	Schema     string
+	Tool       string // herdsweep's version
+	Sim        string // sim.Version of the rows
+	ConfigHash string // SHA-256 of the config file
+	Command    string // the command that wrote it, without options that do not change the data
+	Created    string // RFC 3339; SOURCE_DATE_EPOCH when set, for reproducible files
+	Sweep      string
+}
+
+func (m Meta) metadata(schema string) arrow.Metadata {
+	return arrow.NewMetadata(
+		[]string{KeySchema, KeyTool, KeySim, KeyConfigHash, KeyCommand, KeyCreated, KeySweep},
+		[]string{schema, m.Tool, m.Sim, m.ConfigHash, m.Command, m.Created, m.Sweep})
+}
+
+// Metric columns of the runs table, after the key, seed and parameter columns.
+const (
+	ColRunKey            = "run_key"
+	ColCellKey           = "cell_key"
+	ColSeed              = "seed"
+	ColLabel             = "label"
+	ColSent              = "sent"
+	ColSentAfterRecovery = "sent_after_recovery"
+	ColPeakArrivals      = "peak_arrivals"
+	ColPeakRPS           = "peak_rps"
+	ColT50               = "t50_s"
+	ColT90               = "t90_s"
+	ColT99               = "t99_s"
+	ColAllDone           = "all_done_s"
+	ColSucceeded         = "succeeded"
+	ColGaveUp            = "gave_up"
+	ColPending           = "pending"
+	ColEnd               = "end_s"
+)
+
+// Column documents one column for the README and `sweep schema`.
+type Column struct {
+	Name string
+	Type string
+	Doc  string
+}
+
+func paramType(t experiments.Type) arrow.DataType {
+	switch t {
+	case experiments.Int:
+		return arrow.PrimitiveTypes.Int64
+	case experiments.Float:
+		return arrow.PrimitiveTypes.Float64
+	case experiments.String:
+		return arrow.BinaryTypes.String
+	case experiments.Bool:
+		return arrow.FixedWidthTypes.Boolean
+	}
+	panic(fmt.Sprintf("dataset: parameter type %d", t))
+}
+
+var metricColumns = []struct {
+	name     string
+	typ      arrow.DataType
+	nullable bool
+	doc      string
+}{
+	{ColSent, arrow.PrimitiveTypes.Int64, false, "requests sent during the whole run"},
+	{ColSentAfterRecovery, arrow.PrimitiveTypes.Int64, false, "requests that arrived at or after recovery (the article's \"sent\")"},
+	{ColPeakArrivals, arrow.PrimitiveTypes.Int64, false, "most arrivals in one tick at or after recovery"},
+	{ColPeakRPS, arrow.PrimitiveTypes.Float64, false, "peak_arrivals as requests/s (the article's \"peak\")"},
+	{ColT50, arrow.PrimitiveTypes.Float64, true, "first tick time at which 50 % of clients had succeeded, s; null = never"},
+	{ColT90, arrow.PrimitiveTypes.Float64, true, "the same for 90 %, s; null = never"},
+	{ColT99, arrow.PrimitiveTypes.Float64, true, "the same for 99 %, s; null = not finished within the horizon"},
+	{ColAllDone, arrow.PrimitiveTypes.Float64, true, "the same for 100 %, s; null = never"},
+	{ColSucceeded, arrow.PrimitiveTypes.Int64, false, "clients served"},
+	{ColGaveUp, arrow.PrimitiveTypes.Int64, false, "clients that reached max_attempts"},
+	{ColPending, arrow.PrimitiveTypes.Int64, false, "clients neither served nor given up at the end"},
+	{ColEnd, arrow.PrimitiveTypes.Float64, false, "the last tick simulated, s"},
+}
+
+func runsFields() []arrow.Field {
+	fs := []arrow.Field{
+		{Name: ColRunKey, Type: arrow.BinaryTypes.String},
+		{Name: ColCellKey, Type: arrow.BinaryTypes.String},
+		{Name: ColSeed, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColLabel, Type: arrow.BinaryTypes.String},
+	}
+	for _, p := range experiments.Params {
+		fs = append(fs, arrow.Field{Name: p.Key, Type: paramType(p.Type)})
+	}
+	for _, m := range metricColumns {
+		fs = append(fs, arrow.Field{Name: m.name, Type: m.typ, Nullable: m.nullable})
+	}
+	return fs
+}
+
+// RunsColumns documents the runs table, column by column.
+func RunsColumns() []Column {
+	cols := []Column{
+		{ColRunKey, "string", "hash of sim version, every parameter and the seed: the run's identity"},
+		{ColCellKey, "string", "hash of sim version and every parameter: groups a cell's seeds"},
+		{ColSeed, "int64", "the Mulberry32 seed of the run"},
+		{ColLabel, "string", "the policy in words, and scenario parameters that differ from the article's"},
+	}
+	for _, p := range experiments.Params {
+		cols = append(cols, Column{p.Key, paramType(p.Type).String(), p.Doc})
+	}
+	for _, m := range metricColumns {
+		t := m.typ.String()
+		if m.nullable {
+			t += " (null)"
+		}
+		cols = append(cols, Column{m.name, t, m.doc})
+	}
+	return cols
+}
+
+// Timeline columns.
+const (
+	ColTick     = "tick"
+	ColTime     = "t_s"
+	ColArrivals = "arrivals"
+	ColServed   = "served"
+)
+
+func timelineFields() []arrow.Field {
+	return []arrow.Field{
+		{Name: ColRunKey, Type: arrow.BinaryTypes.String},
+		{Name: ColCellKey, Type: arrow.BinaryTypes.String},
+		{Name: ColSeed, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColTick, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColTime, Type: arrow.PrimitiveTypes.Float64},
+		{Name: ColArrivals, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColServed, Type: arrow.PrimitiveTypes.Int64},
+		{Name: ColGaveUp, Type: arrow.PrimitiveTypes.Int64},
+	}
+}
+
+// TimelineColumns documents the timelines table.
+func TimelineColumns() []Column {
+	return []Column{
+		{ColRunKey, "string", "the run (joins runs.run_key)"},
+		{ColCellKey, "string", "the cell (joins runs.cell_key)"},
+		{ColSeed, "int64", "the run's seed"},
+		{ColTick, "int64", "tick index k"},
+		{ColTime, "float64", "tick time k·tick, s"},
+		{ColArrivals, "int64", "requests that arrived in the tick"},
+		{ColServed, "int64", "of which served"},
+		{ColGaveUp, "int64", "of the rejected, clients that gave up"},
+	}
+}

@@ -1,0 +1,140 @@
+package dataset
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// writer buffers rows in Arrow builders and writes them as one Parquet file
+// (zstd) on Close.
+type writer struct {
+	w      io.Writer
+	schema *arrow.Schema
+	b      *array.RecordBuilder
+	rows   int
+}
+
+func newWriter(w io.Writer, fields []arrow.Field, md arrow.Metadata) *writer {
+	schema := arrow.NewSchema(fields, &md)
+	return &writer{w: w, schema: schema, b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
+}
+
+// Len is the number of rows appended.
+func (w *writer) Len() int { return w.rows }
+
+// Close writes the file and releases the builders. The file is complete
+// only if Close returns nil.
+func (w *writer) Close() error {
+	defer w.b.Release()
+	rec := w.b.NewRecordBatch()
+	defer rec.Release()
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCreatedBy("herdsweep"),
+		parquet.WithMaxRowGroupLength(1<<20),
+	)
+	fw, err := pqarrow.NewFileWriter(w.schema, w.w, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return fmt.Errorf("parquet: %w", err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	return nil
+}
+
+// RunsWriter writes a runs table: one row per run.
+type RunsWriter struct{ writer }
+
+// NewRunsWriter returns a writer of the runs table to w, with meta in the
+// file's key-value metadata.
+func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
+	return &RunsWriter{*newWriter(w, runsFields(), meta.metadata(RunsSchema))}
+}
+
+func milestone(b *array.Float64Builder, m sim.Milestone) {
+	if m.Reached {
+		b.Append(m.At.Seconds())
+	} else {
+		b.AppendNull()
+	}
+}
+
+// Append adds run r with its result.
+func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
+	f := func(i int) array.Builder { return w.b.Field(i) }
+	f(0).(*array.StringBuilder).Append(r.Key())
+	f(1).(*array.StringBuilder).Append(r.Cell.Key())
+	f(2).(*array.Int64Builder).Append(int64(r.Seed))
+	f(3).(*array.StringBuilder).Append(r.Cell.Label())
+	i := 4
+	for pi := range experiments.Params {
+		switch v := experiments.Params[pi].Get(r.Cell).(type) {
+		case int64:
+			f(i).(*array.Int64Builder).Append(v)
+		case float64:
+			f(i).(*array.Float64Builder).Append(v)
+		case string:
+			f(i).(*array.StringBuilder).Append(v)
+		case bool:
+			f(i).(*array.BooleanBuilder).Append(v)
+		}
+		i++
+	}
+	ints := func(v int64) { f(i).(*array.Int64Builder).Append(v); i++ }
+	floats := func(v float64) { f(i).(*array.Float64Builder).Append(v); i++ }
+	ms := func(m sim.Milestone) { milestone(f(i).(*array.Float64Builder), m); i++ }
+	ints(res.Sent)
+	ints(res.SentAfterRecovery)
+	ints(int64(res.PeakArrivals))
+	floats(res.PeakRPS)
+	ms(res.T50)
+	ms(res.T90)
+	ms(res.T99)
+	ms(res.AllDone)
+	ints(int64(res.Succeeded))
+	ints(int64(res.GaveUp))
+	ints(int64(res.Pending))
+	floats(res.End.Seconds())
+	w.rows++
+}
+
+// TimelineWriter writes a timelines table: one row per tick of each run.
+type TimelineWriter struct{ writer }
+
+// NewTimelineWriter returns a writer of the timelines table to w.
+func NewTimelineWriter(w io.Writer, meta Meta) *TimelineWriter {
+	return &TimelineWriter{*newWriter(w, timelineFields(), meta.metadata(TimelineSchema))}
+}
+
+// Append adds the timeline of run r.
+func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
+	rk, ck := r.Key(), r.Cell.Key()
+	b := w.b
+	for k := range tl.Arrivals {
+		b.Field(0).(*array.StringBuilder).Append(rk)
+		b.Field(1).(*array.StringBuilder).Append(ck)
+		b.Field(2).(*array.Int64Builder).Append(int64(r.Seed))
+		b.Field(3).(*array.Int64Builder).Append(int64(k))
+		b.Field(4).(*array.Float64Builder).Append((tl.Tick * time.Duration(k)).Seconds())
+		b.Field(5).(*array.Int64Builder).Append(int64(tl.Arrivals[k]))
+		b.Field(6).(*array.Int64Builder).Append(int64(tl.Served[k]))
+		b.Field(7).(*array.Int64Builder).Append(int64(tl.GaveUp[k]))
+		w.rows++
+	}
+}
