@@ -1,0 +1,123 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Metric is a per-run number the analysis summarises.
+type Metric struct {
+	Key   string // the dataset's column
+	Title string
+	Unit  string
+	get   func(r sim.Result) (float64, bool) // false: the run has no value (not finished)
+}
+
+func milestone(m sim.Milestone) (float64, bool) { return m.At.Seconds(), m.Reached }
+
+// The metrics summarised for every cell.
+var (
+	T99 = Metric{dataset.ColT99, "t99", "s", func(r sim.Result) (float64, bool) { return milestone(r.T99) }}
+	T50 = Metric{dataset.ColT50, "t50", "s", func(r sim.Result) (float64, bool) { return milestone(r.T50) }}
+	T90 = Metric{dataset.ColT90, "t90", "s", func(r sim.Result) (float64, bool) { return milestone(r.T90) }}
+	// Peak is the peak arrival rate after recovery.
+	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r sim.Result) (float64, bool) { return r.PeakRPS, true }}
+	// Sent is the requests sent at or after recovery.
+	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r sim.Result) (float64, bool) { return float64(r.SentAfterRecovery), true }}
+	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r sim.Result) (float64, bool) { return float64(r.GaveUp), true }}
+)
+
+// Metrics lists the summarised metrics in report order.
+var Metrics = []Metric{T99, T50, T90, Peak, Sent, GaveUp}
+
+// Aggregate is a cell over its seeds.
+type Aggregate struct {
+	CellKey  string
+	Cell     experiments.Cell
+	Label    string
+	Sweeps   []string
+	Seeds    []uint32 // ascending
+	summary  map[string]Summary
+	perSeed  map[string][]float64 // aligned with Seeds; NaN where a run has no value
+	Warnings []string
+}
+
+// Summary returns the summary of metric m.
+func (a *Aggregate) Summary(m Metric) Summary { return a.summary[m.Key] }
+
+// PerSeed returns metric m for each seed, aligned with Seeds; NaN where the
+// run has no value.
+func (a *Aggregate) PerSeed(m Metric) []float64 { return a.perSeed[m.Key] }
+
+// Aggregates groups records by cell (every parameter but the seed) and
+// summarises each metric. A (cell, seed) present twice, as when two sweeps
+// share a cell, counts once. Aggregates come in the order their cells first
+// appear in recs.
+func Aggregates(recs []Record) []*Aggregate {
+	var order []string
+	groups := map[string][]Record{}
+	sweeps := map[string][]string{}
+	for _, r := range recs {
+		g, ok := groups[r.CellKey]
+		if !ok {
+			order = append(order, r.CellKey)
+		}
+		if !slices.Contains(sweeps[r.CellKey], r.Sweep) {
+			sweeps[r.CellKey] = append(sweeps[r.CellKey], r.Sweep)
+		}
+		if slices.ContainsFunc(g, func(x Record) bool { return x.Seed == r.Seed }) {
+			continue
+		}
+		groups[r.CellKey] = append(g, r)
+	}
+	out := make([]*Aggregate, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
+		a := &Aggregate{CellKey: k, Cell: g[0].Cell, Label: g[0].Label, Sweeps: sweeps[k],
+			summary: map[string]Summary{}, perSeed: map[string][]float64{}}
+		for _, r := range g {
+			a.Seeds = append(a.Seeds, r.Seed)
+		}
+		for _, m := range Metrics {
+			var xs []float64
+			per := make([]float64, len(g))
+			unfinished := 0
+			for i, r := range g {
+				v, ok := m.get(r.Result)
+				if !ok {
+					unfinished++
+					per[i] = math.NaN()
+					continue
+				}
+				xs = append(xs, v)
+				per[i] = v
+			}
+			a.summary[m.Key] = Summarize(xs, unfinished)
+			a.perSeed[m.Key] = per
+		}
+		a.Warnings = warnings(a)
+		out = append(out, a)
+	}
+	return out
+}
+
+func warnings(a *Aggregate) []string {
+	var w []string
+	if n := len(a.Seeds); n < MinSeedsForInterval {
+		w = append(w, fmt.Sprintf("%d seeds: too few for a 95 %% interval", n))
+	}
+	if s := a.Summary(T99); s.Unfinished > 0 {
+		w = append(w, fmt.Sprintf("%d of %d runs did not reach 99 %% within the horizon", s.Unfinished, s.N+s.Unfinished))
+	}
+	if s := a.Summary(GaveUp); s.Max > 0 {
+		w = append(w, fmt.Sprintf("clients gave up (up to %.0f per run)", s.Max))
+	}
+	return w
+}

@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Figure is one number as the article computes it: the mean over seeds of
+// the per-seed value, sent and peak rounded to whole numbers, times to
+// 0.1 s; a row where any seed does not finish is "not finished".
+type Figure struct {
+	Value       float64
+	NotFinished bool
+}
+
+// Spread is a metric over many seeds, set against a published figure.
+type Spread struct {
+	Seeds      int
+	Unfinished int     // seeds that did not reach the milestone
+	Mean       float64 // over the finished seeds
+	SD5        float64 // standard deviation of a 5-seed mean: sd/√5
+	Z          float64 // (published − Mean)/SD5; NaN when not defined
+}
+
+// ArticleRow is one row of an article table with our figures beside it.
+type ArticleRow struct {
+	Label     string
+	Cell      experiments.Cell
+	Published map[experiments.Metric]experiments.Published
+	Ours      map[experiments.Metric]Figure // over experiments.ArticleSeeds
+	Many      map[experiments.Metric]Spread // over many seeds
+	Exact     bool                          // Ours equals Published to every printed digit
+}
+
+// ArticleTable is one compared table.
+type ArticleTable struct {
+	experiments.Table
+	Compared []ArticleRow
+}
+
+// Results gives the runs of a cell: on the article's five seeds, and on
+// many seeds.
+type Results func(c experiments.Cell) (five, many []sim.Result)
+
+func articleValue(m experiments.Metric, r sim.Result) (float64, bool) {
+	switch m {
+	case experiments.Sent:
+		return float64(r.SentAfterRecovery), true
+	case experiments.Peak:
+		return r.PeakRPS, true
+	case experiments.T50:
+		return r.T50.At.Seconds(), r.T50.Reached
+	case experiments.T99:
+		return r.T99.At.Seconds(), r.T99.Reached
+	}
+	return math.NaN(), false
+}
+
+// ArticleFigure aggregates runs the way the article does.
+func ArticleFigure(m experiments.Metric, rs []sim.Result) Figure {
+	sum := 0.0
+	for _, r := range rs {
+		v, ok := articleValue(m, r)
+		if !ok {
+			return Figure{NotFinished: true}
+		}
+		sum += v
+	}
+	mean := sum / float64(len(rs))
+	if m == experiments.Sent || m == experiments.Peak {
+		return Figure{Value: math.Floor(mean + 0.5)} // JavaScript's Math.round
+	}
+	return Figure{Value: math.Floor(mean*10+0.5) / 10}
+}
+
+func spread(m experiments.Metric, rs []sim.Result, pub experiments.Published) Spread {
+	var xs []float64
+	for _, r := range rs {
+		if v, ok := articleValue(m, r); ok {
+			xs = append(xs, v)
+		}
+	}
+	s := Summarize(xs, len(rs)-len(xs))
+	sp := Spread{Seeds: len(rs), Unfinished: s.Unfinished, Mean: s.Mean, SD5: s.SD / math.Sqrt(5), Z: math.NaN()}
+	if !pub.NotFinished && s.N >= 2 && sp.SD5 > 0 {
+		sp.Z = (pub.Value - sp.Mean) / sp.SD5
+	}
+	return sp
+}
+
+// CompareArticle sets each row of the tables beside our figures.
+func CompareArticle(tables []experiments.Table, results Results) []ArticleTable {
+	var out []ArticleTable
+	for _, t := range tables {
+		at := ArticleTable{Table: t}
+		for _, row := range t.Rows {
+			five, many := results(row.Cell)
+			ar := ArticleRow{Label: row.Label, Cell: row.Cell, Published: row.Published,
+				Ours: map[experiments.Metric]Figure{}, Many: map[experiments.Metric]Spread{}, Exact: true}
+			for _, m := range t.Metrics {
+				pub := row.Published[m]
+				f := ArticleFigure(m, five)
+				ar.Ours[m] = f
+				if f.NotFinished != pub.NotFinished || (!f.NotFinished && f.Value != pub.Value) {
+					ar.Exact = false
+				}
+				if len(many) > 0 {
+					ar.Many[m] = spread(m, many, pub)
+				}
+			}
+			at.Compared = append(at.Compared, ar)
+		}
+		out = append(out, at)
+	}
+	return out
+}

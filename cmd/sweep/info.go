@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("policies", "", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Policy families (simulator %s). n is the rejection count, 1 on the first; U a fresh\n", sim.Version)
+	fmt.Fprintf(stdout, "uniform draw in [0, 1) from the run's Mulberry32 stream; RA the server's Retry-After.\n\n")
+	for _, f := range sim.Families() {
+		d := sim.DefaultPolicy(f.Kind)
+		seq, _ := d.Delays(1, 6, 0, true)
+		var s []string
+		for _, v := range seq {
+			s = append(s, (time.Duration(v*1e6) * time.Nanosecond).Round(time.Millisecond).String())
+		}
+		fmt.Fprintf(stdout, "%s — %s\n", f.Kind, f.Title)
+		fmt.Fprintf(stdout, "  delay:    %s\n", f.Formula)
+		fmt.Fprintf(stdout, "  params:   %s\n", strings.Join(f.Params, ", "))
+		fmt.Fprintf(stdout, "  defaults: %s\n", d)
+		fmt.Fprintf(stdout, "  example:  %s … (defaults, seed 1, no Retry-After)\n", strings.Join(s, ", "))
+		fmt.Fprintf(stdout, "  source:   %s\n", f.Source)
+		if f.Note != "" {
+			fmt.Fprintf(stdout, "  note:     %s\n", f.Note)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("schema", "", stderr)
+	markdown := fs.Bool("markdown", false, "print markdown tables (as in the README)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		cols []dataset.Column
+	}{{"runs/sweep=NAME/*.parquet (" + dataset.RunsSchema + ")", dataset.RunsColumns()},
+		{"timelines/sweep=NAME/*.parquet (" + dataset.TimelineSchema + ")", dataset.TimelineColumns()}} {
+		if *markdown {
+			fmt.Fprintf(stdout, "`%s`\n\n| column | type | meaning |\n|---|---|---|\n", t.name)
+			for _, c := range t.cols {
+				fmt.Fprintf(stdout, "| `%s` | %s | %s |\n", c.Name, c.Type, c.Doc)
+			}
+			fmt.Fprintln(stdout)
+			continue
+		}
+		fmt.Fprintln(stdout, t.name)
+		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+		for _, c := range t.cols {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Type, c.Doc)
+		}
+		tw.Flush()
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N]", stderr)
+	config := fs.String("config", "sweeps.toml", "the sweeps file")
+	var names listFlag
+	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
+	workers := fs.Int("workers", 0, "workers the estimate assumes (0 = one per CPU)")
+	sample := fs.Int("sample", 24, "runs simulated to calibrate the estimate")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, _, err := loadConfig(*config)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		names = cfg.Names()
+	}
+	sweeps, err := selectSweeps(cfg, names, *config)
+	if err != nil {
+		return err
+	}
+	w := *workers
+	if w <= 0 {
+		w = defaultWorkers()
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\t\n", w)
+	for _, s := range sweeps {
+		per, err := calibrate(ctx, s, *sample)
+		if err != nil {
+			return err
+		}
+		est := time.Duration(float64(per) * float64(s.Len()) / float64(w))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "The estimate runs an evenly spaced sample of each sweep on one core; writing Parquet adds a few percent.")
+	return nil
+}
+
+// calibrate simulates an evenly spaced sample of s's runs and returns the
+// mean time per run.
+func calibrate(ctx context.Context, s *experiments.Sweep, n int) (time.Duration, error) {
+	n = max(1, min(n, s.Len()))
+	step := s.Len() / n
+	start := time.Now()
+	err := experiments.Execute(ctx, 1, n, func(j int) experiments.Job {
+		return experiments.Job{Run: s.Run(j * step)}
+	}, func(int, experiments.Outcome) error { return nil })
+	return time.Since(start) / time.Duration(n), err
+}

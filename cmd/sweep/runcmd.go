@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// loadConfig reads and validates a sweeps file; every mistake is a usage
+// error (exit 2).
+func loadConfig(path string) (*experiments.Config, string, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", usagef("reading config: %w", err)
+	}
+	cfg, err := experiments.Load(path, src)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	h := sha256.Sum256(src)
+	return cfg, hex.EncodeToString(h[:]), nil
+}
+
+func selectSweeps(cfg *experiments.Config, names []string, path string) ([]*experiments.Sweep, error) {
+	if len(names) == 0 {
+		names = []string{"default"}
+	}
+	var out []*experiments.Sweep
+	for _, n := range names {
+		s := cfg.Sweep(n)
+		if s == nil {
+			return nil, usagef("%s: no sweep %q: want one of %s", path, n, strings.Join(cfg.Names(), ", "))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// created is the files' creation time: SOURCE_DATE_EPOCH when set, so that
+// a rerun of the same config gives byte-identical files.
+func created() string {
+	if v := getenv("SOURCE_DATE_EPOCH"); v != "" {
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return time.Unix(s, 0).UTC().Format(time.RFC3339)
+		}
+	}
+	return time.Now().UTC().Format(time.RFC3339)
+}
+
+type runOptions struct {
+	out      string
+	workers  int
+	shard    shardSpec
+	partRows int
+	quiet    bool
+	meta     dataset.Meta
+}
+
+type sweepStats struct {
+	total, inShard, skipped, done, failed int
+	parts                                 []string
+	elapsed                               time.Duration
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "[--config sweeps.toml] [--sweep NAME…] [--out DIR] [--workers N] [--shard i/n]", stderr)
+	config := fs.String("config", "sweeps.toml", "the sweeps file")
+	var names listFlag
+	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: default)")
+	out := fs.String("out", "out", "output folder: the dataset (runs/, timelines/), plots/ and report.md")
+	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
+	shardFlag := fs.String("shard", "", "run only shard i of n (0-based, e.g. 0/4); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
+	shards := fs.Int("shards", 0, "number of shards, with JOB_COMPLETION_INDEX (or set HERDSWEEP_SHARDS)")
+	partRows := fs.Int("part-rows", 5000, "runs per part file: a killed run loses at most the part in hand")
+	maxRuns := fs.Int("max-runs", 250_000, "refuse to start more runs than this without --yes")
+	yes := fs.Bool("yes", false, "run even past --max-runs")
+	noReport := fs.Bool("no-report", false, "write the dataset only, no plots or report")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *workers < 0 || *partRows < 1 {
+		return usagef("run: --workers must be ≥ 0 and --part-rows ≥ 1")
+	}
+	shard, shardFrom, err := resolveShard(*shardFlag, *shards, getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, hash, err := loadConfig(*config)
+	if err != nil {
+		return err
+	}
+	sweeps, err := selectSweeps(cfg, names, *config)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, s := range sweeps {
+		total += s.Len()
+	}
+	if total > *maxRuns && !*yes {
+		return usagef("run: %d runs is more than --max-runs %d; `sweep plan` estimates the time; say --yes to run them", total, *maxRuns)
+	}
+	if shardFrom != "" && shard.n > 1 {
+		fmt.Fprintf(stderr, "sweep: shard %s (from %s)\n", shard, shardFrom)
+	}
+	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet}
+	opts.meta = dataset.Meta{Tool: toolVersion(), Sim: sim.Version, ConfigHash: hash, Created: created()}
+	for _, s := range sweeps {
+		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", *config, s.Name)
+		if shard.n > 1 {
+			cmd += " --shard " + shard.String()
+		}
+		opts.meta.Command, opts.meta.Sweep = cmd, s.Name
+		st, err := runSweep(ctx, s, opts, stderr)
+		if st != nil {
+			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v → %s (%d new parts)\n",
+				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), (&store{root: *out, sweep: s.Name}).dir(runsDir), len(st.parts))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if *noReport {
+		return nil
+	}
+	return writeReport(ctx, *out, *out, cfg, stdout, stderr)
+}
+
+// runSweep runs what the dataset lacks of one sweep (this shard's part of
+// it) and commits it in parts.
+func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io.Writer) (*sweepStats, error) {
+	start := time.Now()
+	st, err := openStore(o.out, s.Name, o.shard, stderr)
+	if err != nil {
+		return nil, err
+	}
+	have, err := st.done(stderr)
+	if err != nil {
+		return nil, err
+	}
+	stats := &sweepStats{total: s.Len()}
+	var todo []int32
+	for i := range s.Len() {
+		r := s.Run(i)
+		if o.shard.n > 1 && r.Shard(o.shard.n) != o.shard.i {
+			continue
+		}
+		stats.inShard++
+		if have[r.Key()] {
+			stats.skipped++
+			continue
+		}
+		todo = append(todo, int32(i))
+	}
+	have = nil
+
+	prog := newProgress(stderr, s.Name, len(todo), o.quiet)
+	var runsBuf, tlBuf *partBuffer
+	var runs *dataset.RunsWriter
+	var tls *dataset.TimelineWriter
+	fresh := func() {
+		runsBuf, tlBuf = &partBuffer{}, &partBuffer{}
+		runs = dataset.NewRunsWriter(runsBuf, o.meta)
+		tls = dataset.NewTimelineWriter(tlBuf, o.meta)
+	}
+	fresh()
+	commit := func() error {
+		if runs.Len() == 0 {
+			return nil
+		}
+		name, err := st.commit(runs, runsBuf, tls, tlBuf)
+		if err != nil {
+			return err
+		}
+		stats.parts = append(stats.parts, name)
+		fresh()
+		return nil
+	}
+	job := func(j int) experiments.Job {
+		i := int(todo[j])
+		return experiments.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
+	}
+	var failures []string
+	emit := func(_ int, out experiments.Outcome) error {
+		prog.add(1)
+		if out.Err != nil {
+			stats.failed++
+			if len(failures) < 5 {
+				failures = append(failures, fmt.Sprintf("%s seed %d: %v", out.Job.Run.Cell.Label(), out.Job.Run.Seed, out.Err))
+			}
+			return nil
+		}
+		runs.Append(out.Job.Run, out.Result)
+		if out.Timeline != nil {
+			tls.Append(out.Job.Run, out.Timeline)
+		}
+		stats.done++
+		if runs.Len() >= o.partRows {
+			return commit()
+		}
+		return nil
+	}
+	runErr := experiments.Execute(ctx, o.workers, len(todo), job, emit)
+	prog.finish()
+	if err := commit(); err != nil { // the part in hand, also when interrupted
+		return stats, err
+	}
+	stats.elapsed = time.Since(start)
+	for _, f := range failures {
+		fmt.Fprintln(stderr, "sweep: failed:", f)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return stats, fmt.Errorf("interrupted: %d of %d runs of %s written; run the same command again to finish the rest: %w",
+				stats.done, len(todo), s.Name, runErr)
+		}
+		return stats, runErr
+	}
+	if stats.failed > 0 {
+		return stats, fmt.Errorf("%s: %d runs failed", s.Name, stats.failed)
+	}
+	return stats, nil
+}
