@@ -104,7 +104,9 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 	}
 	sort.Strings(files)
 	for _, p := range files {
-		rows, _, err := readParquet(fsys, p, dataset.ReadTimelines)
+		rows, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
+			return dataset.ReadTimelinesOf(r, runKeys)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}

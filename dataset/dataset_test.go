@@ -146,7 +146,11 @@ func TestTimelinesRoundTrip(t *testing.T) {
 	total := 0
 	for i := range runs[:2] {
 		w.Append(runs[i], tls[i])
-		total += len(tls[i].Arrivals)
+		for _, a := range tls[i].Arrivals {
+			if a > 0 {
+				total++
+			}
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -158,10 +162,24 @@ func TestTimelinesRoundTrip(t *testing.T) {
 	if len(rows) != total {
 		t.Fatalf("%d rows, want %d", len(rows), total)
 	}
-	for k, r := range rows[:len(tls[0].Arrivals)] {
-		if r.Tick != k || r.Arrivals != int(tls[0].Arrivals[k]) || r.Served != int(tls[0].Served[k]) || r.RunKey != runs[0].Key() {
-			t.Fatalf("row %d: %+v", k, r)
+	next := 0 // rows are the ticks with arrivals, in order
+	for k, a := range tls[0].Arrivals {
+		if a == 0 {
+			continue
 		}
+		r := rows[next]
+		next++
+		if r.Tick != k || r.Arrivals != int(a) || r.Served != int(tls[0].Served[k]) || r.RunKey != runs[0].Key() || r.T != float64(k)/10 {
+			t.Fatalf("tick %d: %+v", k, r)
+		}
+	}
+	// Only the rows of the runs asked for.
+	some, _, err := ReadTimelinesOf(bytes.NewReader(buf.Bytes()), map[string]bool{runs[1].Key(): true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(some) != total-next || some[0].RunKey != runs[1].Key() {
+		t.Errorf("ReadTimelinesOf: %d rows (first %+v), want %d of run 1", len(some), some[0], total-next)
 	}
 	// A timelines file is not a runs file.
 	if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err == nil || !strings.Contains(err.Error(), `schema "timelines/1": want "runs/1"`) {

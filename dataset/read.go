@@ -271,21 +271,43 @@ type TimelineRow struct {
 
 // ReadTimelines reads every row of a timelines file.
 func ReadTimelines(r parquet.ReaderAtSeeker) ([]TimelineRow, Meta, error) {
+	return ReadTimelinesOf(r, nil)
+}
+
+// ReadTimelinesOf reads the rows of a timelines file whose run_key is in
+// keys (every row when keys is nil).
+func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]TimelineRow, Meta, error) {
 	tbl, meta, err := readTable(r, TimelineSchema, nil)
 	if err != nil {
 		return nil, meta, err
 	}
 	defer tbl.Release()
-	rows := make([]TimelineRow, tbl.NumRows())
+	var keep []int // row numbers to read
+	row := 0
+	for _, ch := range column(tbl, ColRunKey) {
+		s := ch.(*array.String)
+		for i := range s.Len() {
+			if keys == nil || keys[s.Value(i)] {
+				keep = append(keep, row)
+			}
+			row++
+		}
+	}
+	rows := make([]TimelineRow, len(keep))
 	for _, f := range timelineFields() {
-		row := 0
+		row, out := 0, 0
 		chunks := column(tbl, f.Name)
 		if chunks == nil {
 			return nil, meta, fmt.Errorf("no column %q", f.Name)
 		}
 		for _, ch := range chunks {
 			for i := range ch.Len() {
-				t := &rows[row]
+				if out == len(keep) || keep[out] != row {
+					row++
+					continue
+				}
+				t := &rows[out]
+				out++
 				switch f.Name {
 				case ColRunKey:
 					t.RunKey = ch.(*array.String).Value(i)

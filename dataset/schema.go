@@ -168,7 +168,7 @@ func TimelineColumns() []Column {
 		{ColRunKey, "string", "the run (joins runs.run_key)"},
 		{ColCellKey, "string", "the cell (joins runs.cell_key)"},
 		{ColSeed, "int64", "the run's seed"},
-		{ColTick, "int64", "tick index k"},
+		{ColTick, "int64", "tick index k; ticks without arrivals are left out"},
 		{ColTime, "float64", "tick time k·tick, s"},
 		{ColArrivals, "int64", "requests that arrived in the tick"},
 		{ColServed, "int64", "of which served"},

@@ -122,11 +122,16 @@ func NewTimelineWriter(w io.Writer, meta Meta) *TimelineWriter {
 	return &TimelineWriter{*newWriter(w, timelineFields(), meta.metadata(TimelineSchema))}
 }
 
-// Append adds the timeline of run r.
+// Append adds the timeline of run r. Ticks where nothing arrived are left
+// out: a run that waits out a long backoff would otherwise write thousands
+// of rows of zeros.
 func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
 	rk, ck := r.Key(), r.Cell.Key()
 	b := w.b
 	for k := range tl.Arrivals {
+		if tl.Arrivals[k] == 0 {
+			continue
+		}
 		b.Field(0).(*array.StringBuilder).Append(rk)
 		b.Field(1).(*array.StringBuilder).Append(ck)
 		b.Field(2).(*array.Int64Builder).Append(int64(r.Seed))

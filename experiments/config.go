@@ -51,6 +51,18 @@ func (c *Config) Sweep(name string) *Sweep {
 	return nil
 }
 
+// Main returns the sweeps `sweep run` runs when none is named: all but
+// those marked on_demand.
+func (c *Config) Main() []*Sweep {
+	var out []*Sweep
+	for _, s := range c.Sweeps {
+		if !s.OnDemand {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Names lists the sweeps' names in file order.
 func (c *Config) Names() []string {
 	var ns []string
@@ -162,7 +174,7 @@ func sweepOrder(md toml.MetaData, sweeps map[string]any) []string {
 }
 
 // sweepKeys are the keys a [sweep.NAME] table may hold besides parameters.
-var sweepKeys = []string{"description", "experiment", "seeds", "timeline_seeds", "cell"}
+var sweepKeys = []string{"description", "experiment", "seeds", "timeline_seeds", "on_demand", "cell"}
 
 func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	path := []string{"sweep", name}
@@ -171,6 +183,11 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if v, ok := t["description"]; ok {
 		if s.Description, ok = v.(string); !ok {
 			l.fail(at("description"), "%s: want a string", show(v))
+		}
+	}
+	if v, ok := t["on_demand"]; ok {
+		if s.OnDemand, ok = v.(bool); !ok {
+			l.fail(at("on_demand"), "%s: want true or false", show(v))
 		}
 	}
 	if v, ok := t["timeline_seeds"]; ok {

@@ -71,6 +71,8 @@ type Sweep struct {
 	Description string
 	Cells       []Cell
 	Seeds       []uint32
+	// OnDemand sweeps run only when named: not by a bare `sweep run`.
+	OnDemand bool
 	// TimelineSeeds asks for the per-tick timeline of each cell's first
 	// TimelineSeeds seeds.
 	TimelineSeeds int

@@ -34,7 +34,7 @@ func loadConfig(path string) (*experiments.Config, string, error) {
 
 func selectSweeps(cfg *experiments.Config, names []string, path string) ([]*experiments.Sweep, error) {
 	if len(names) == 0 {
-		names = []string{"default"}
+		return cfg.Main(), nil
 	}
 	var out []*experiments.Sweep
 	for _, n := range names {
@@ -77,7 +77,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("run", "[--config sweeps.toml] [--sweep NAME…] [--out DIR] [--workers N] [--shard i/n]", stderr)
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
-	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: default)")
+	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: every sweep not marked on_demand)")
 	out := fs.String("out", "out", "output folder: the dataset (runs/, timelines/), plots/ and report.md")
 	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
 	shardFlag := fs.String("shard", "", "run only shard i of n (0-based, e.g. 0/4); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")

@@ -210,6 +210,9 @@ func writeAtomic(dir, name string, data *partBuffer) error {
 		err = bw.Flush()
 	}
 	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -1,0 +1,87 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Representatives picks one aggregate per policy family among those that
+// match, for plots with one line per policy: the article's settings where
+// the data has them (cap 60 s, ±25 % for width jitter, Retry-After 30 s
+// for the families that read it), else the first in dataset order.
+// Families come in sim.Kinds order.
+func Representatives(aggs []*Aggregate, match func(*Aggregate) bool) []*Aggregate {
+	var out []*Aggregate
+	for _, k := range sim.Kinds() {
+		var best *Aggregate
+		bestScore := -1
+		for _, a := range aggs {
+			if a.Cell.Policy.Kind != k || !match(a) {
+				continue
+			}
+			if s := articleLikeness(a.Cell); s > bestScore {
+				best, bestScore = a, s
+			}
+		}
+		if best != nil {
+			out = append(out, best)
+		}
+	}
+	return out
+}
+
+func articleLikeness(c experiments.Cell) int {
+	p := c.Policy
+	s := 0
+	if p.Cap == time.Minute {
+		s += 4
+	}
+	switch {
+	case p.Kind == sim.WidthJitter && p.Width == 0.25:
+		s += 2
+	case (p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry) && p.Width == 0.2:
+		s += 2
+	}
+	if raAware[p.Kind] == (c.Scenario.RetryAfter == 30*time.Second) {
+		s++
+	}
+	return s
+}
+
+// ShortLabel names a cell's policy in a few words, for legends: the family
+// and the parameters that set it apart.
+func ShortLabel(c experiments.Cell) string {
+	p := c.Policy
+	parts := []string{string(p.Kind)}
+	switch p.Kind {
+	case sim.Fixed:
+		parts = append(parts, p.Base.String())
+	case sim.WidthJitter:
+		parts = append(parts, fmt.Sprintf("±%g%%", 100*p.Width))
+	case sim.WatchDog, sim.HTTPRetry:
+		if p.Width > 0 {
+			parts = append(parts, fmt.Sprintf("jitter %g", p.Width))
+		}
+	}
+	if p.Cap != 0 && p.Cap != time.Minute {
+		parts = append(parts, "cap "+p.Cap.String())
+	}
+	if c.Scenario.RetryAfter > 0 {
+		parts = append(parts, "RA "+c.Scenario.RetryAfter.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// PolicyLabel names a cell's policy in words for a table whose rows share
+// the scenario: the policy, and the server's Retry-After when it sends one.
+func PolicyLabel(c experiments.Cell) string {
+	l := c.Policy.Describe()
+	if c.Scenario.RetryAfter > 0 {
+		l += "; server sends Retry-After " + c.Scenario.RetryAfter.String()
+	}
+	return l
+}

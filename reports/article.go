@@ -1,0 +1,143 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// Verdict says how one of our figures stands against the published one.
+func Verdict(r analysis.ArticleRow, m experiments.Metric) string {
+	pub, ours := r.Published[m], r.Ours[m]
+	if pub.NotFinished || ours.NotFinished {
+		if pub.NotFinished == ours.NotFinished {
+			return "exact"
+		}
+		return "differs"
+	}
+	if ours.Value == pub.Value {
+		return "exact"
+	}
+	sp, ok := r.Many[m]
+	if !ok || math.IsNaN(sp.Z) {
+		return fmt.Sprintf("off by %s", signed(ours.Value-pub.Value, 1))
+	}
+	if math.Abs(sp.Z) <= 2 {
+		return "within sampling error"
+	}
+	return fmt.Sprintf("off by %.1f sd", math.Abs(sp.Z))
+}
+
+// WriteArticle writes the article's tables beside ours, row by row: the
+// published figure, ours on the article's seeds, the difference, ours over
+// many seeds (mean ± the standard deviation of a 5-seed mean), how many of
+// those the published figure lies away, and a verdict.
+func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
+	ew := &errWriter{w: w}
+	many := 0
+	for _, t := range tables {
+		for _, r := range t.Compared {
+			for _, sp := range r.Many {
+				many = max(many, sp.Seeds)
+			}
+		}
+	}
+	for _, t := range tables {
+		ew.printf("### %s — %s\n\n", t.ID, t.Title)
+		if many > 0 {
+			ew.printf("| row | metric | published | ours (seeds 206–210) | Δ | %s seeds: mean ± sd of a 5-seed mean | z | verdict |\n|---|---|--:|--:|--:|--:|--:|---|\n", thousands(float64(many)))
+		} else {
+			ew.printf("| row | metric | published | ours (seeds 206–210) | Δ | verdict |\n|---|---|--:|--:|--:|---|\n")
+		}
+		for _, r := range t.Compared {
+			label := r.Label
+			if r.Exact {
+				label += " **(exact)**"
+			}
+			for i, m := range t.Metrics {
+				if i > 0 {
+					label = ""
+				}
+				pub, ours := r.Published[m], r.Ours[m]
+				ps, os, delta := "not finished", "not finished", "—"
+				if !pub.NotFinished {
+					ps = figure(m, pub.Value)
+				}
+				if !ours.NotFinished {
+					os = figure(m, ours.Value)
+				}
+				if !pub.NotFinished && !ours.NotFinished {
+					prec := 1
+					if m == experiments.Sent || m == experiments.Peak {
+						prec = 0
+					}
+					delta = signed(ours.Value-pub.Value, prec)
+				}
+				if many > 0 {
+					sp := r.Many[m]
+					ms, z := "—", "—"
+					if sp.Seeds > 0 && sp.Unfinished < sp.Seeds {
+						ms = fmt.Sprintf("%s ± %s", figure(m, sp.Mean), figure(m, sp.SD5))
+						if m != experiments.Sent && m != experiments.Peak {
+							ms = fmt.Sprintf("%.1f ± %.2f", sp.Mean, sp.SD5)
+						}
+					}
+					if sp.Unfinished > 0 {
+						ms += fmt.Sprintf(" (%s of %s not finished)", thousands(float64(sp.Unfinished)), thousands(float64(sp.Seeds)))
+					}
+					if !math.IsNaN(sp.Z) {
+						z = signed(sp.Z, 1)
+					}
+					ew.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(label), m, ps, os, delta, ms, z, Verdict(r, m))
+				} else {
+					ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(label), m, ps, os, delta, Verdict(r, m))
+				}
+			}
+		}
+		ew.printf("\n")
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error, so that formatting code stays flat.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// WriteArticleText writes the same comparison as WriteArticle as aligned
+// plain text, for a terminal.
+func WriteArticleText(w io.Writer, tables []analysis.ArticleTable) error {
+	var b strings.Builder
+	if err := WriteArticle(&b, tables); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, line := range strings.Split(b.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "|---"):
+			continue
+		case strings.HasPrefix(line, "|"):
+			cells := strings.Split(strings.Trim(line, "|"), " | ")
+			for i := range cells {
+				cells[i] = strings.ReplaceAll(strings.TrimSpace(cells[i]), "**", "")
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		default:
+			tw.Flush()
+			fmt.Fprintln(w, strings.TrimPrefix(line, "### "))
+		}
+	}
+	return tw.Flush()
+}

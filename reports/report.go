@@ -1,0 +1,171 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/analysis"
+)
+
+// Provenance says where a report's data came from.
+type Provenance struct {
+	Tool       string
+	Sim        string
+	ConfigHash string
+	Commands   []string
+	Created    string
+	Sweeps     []string
+	Seeds      string // e.g. "1–10 (default); 206–210 (article)"
+	Runs       int
+	Files      int
+}
+
+// Plot is a figure embedded in the report.
+type Plot struct {
+	File, Title, Caption string
+}
+
+// CapacityTable is the article's table 5 regenerated for one capacity,
+// with the ranking behind it.
+type CapacityTable struct {
+	Capacity   float64
+	Situations []analysis.Situation
+	Ranking    *analysis.Recommendation // by t99; nil when no cell matches
+}
+
+// Report is everything report.md says.
+type Report struct {
+	Provenance Provenance
+	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
+	Capacities []CapacityTable
+	Plots      []Plot
+	Warnings   []string // dataset-wide; per-cell warnings are in the tables
+}
+
+// Write writes report.md.
+func Write(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	p := r.Provenance
+	ew.printf("# herdsweep report\n\n")
+	ew.printf("Which retry policy brings every client back fastest after an outage without burying the server that just recovered? Measured, not argued: every figure below is a mean over seeds of a deterministic simulation, with its 95 %% interval (Student t) where there are enough seeds.\n\n")
+	ew.printf("| | |\n|---|---|\n")
+	ew.printf("| tool | herdsweep %s |\n| simulator | %s |\n| config sha256 | `%s` |\n", p.Tool, p.Sim, p.ConfigHash)
+	ew.printf("| sweeps | %s |\n| seeds | %s |\n| runs | %s in %d part files |\n| created | %s |\n",
+		strings.Join(p.Sweeps, ", "), p.Seeds, thousands(float64(p.Runs)), p.Files, p.Created)
+	for _, c := range p.Commands {
+		ew.printf("| command | `%s` |\n", c)
+	}
+	ew.printf("\n")
+
+	if len(r.Warnings) > 0 {
+		ew.printf("## Warnings\n\n")
+		for _, w := range r.Warnings {
+			ew.printf("- %s\n", w)
+		}
+		ew.printf("\n")
+	}
+
+	ew.printf("## Recommendation by capacity\n\n")
+	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each capacity. Reasons quote the cell's mean over its seeds.\n\n")
+	for _, ct := range r.Capacities {
+		ew.printf("### %s requests/s\n\n", thousands(ct.Capacity))
+		ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
+		for _, s := range ct.Situations {
+			ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))
+		}
+		ew.printf("\n")
+		if rk := ct.Ranking; rk != nil {
+			writeRanking(ew, rk, 8)
+		}
+	}
+
+	if len(r.Article) > 0 {
+		ew.printf("## The article's tables beside ours\n\n")
+		ew.printf("Published figures against this dataset's runs on the article's scenario with seeds 206–210, aggregated as the article does (mean of per-seed values; sent and peak rounded, times to 0.1 s). `sweep reproduce` adds the spread over many seeds.\n\n")
+		if ew.err == nil {
+			ew.err = WriteArticle(ew.w, r.Article)
+		}
+	}
+
+	if len(r.Plots) > 0 {
+		ew.printf("## Figures\n\n")
+		for _, pl := range r.Plots {
+			ew.printf("### %s\n\n![%s](%s)\n\n%s\n\n", pl.Title, pl.Title, pl.File, pl.Caption)
+		}
+	}
+	return ew.err
+}
+
+// writeRanking writes the top candidates of a recommendation.
+func writeRanking(ew *errWriter, rk *analysis.Recommendation, top int) {
+	front := map[*analysis.Aggregate]bool{}
+	for _, a := range rk.Pareto {
+		front[a] = true
+	}
+	ew.printf("<details><summary>ranking by t99 (%d candidates; * = on the Pareto front of t99, peak and traffic)</summary>\n\n", len(rk.Ranked))
+	ew.printf("| # | policy | t99 (s) | peak (req/s) | sent after recovery | seeds | notes |\n|--:|---|--:|--:|--:|--:|---|\n")
+	for i, a := range rk.Ranked {
+		if i >= top && !front[a] {
+			continue
+		}
+		mark := ""
+		if front[a] {
+			mark = " *"
+		}
+		ew.printf("| %d | %s%s | %s | %s | %s | %d | %s |\n", i+1, cell(analysis.PolicyLabel(a.Cell)), mark,
+			summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)),
+			summary(analysis.Sent, a.Summary(analysis.Sent)), len(a.Seeds), cell(strings.Join(a.Warnings, "; ")))
+	}
+	ew.printf("\n</details>\n\n")
+	for _, w := range rk.Warnings {
+		ew.printf("- %s\n", w)
+	}
+	if len(rk.Warnings) > 0 {
+		ew.printf("\n")
+	}
+}
+
+// WriteRecommendation writes the answer to `sweep recommend` as text.
+func WriteRecommendation(w io.Writer, rk *analysis.Recommendation, note string) error {
+	ew := &errWriter{w: w}
+	b := rk.Best
+	m, err := rk.Query.Objective.Metric()
+	if err != nil {
+		return err
+	}
+	sc := b.Cell.Scenario
+	ew.printf("For %s requests/s after a %v outage, %s clients, optimising %s:\n\n", thousands(sc.Capacity), sc.RecoverAt, thousands(float64(sc.Clients)), m.Title)
+	ew.printf("  use: %s\n", b.Cell.Policy.Describe())
+	pk := b.Summary(analysis.Peak)
+	ew.printf("  t99 %s s, peak %s req/s (%.1f× capacity), %s requests after recovery, over %d seeds\n",
+		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.Peak, pk), pk.Mean/sc.Capacity,
+		summary(analysis.Sent, b.Summary(analysis.Sent)), len(b.Seeds))
+	if len(rk.Ties) > 0 {
+		var names []string
+		for _, a := range rk.Ties {
+			names = append(names, a.Cell.Policy.Describe())
+		}
+		ew.printf("  cannot be told apart from it on %s at these seeds: %s\n", m.Title, strings.Join(names, "; "))
+	}
+	var front []string
+	for _, a := range rk.Pareto {
+		front = append(front, analysis.ShortLabel(a.Cell))
+	}
+	ew.printf("  Pareto front (t99, peak, traffic): %s\n\n", strings.Join(front, ", "))
+	ew.printf("%-4s %-44s %24s %22s %22s\n", "#", "policy", "t99 (s) [95% CI]", "peak (req/s)", "sent after recovery")
+	for i, a := range rk.Ranked {
+		ew.printf("%-4d %-44s %24s %22s %22s\n", i+1, analysis.ShortLabel(a.Cell), summary(analysis.T99, a.Summary(analysis.T99)),
+			summary(analysis.Peak, a.Summary(analysis.Peak)), summary(analysis.Sent, a.Summary(analysis.Sent)))
+	}
+	for _, wn := range rk.Warnings {
+		ew.printf("warning: %s\n", wn)
+	}
+	if note != "" {
+		ew.printf("note: %s\n", note)
+	}
+	return ew.err
+}
+
+// Sprint is a helper for callers that need a figure as text.
+func Sprint(m analysis.Metric, s analysis.Summary) string { return fmt.Sprint(summary(m, s)) }
