@@ -206,32 +206,10 @@ type Situation struct {
 // raAware are the families that read a Retry-After.
 var raAware = map[sim.Kind]bool{sim.RAExact: true, sim.RAFullJitter: true, sim.RALowerBound: true, sim.ArticleClient: true, sim.HTTPRetry: true}
 
-// Table5 regenerates the article's "situation → recommended → reason" for
-// one capacity from the aggregates. Candidates are the aggregates at that
-// capacity with the most common clients and outage among them.
-func Table5(aggs []*Aggregate, capacity float64) []Situation {
-	var cands []*Aggregate
-	type key struct {
-		clients int
-		outage  time.Duration
-	}
-	count := map[key]int{}
-	var best key
-	for _, a := range aggs {
-		if a.Cell.Scenario.Capacity == capacity {
-			k := key{a.Cell.Scenario.Clients, a.Cell.Scenario.RecoverAt}
-			count[k]++
-			if count[k] > count[best] || (count[k] == count[best] && (k.clients < best.clients || (k.clients == best.clients && k.outage < best.outage))) {
-				best = k
-			}
-		}
-	}
-	for _, a := range aggs {
-		sc := a.Cell.Scenario
-		if sc.Capacity == capacity && sc.Clients == best.clients && sc.RecoverAt == best.outage {
-			cands = append(cands, a)
-		}
-	}
+// Table5 regenerates the article's "situation → recommended → reason"
+// from the aggregates that match q (its Objective is not used).
+func Table5(aggs []*Aggregate, q Query) []Situation {
+	cands := filter(aggs, q.Matches)
 	noRA := filter(cands, func(a *Aggregate) bool { return a.Cell.Scenario.RetryAfter == 0 })
 	withRA := filter(cands, func(a *Aggregate) bool {
 		return a.Cell.Scenario.RetryAfter > 0 && raAware[a.Cell.Policy.Kind] && (a.Cell.Policy.Kind != sim.HTTPRetry || a.Cell.Policy.HonorRetryAfter)
@@ -248,7 +226,7 @@ func Table5(aggs []*Aggregate, capacity float64) []Situation {
 		out = append(out, Situation{situation, as[0].Cell.Policy.Describe(), reason(as[0]), as[0]})
 	}
 	pick("server has no spare capacity", noRA, Peak, func(a *Aggregate) string {
-		return fmt.Sprintf("lowest peak (%.0f req/s, %.1f× capacity)", a.Summary(Peak).Mean, a.Summary(Peak).Mean/capacity)
+		return fmt.Sprintf("lowest peak (%.0f req/s, %.1f× capacity)", a.Summary(Peak).Mean, a.Summary(Peak).Mean/q.Capacity)
 	}, "no finished cell without Retry-After at this capacity")
 	pick("fastest user recovery", gentle(noRA), T99, func(a *Aggregate) string {
 		return fmt.Sprintf("t99 %.1f s, the best among policies that do not multiply the traffic (≤ %g× the least sent after recovery)", a.Summary(T99).Mean, GentleFactor)
@@ -290,6 +268,12 @@ func smallestChange(cands []*Aggregate) Situation {
 		bestT = math.Min(bestT, a.Summary(T99).Mean)
 	}
 	sort.SliceStable(wider, func(i, j int) bool { return wider[i].Cell.Policy.Width < wider[j].Cell.Policy.Width })
+	if base.Summary(T99).Mean <= 1.05*bestT {
+		s.Recommended = "keep ±10 % jitter: no wider jitter is 5 % faster here"
+		s.Reason = fmt.Sprintf("t99 %.1f s at ±10 %%, best width %.1f s", base.Summary(T99).Mean, bestT)
+		s.Cell = base
+		return s
+	}
 	for _, a := range wider {
 		if a.Summary(T99).Mean <= 1.05*bestT {
 			s.Recommended = fmt.Sprintf("widen ±10 %% jitter to ±%.0f %% or more", 100*a.Cell.Policy.Width)
@@ -328,6 +312,32 @@ func filter(as []*Aggregate, keep func(*Aggregate) bool) []*Aggregate {
 			out = append(out, a)
 		}
 	}
+	return out
+}
+
+// Groups lists the distinct scenarios of the aggregates, as queries by
+// capacity, clients and outage, in ascending order of each.
+func Groups(aggs []*Aggregate) []Query {
+	seen := map[Query]bool{}
+	var out []Query
+	for _, a := range aggs {
+		sc := a.Cell.Scenario
+		q := Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, Objective: ByT99}
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Capacity != b.Capacity {
+			return a.Capacity < b.Capacity
+		}
+		if a.Clients != b.Clients {
+			return a.Clients < b.Clients
+		}
+		return a.Outage < b.Outage
+	})
 	return out
 }
 

@@ -87,6 +87,7 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 			v = cv
 			if p.Key == "policy" && sim.DefaultPolicy(sim.Kind(v.(string))).Validate() != nil {
 				l.fail(path, "%q: want one of %s", v, kindNames())
+				l.badPolicy = true
 				return
 			}
 		}
@@ -247,7 +248,7 @@ func locate(src string, path []string) int {
 		} else {
 			continue
 		}
-		if m := prefixLen(table, path); m == len(table) && m > bestLen {
+		if m := prefixLen(table, path); (m == len(table) || m == len(path)) && m > bestLen {
 			best, bestLen = n+1, m
 		}
 	}

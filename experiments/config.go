@@ -77,6 +77,9 @@ type loader struct {
 	file string
 	src  string
 	errs []error
+	// badPolicy: a policy value was refused; the rest of the grid is still
+	// checked, with a stand-in policy, so that one run reports every mistake.
+	badPolicy bool
 }
 
 func (l *loader) fail(path []string, format string, args ...any) {
@@ -267,9 +270,14 @@ func (l *loader) seeds(a *axis) []uint32 {
 
 // expand appends every cell of the cartesian product of g to s.
 func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
+	standIn := false
 	if g["policy"] == nil {
-		l.fail([]string{"sweep", s.Name, "policy"}, "missing: want a policy family or a list of them (%s)", kindNames())
-		return
+		if !l.badPolicy {
+			l.fail([]string{"sweep", s.Name, "policy"}, "missing: want a policy family or a list of them (%s)", kindNames())
+			return
+		}
+		g = g.merge(axes{"policy": {values: []value{{v: string(sim.Fixed)}}}})
+		standIn = true
 	}
 	var keys []string
 	n := 1
@@ -314,7 +322,7 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			if len(l.errs) >= maxErrors {
 				return
 			}
-		} else {
+		} else if !standIn {
 			s.addCell(c, seen)
 		}
 		j := len(idx) - 1

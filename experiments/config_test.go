@@ -2,7 +2,11 @@ package experiments
 
 import (
 	"os"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 func TestLoadRepositorySweeps(t *testing.T) {
@@ -15,7 +19,196 @@ func TestLoadRepositorySweeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range cfg.Sweeps {
-		t.Logf("%s: %d cells × %d seeds = %d runs", s.Name, len(s.Cells), len(s.Seeds), s.Len())
+	art := cfg.Sweep("article")
+	if art == nil || len(art.Cells) != 12 || len(art.Seeds) != 5 {
+		t.Fatalf("article sweep: %+v, want the 12 distinct cells of tables 1–4 on 5 seeds", art)
+	}
+	for _, s := range cfg.Main() {
+		if s.OnDemand || s.Name == "nightly" {
+			t.Errorf("Main() includes %s", s.Name)
+		}
+	}
+	if n := cfg.Sweep("nightly"); n == nil || !n.OnDemand || n.Len() < 10_000 {
+		t.Errorf("nightly sweep: %+v", n)
+	}
+}
+
+const base = `
+[defaults]
+seeds = [1, 2]
+`
+
+func TestLoadExpandsGrids(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		src   string
+		cells int
+		seeds int
+		check func(t *testing.T, s *Sweep)
+	}{
+		{"product", base + `
+[sweep.s]
+policy = ["full-jitter", "decorrelated"]
+capacity_rps = [60, 120, 240]`, 6, 2, nil},
+		// width is read by width-jitter only: fixed's three widths collapse.
+		{"unread axes collapse", base + `
+[sweep.s]
+policy = ["fixed", "width-jitter"]
+width = [0.1, 0.25, 0.5]`, 4, 2, nil},
+		{"range", base + `
+[sweep.s]
+policy = "width-jitter"
+width = {from = 0, to = 1, step = 0.05}
+seeds = {from = 10, to = 19}`, 21, 10, func(t *testing.T, s *Sweep) {
+			if w := s.Cells[6].Policy.Width; w != 0.3 {
+				t.Errorf("7th width %v, want 0.3 exactly", w)
+			}
+		}},
+		{"policy table wins over axes", base + `
+[sweep.s]
+policy = [{kind = "fixed", base_s = 5}, "decorrelated"]
+base_s = 2`, 2, 2, func(t *testing.T, s *Sweep) {
+			if s.Cells[0].Policy.Base != 5*time.Second || s.Cells[1].Policy.Base != 2*time.Second {
+				t.Errorf("bases %v, %v; want 5s (table) and 2s (axis)", s.Cells[0].Policy.Base, s.Cells[1].Policy.Base)
+			}
+		}},
+		{"cells on top of the sweep", base + `
+[sweep.s]
+capacity_rps = 240
+[[sweep.s.cell]]
+policy = "fixed"
+base_s = 5
+[[sweep.s.cell]]
+policy = "decorrelated"
+cap_s = [30, 60]`, 3, 2, func(t *testing.T, s *Sweep) {
+			for _, c := range s.Cells {
+				if c.Scenario.Capacity != 240 {
+					t.Errorf("cell %s: capacity %v, want the sweep's 240", c.Label(), c.Scenario.Capacity)
+				}
+			}
+		}},
+		{"experiment with its own seeds", `
+[sweep.a]
+experiment = "table2"`, 2, 5, func(t *testing.T, s *Sweep) {
+			if s.Seeds[0] != 206 {
+				t.Errorf("seeds %v, want the article's", s.Seeds)
+			}
+		}},
+		{"family defaults when a key is absent", `
+[sweep.s]
+policy = ["article-client", "watchdog"]
+seeds = [1]`, 2, 1, func(t *testing.T, s *Sweep) {
+			if p := s.Cells[0].Policy; p.MaxAttempts != 6 || p.Cap != time.Minute {
+				t.Errorf("article-client %+v, want its 6 attempts and 60 s cap", p)
+			}
+			if p := s.Cells[1].Policy; p.Cap != 0 {
+				t.Errorf("watchdog %+v, want MaxInterval 0 (no cap) by default", p)
+			}
+		}},
+		{"explicit zero cap is no cap", base + `
+[sweep.s]
+policy = "exponential"
+cap_s = 0`, 1, 2, func(t *testing.T, s *Sweep) {
+			if s.Cells[0].Policy.Cap != 0 {
+				t.Errorf("cap %v, want 0", s.Cells[0].Policy.Cap)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		cfg, err := Load("t.toml", []byte(tt.src))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		s := cfg.Sweeps[0]
+		if len(s.Cells) != tt.cells || len(s.Seeds) != tt.seeds {
+			t.Errorf("%s: %d cells × %d seeds, want %d × %d", tt.name, len(s.Cells), len(s.Seeds), tt.cells, tt.seeds)
+		}
+		for _, c := range s.Cells {
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s: invalid cell %s: %v", tt.name, c.Label(), err)
+			}
+		}
+		if tt.check != nil && !t.Failed() {
+			tt.check(t, s)
+		}
+	}
+}
+
+func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string // fragments, all in the error
+	}{
+		{"syntax", "[sweep.s]\npolicy = [\"fixed\"\ncapacity_rps = 1", []string{"t.toml:3:"}},
+		{"unknown key", base + "[sweep.s]\npolicy = \"fixed\"\ncapcity_rps = 120\n", []string{"t.toml:6: sweep.s.capcity_rps: unknown key: want a parameter (policy, base_s"}},
+		{"unknown policy", base + "[sweep.s]\npolicy = [\"fixed\", \"decor\"]\n", []string{`t.toml:5: sweep.s.policy: "decor": want one of fixed, exponential, full-jitter`}},
+		{"wrong type", base + "[sweep.s]\npolicy = \"fixed\"\nclients = \"many\"\n", []string{`t.toml:6: sweep.s.clients: "many": want a whole number`}},
+		{"empty axis", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = []\n", []string{"t.toml:6: sweep.s.capacity_rps: empty list"}},
+		{"out of range", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = 0\n", []string{"t.toml:6: sweep.s.capacity_rps: 0: want a finite number of requests/s"}},
+		{"in defaults", "[defaults]\nseeds = [1]\ntick_ms = 0\n[sweep.s]\npolicy = \"fixed\"\n", []string{"t.toml:3: defaults.tick_ms: 0s: want a whole number of milliseconds ≥ 1ms"}},
+		{"cap below base", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = 2\ncap_s = 1\n", []string{"t.toml:7: sweep.s.cap_s: 1s: want 0 (no cap) or at least Base (2s)"}},
+		{"width", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = 1.5\n", []string{"t.toml:6: sweep.s.width: 1.5: want a fraction in [0, 1]"}},
+		{"bad range", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = {from = 1, to = 0, step = 0.1}\n", []string{"t.toml:6: sweep.s.width: from 1 to 0 step 0.1"}},
+		{"in a cell", base + "[sweep.s]\n[[sweep.s.cell]]\npolicy = \"fixed\"\n[[sweep.s.cell]]\npolicy = \"fixed\"\nbase_s = -1\n", []string{"t.toml:9: sweep.s.cell[1].base_s"}},
+		{"no seeds", "[sweep.s]\npolicy = \"fixed\"\n", []string{"sweep.s.seeds: missing"}},
+		{"sub-ms duration", base + "[sweep.s]\npolicy = \"fixed\"\nbase_s = 0.0005\n", []string{"t.toml:6: sweep.s.base_s: 0.0005: want a number of seconds in whole milliseconds"}},
+		{"two mistakes at once", base + "[sweep.s]\npolicy = \"nope\"\nclients = -1\n", []string{"t.toml:5: sweep.s.policy", "t.toml:6: sweep.s.clients"}},
+		{"unknown experiment", "[sweep.s]\nexperiment = \"table9\"\n", []string{`t.toml:2: sweep.s.experiment: "table9": want one of article, table1`}},
+		{"top level", "[sweeps.s]\npolicy = \"fixed\"\n", []string{"t.toml:1: sweeps: unknown key: want defaults or sweep"}},
+		{"nothing", "", []string{"t.toml: no [sweep.NAME] table"}},
+	}
+	for _, tt := range tests {
+		_, err := Load("t.toml", []byte(tt.src))
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error\n%v\nwant it to contain\n%s", tt.name, err, w)
+			}
+		}
+	}
+}
+
+func TestKeysAreStable(t *testing.T) {
+	t.Parallel()
+	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	// A key is the identity of stored runs: a change here makes every
+	// dataset run again. Change the want only with sim.Version.
+	if got, want := c.Canonical(), `policy="decorrelated" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 horizon_s=1200 retry_after_s=0`; got != want {
+		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
+	}
+	r1, r2 := Run{Cell: c, Seed: 1}, Run{Cell: c, Seed: 2}
+	if r1.Key() == r2.Key() || r1.Key() == c.Key() || len(r1.Key()) != 16 {
+		t.Errorf("keys %s %s %s: want distinct 16-hex keys", r1.Key(), r2.Key(), c.Key())
+	}
+	d := c
+	d.Policy.Width = 0.5 // unread by decorrelated, but a different value: Normalize is the caller's
+	if d.Normalize().Key() != c.Key() {
+		t.Errorf("normalized cells differ in key")
+	}
+}
+
+func TestShardsPartitionRuns(t *testing.T) {
+	t.Parallel()
+	cells, _ := Builtin("article")
+	s := &Sweep{Cells: cells, Seeds: []uint32{1, 2, 3, 4, 5, 6, 7, 8}}
+	const n = 3
+	counts := make([]int, n)
+	for i := range s.Len() {
+		counts[s.Run(i).Shard(n)]++
+	}
+	total := 0
+	for _, c := range counts {
+		if c == 0 {
+			t.Errorf("an empty shard: %v", counts)
+		}
+		total += c
+	}
+	if total != s.Len() {
+		t.Errorf("shards hold %d runs, want %d", total, s.Len())
 	}
 }

@@ -97,3 +97,9 @@ func (s *Sweep) addCell(c Cell, seen map[string]bool) {
 		s.Cells = append(s.Cells, c)
 	}
 }
+
+// Normalize returns c with its policy normalized (sim.Policy.Normalize).
+func (c Cell) Normalize() Cell {
+	c.Policy = c.Policy.Normalize()
+	return c
+}

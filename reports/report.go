@@ -26,10 +26,10 @@ type Plot struct {
 	File, Title, Caption string
 }
 
-// CapacityTable is the article's table 5 regenerated for one capacity,
-// with the ranking behind it.
+// CapacityTable is the article's table 5 regenerated for one scenario
+// (capacity, clients, outage), with the ranking behind it.
 type CapacityTable struct {
-	Capacity   float64
+	Query      analysis.Query
 	Situations []analysis.Situation
 	Ranking    *analysis.Recommendation // by t99; nil when no cell matches
 }
@@ -67,9 +67,9 @@ func Write(w io.Writer, r *Report) error {
 	}
 
 	ew.printf("## Recommendation by capacity\n\n")
-	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each capacity. Reasons quote the cell's mean over its seeds.\n\n")
+	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; \"fastest user recovery\" only considers policies whose traffic after recovery is within %g× of the least, so that a policy cannot win by burying the server.\n\n", analysis.GentleFactor)
 	for _, ct := range r.Capacities {
-		ew.printf("### %s requests/s\n\n", thousands(ct.Capacity))
+		ew.printf("### %s requests/s, %s clients, %v outage\n\n", thousands(ct.Query.Capacity), thousands(float64(ct.Query.Clients)), ct.Query.Outage)
 		ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
 		for _, s := range ct.Situations {
 			ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))

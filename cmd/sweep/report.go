@@ -46,9 +46,9 @@ func writeReport(_ context.Context, results, out string, _ *experiments.Config, 
 	r := &reports.Report{Provenance: provenance(ds)}
 	r.Warnings = datasetWarnings(ds, aggs)
 	r.Article = articleFromDataset(ds)
-	for _, c := range analysis.Capacities(aggs) {
-		ct := reports.CapacityTable{Capacity: c, Situations: analysis.Table5(aggs, c)}
-		if rk, err := analysis.Recommend(aggs, analysis.Query{Capacity: c, Objective: analysis.ByT99}); err == nil {
+	for _, q := range analysis.Groups(aggs) {
+		ct := reports.CapacityTable{Query: q, Situations: analysis.Table5(aggs, q)}
+		if rk, err := analysis.Recommend(aggs, q); err == nil {
 			ct.Ranking = rk
 		}
 		r.Capacities = append(r.Capacities, ct)
