@@ -70,7 +70,7 @@ type runOptions struct {
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
 	parts                                 []string
-	elapsed                               time.Duration
+	elapsed, writing                      time.Duration // writing: building and writing Parquet parts
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -125,8 +125,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		opts.meta.Command, opts.meta.Sweep = cmd, s.Name
 		st, err := runSweep(ctx, s, opts, stderr)
 		if st != nil {
-			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v → %s (%d new parts)\n",
-				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), (&store{root: *out, sweep: s.Name}).dir(runsDir), len(st.parts))
+			share := 0.0
+			if st.elapsed > 0 {
+				share = 100 * st.writing.Seconds() / st.elapsed.Seconds()
+			}
+			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%) → %s (%d new parts)\n",
+				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share,
+				(&store{root: *out, sweep: s.Name}).dir(runsDir), len(st.parts))
 		}
 		if err != nil {
 			return err
@@ -180,7 +185,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		if runs.Len() == 0 {
 			return nil
 		}
+		t0 := time.Now()
 		name, err := st.commit(runs, runsBuf, tls, tlBuf)
+		stats.writing += time.Since(t0)
 		if err != nil {
 			return err
 		}
@@ -202,10 +209,12 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			}
 			return nil
 		}
+		t0 := time.Now()
 		runs.Append(out.Job.Run, out.Result)
 		if out.Timeline != nil {
 			tls.Append(out.Job.Run, out.Timeline)
 		}
+		stats.writing += time.Since(t0)
 		stats.done++
 		if runs.Len() >= o.partRows {
 			return commit()
