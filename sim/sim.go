@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -154,12 +155,17 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 			}
 			continue
 		}
-		list := s.cal.take(k, &s.order)
-		active -= len(list)
-
 		t := float64(k) * tk.tick
 		resp.up = t >= recoverAt
-		m := len(list)
+		var m int
+		var list []int32
+		if s.cal.dense && s.Trace == nil {
+			m = int(s.cal.count[k])
+		} else {
+			list = s.cal.take(k, &s.order)
+			m = len(list)
+		}
+		active -= m
 		r.Sent += int64(m)
 		served := 0
 		if resp.up {
@@ -169,14 +175,15 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		}
 		ok += served
 		var quit int
-		if s.Trace != nil {
+		switch {
+		case list == nil: // dense, untraced: straight from the bitmap
+			quit, active = s.tickDense(k, served, t, lastT, tk, d, resp, rng, maxAtt, active)
+		case s.Trace == nil:
+			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
+		default:
 			for _, i := range list[:served] {
 				s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
 			}
-		}
-		if s.Trace == nil {
-			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
-		} else {
 			quit, active = s.rejectTraced(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
 		}
 		gaveUp += quit
@@ -231,6 +238,48 @@ func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer
 		if next <= lastT { // also false for NaN
 			s.cal.push(max(tk.arrival(next), k+1), i)
 			active++
+		}
+	}
+	return quit, active
+}
+
+// tickDense is reject for a dense calendar: it walks tick k's bitmap row in
+// index order, skips (and clears) the first served clients, and reschedules
+// the rest by setting their bits in later rows. No list is built.
+func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
+	c := &s.cal
+	words := c.words
+	row := c.bitmap[k*words : (k+1)*words]
+	left := int(c.count[k])
+	c.count[k] = 0
+	clients := s.clients
+	for w := 0; left > 0; w++ {
+		x := row[w]
+		if x == 0 {
+			continue
+		}
+		row[w] = 0
+		for ; x != 0; x &= x - 1 {
+			left--
+			if served > 0 {
+				served--
+				continue
+			}
+			i := int32(w<<6 + bits.TrailingZeros64(x))
+			cl := &clients[i]
+			cl.att++
+			if maxAtt > 0 && cl.att >= maxAtt {
+				quit++
+				continue
+			}
+			resp.index = i
+			next := t + d.delay(cl, resp, rng)
+			if next <= lastT { // also false for NaN
+				nk := max(tk.arrival(next), k+1)
+				c.bitmap[nk*words+int(i>>6)] |= 1 << (uint32(i) & 63)
+				c.count[nk]++
+				active++
+			}
 		}
 	}
 	return quit, active

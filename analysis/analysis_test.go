@@ -1,0 +1,231 @@
+package analysis
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	// 1…10: mean 5.5, sd 3.02765; t(0.975, 9) = 2.262157 (any t table).
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	s := Summarize(xs, 2)
+	const tol = 1e-5 // the t quantile is printed to 6 digits
+	half := 2.262157 * 3.0276504 / math.Sqrt(10)
+	if s.N != 10 || s.Unfinished != 2 || s.Mean != 5.5 || math.Abs(s.SD-3.0276504) > tol ||
+		math.Abs(s.Lo-(5.5-half)) > tol || math.Abs(s.Hi-(5.5+half)) > tol || s.Min != 1 || s.Max != 10 {
+		t.Errorf("Summarize(1…10) = %+v", s)
+	}
+	if s.Finished() {
+		t.Error("a summary with unfinished runs says Finished")
+	}
+	one := Summarize([]float64{4}, 0)
+	if !math.IsNaN(one.Lo) || one.Mean != 4 || one.SD != 0 {
+		t.Errorf("Summarize(one value) = %+v, want no interval", one)
+	}
+	if none := Summarize(nil, 3); none.N != 0 || !math.IsNaN(none.Mean) || none.Finished() {
+		t.Errorf("Summarize(nothing) = %+v", none)
+	}
+}
+
+// synthetic builds records for policies whose per-seed metrics are given,
+// so that the right recommendation is known by construction.
+type synth struct {
+	kind       sim.Kind
+	width      float64
+	t99        []float64 // NaN: not finished
+	peak, sent float64
+}
+
+func records(capacity float64, ps []synth) []Record {
+	var recs []Record
+	for _, p := range ps {
+		pol := sim.DefaultPolicy(p.kind)
+		pol.Width = p.width
+		sc := sim.Article()
+		sc.Capacity = capacity
+		c := experiments.Cell{Scenario: sc, Policy: pol.Normalize()}
+		for i, v := range p.t99 {
+			r := experiments.Run{Cell: c, Seed: uint32(i + 1)}
+			res := sim.Result{Clients: 2000, PeakRPS: p.peak, SentAfterRecovery: int64(p.sent)}
+			if !math.IsNaN(v) {
+				res.T99 = sim.Milestone{At: time.Duration(v * 1e9), Reached: true}
+			}
+			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Label: c.Label(), Cell: c, Result: res}})
+		}
+	}
+	return recs
+}
+
+var nan = math.NaN()
+
+func TestRecommendKnownAnswer(t *testing.T) {
+	t.Parallel()
+	aggs := Aggregates(records(100, []synth{
+		{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9}, 500, 3000},     // fastest
+		{sim.Decorrelated, 0, []float64{10.1, 10.3, 9.7, 10.2, 9.8}, 510, 3100}, // as fast, within noise
+		{sim.EqualJitter, 0, []float64{20, 20, 20, 20, 20}, 100, 2000},          // gentler, slower
+		{sim.Exponential, 0, []float64{nan, 500, nan, nan, nan}, 50, 1000},      // gentlest, never done
+		{sim.WidthJitter, 0.5, []float64{25, 25.5, 24.5, 25, 25}, 600, 4000},    // dominated by full jitter
+	}))
+	if len(aggs) != 5 {
+		t.Fatalf("%d aggregates, want 5", len(aggs))
+	}
+	rk, err := Recommend(aggs, Query{Capacity: 100, Objective: ByT99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Best.Cell.Policy.Kind != sim.FullJitter {
+		t.Errorf("best by t99: %s, want full-jitter", rk.Best.Label)
+	}
+	if len(rk.Ties) != 1 || rk.Ties[0].Cell.Policy.Kind != sim.Decorrelated {
+		t.Errorf("ties: %v, want decorrelated alone", labels(rk.Ties))
+	}
+	if last := rk.Ranked[len(rk.Ranked)-1]; last.Cell.Policy.Kind != sim.Exponential {
+		t.Errorf("last: %s, want the unfinished exponential", last.Label)
+	}
+	front := map[sim.Kind]bool{}
+	for _, a := range rk.Pareto {
+		front[a.Cell.Policy.Kind] = true
+	}
+	if !front[sim.FullJitter] || !front[sim.EqualJitter] || !front[sim.Exponential] || front[sim.WidthJitter] {
+		t.Errorf("Pareto front %v: want full-jitter, equal-jitter and exponential, not width-jitter", labels(rk.Pareto))
+	}
+	if !strings.Contains(strings.Join(rk.Warnings, "\n"), "winner changes between seeds") {
+		t.Errorf("warnings %q: want the t99 winner to change between seeds (decorrelated wins seeds 3 and 5)", rk.Warnings)
+	}
+	byPeak, _ := Recommend(aggs, Query{Capacity: 100, Objective: ByPeak})
+	if byPeak.Best.Cell.Policy.Kind != sim.Exponential {
+		t.Errorf("best by peak: %s, want exponential", byPeak.Best.Label)
+	}
+	if _, err := Recommend(aggs, Query{Capacity: 300, Objective: ByT99}); err == nil || !strings.Contains(err.Error(), "no cells with capacity 300") {
+		t.Errorf("Recommend(300) = %v", err)
+	}
+	if _, err := Recommend(aggs, Query{Capacity: 100, Objective: "fast"}); err == nil {
+		t.Error("Recommend with an unknown objective: no error")
+	}
+}
+
+func labels(as []*Aggregate) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Label)
+	}
+	return out
+}
+
+func TestTable5FromData(t *testing.T) {
+	t.Parallel()
+	aggs := Aggregates(records(120, []synth{
+		{sim.Fixed, 0, []float64{40, 40, 40}, 2000, 17000},      // fast by hammering: not "fastest"
+		{sim.FullJitter, 0, []float64{84, 85, 84}, 152, 2011},   // lowest peak
+		{sim.Decorrelated, 0, []float64{73, 74, 73}, 264, 2324}, // fastest among the gentle
+		{sim.WidthJitter, 0.1, []float64{129, 130, 129}, 706, 3754},
+		{sim.WidthJitter, 0.25, []float64{73, 72.5, 73}, 370, 2554},
+		{sim.WidthJitter, 0.5, []float64{74, 74, 74}, 300, 2400},
+	}))
+	got := Table5(aggs, Query{Capacity: 120})
+	want := []struct{ situation, recommended string }{
+		{"server has no spare capacity", "exponential + full jitter"},
+		{"fastest user recovery", "decorrelated jitter"},
+		{"server can send Retry-After", "—"},
+		{"smallest code change", "widen ±10 % jitter to ±25 % or more"},
+	}
+	for i, w := range want {
+		if got[i].Situation != w.situation || !strings.HasPrefix(got[i].Recommended, w.recommended) {
+			t.Errorf("row %d: %q → %q (%s), want %q → %q", i, got[i].Situation, got[i].Recommended, got[i].Reason, w.situation, w.recommended)
+		}
+	}
+	if !strings.Contains(got[3].Reason, "129.3 s → 72.8 s") {
+		t.Errorf("smallest change reason %q", got[3].Reason)
+	}
+}
+
+// The article's rows without jitter come out to its printed digit on
+// seeds 206–210: the simulator is the article's.
+func TestArticleExactRows(t *testing.T) {
+	t.Parallel()
+	run := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+		var five []sim.Result
+		for _, s := range experiments.ArticleSeeds {
+			r, err := sim.Run(c.Scenario, c.Policy, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			five = append(five, r)
+		}
+		return five, nil
+	}
+	exact := map[string]bool{"fixed 5 s": true, "exponential, no jitter": true, "exponential, cap 60 s": true,
+		"exponential, cap 300 s": true, "no jitter": true, "honour Retry-After exactly": true}
+	for _, tbl := range CompareArticle(experiments.ArticleTables(), run) {
+		for _, r := range tbl.Compared {
+			if exact[r.Label] && !r.Exact {
+				t.Errorf("%s / %s: ours %v, published %v: want exact", tbl.ID, r.Label, r.Ours, r.Published)
+			}
+		}
+	}
+}
+
+func TestArticleFigureRoundsLikeTheArticle(t *testing.T) {
+	t.Parallel()
+	rs := []sim.Result{{SentAfterRecovery: 9412, PeakRPS: 1140, T99: sim.Milestone{At: 72 * time.Second, Reached: true}},
+		{SentAfterRecovery: 9435, PeakRPS: 1209, T99: sim.Milestone{At: 75500 * time.Millisecond, Reached: true}}}
+	if f := ArticleFigure(experiments.Sent, rs); f.Value != 9424 { // 9423.5 rounds up, as Math.round does
+		t.Errorf("sent %v, want 9424", f.Value)
+	}
+	if f := ArticleFigure(experiments.T99, rs); f.Value != 73.8 { // 73.75 → 73.8
+		t.Errorf("t99 %v, want 73.8", f.Value)
+	}
+	rs[1].T99.Reached = false
+	if f := ArticleFigure(experiments.T99, rs); !f.NotFinished {
+		t.Errorf("t99 with an unfinished seed: %+v, want not finished", f)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	runsFile := func(m dataset.Meta) []byte {
+		var b bytes.Buffer
+		w := dataset.NewRunsWriter(&b, m)
+		recs := records(120, []synth{{sim.Decorrelated, 0, []float64{70}, 200, 2000}})
+		w.Append(experiments.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var tl bytes.Buffer
+	tw := dataset.NewTimelineWriter(&tl, dataset.Meta{})
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		fs   fstest.MapFS
+		want string
+	}{
+		{"empty", fstest.MapFS{"runs/sweep=a/readme.txt": {Data: []byte("x")}}, "no Parquet files under runs/"},
+		{"no folder", fstest.MapFS{}, "no Parquet files under runs/"},
+		{"corrupt", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: []byte("PAR1garbagePAR1")}}, "runs/sweep=a/part-00000.parquet: not a Parquet file"},
+		{"other schema", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: tl.Bytes()}}, `runs/sweep=a/part-00000.parquet: schema "timelines/1": want "runs/1"`},
+	}
+	for _, tt := range tests {
+		if _, err := Load(tt.fs); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Load = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	ds, err := Load(fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: runsFile(dataset.Meta{Sim: sim.Version})},
+		"runs/sweep=a/.part-00001.parquet.123.tmp": {Data: []byte("half written")}})
+	if err != nil || len(ds.Records) != 1 || ds.Records[0].Sweep != "a" {
+		t.Errorf("Load of one part and a temporary file: %v, %v", ds, err)
+	}
+}
