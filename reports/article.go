@@ -25,12 +25,20 @@ func Verdict(r analysis.ArticleRow, m experiments.Metric) string {
 	}
 	sp, ok := r.Many[m]
 	if !ok || math.IsNaN(sp.Z) {
-		return fmt.Sprintf("off by %s", signed(ours.Value-pub.Value, 1))
+		return fmt.Sprintf("off by %s", signed(ours.Value-pub.Value, precision(m)))
 	}
 	if math.Abs(sp.Z) <= 2 {
 		return "within sampling error"
 	}
 	return fmt.Sprintf("off by %.1f sd", math.Abs(sp.Z))
+}
+
+// precision is the decimals the article prints a metric with.
+func precision(m experiments.Metric) int {
+	if m == experiments.Sent || m == experiments.Peak {
+		return 0
+	}
+	return 1
 }
 
 // WriteArticle writes the article's tables beside ours, row by row: the
@@ -72,11 +80,7 @@ func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
 					os = figure(m, ours.Value)
 				}
 				if !pub.NotFinished && !ours.NotFinished {
-					prec := 1
-					if m == experiments.Sent || m == experiments.Peak {
-						prec = 0
-					}
-					delta = signed(ours.Value-pub.Value, prec)
+					delta = signed(ours.Value-pub.Value, precision(m))
 				}
 				if many > 0 {
 					sp := r.Many[m]
