@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -40,7 +41,13 @@ const maxRange = 100_000
 // (sweepTable) the sweep's own keys are allowed besides parameters.
 func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 	out := axes{}
-	for k, raw := range t {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // never range over a map to report: errors come in a stable order
+	for _, k := range keys {
+		raw := t[k]
 		kp := append(append([]string{}, path...), k)
 		if sweepTable && slices.Contains(sweepKeys, k) && k != "seeds" {
 			continue
@@ -142,7 +149,13 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 		return
 	}
 	bundle := map[string]any{}
-	for k, v := range t {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := t[k]
 		if k == "kind" {
 			continue
 		}
@@ -162,7 +175,7 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 }
 
 func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(any, map[string]any)) {
-	for k := range t {
+	for _, k := range slices.Sorted(maps.Keys(t)) {
 		if k != "from" && k != "to" && k != "step" {
 			l.fail(append(append([]string{}, path...), k), "unknown key in a range: want from, to, step")
 			return

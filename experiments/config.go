@@ -3,7 +3,9 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,7 +118,7 @@ func Load(file string, src []byte) (*Config, error) {
 		}
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
-	for k := range raw {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		if k != "defaults" && k != "sweep" {
 			l.fail([]string{k}, "unknown key: want defaults or sweep")
 		}
@@ -146,6 +148,7 @@ func Load(file string, src []byte) (*Config, error) {
 		}
 	}
 	if len(l.errs) > 0 {
+		sort.SliceStable(l.errs, func(i, j int) bool { return l.errs[i].(*Error).Line < l.errs[j].(*Error).Line })
 		return nil, errors.Join(l.errs...)
 	}
 	if len(cfg.Sweeps) == 0 {

@@ -40,6 +40,9 @@ type Param struct {
 	// Policy is true for the policy's parameters, false for the scenario's.
 	Policy bool
 
+	// Min and Max bound a numeric value whatever the family (NaN: none).
+	Min, Max float64
+
 	get func(c *Cell) any
 	set func(c *Cell, v any)
 }
@@ -101,6 +104,16 @@ var Params = []Param{
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
 }
 
+// bounds are the values a parameter may take whatever the policy family;
+// sim's Validate checks the rest (a cap below the base, a capacity that
+// serves nothing per tick …) cell by cell.
+var bounds = map[string][2]float64{
+	"base_s": {0, math.Inf(1)}, "cap_s": {0, math.Inf(1)}, "multiplier": {1, 100}, "width": {0, 1},
+	"max_attempts": {0, math.MaxInt32}, "clients": {1, 1 << 30}, "tick_ms": {1, 3_600_000},
+	"recover_s": {0, math.Inf(1)}, "capacity_rps": {0, math.Inf(1)}, "spread_s": {0, math.Inf(1)},
+	"horizon_s": {0, math.Inf(1)}, "retry_after_s": {0, math.Inf(1)},
+}
+
 // ParamByKey returns the parameter named key, or nil.
 func ParamByKey(key string) *Param {
 	for i := range Params {
@@ -123,6 +136,33 @@ func paramByField(field string, policy bool) *Param {
 // coerce checks that v, as decoded from TOML, fits p and returns it in p's
 // Go type.
 func (p *Param) coerce(v any) (any, error) {
+	cv, err := p.coerceType(v)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := bounds[p.Key]
+	if !ok {
+		return cv, nil
+	}
+	var f float64
+	switch x := cv.(type) {
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	}
+	if math.IsNaN(f) || f < b[0] || f > b[1] {
+		num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+		want := fmt.Sprintf("%s in [%s, %s]", p.Type, num(b[0]), num(b[1]))
+		if math.IsInf(b[1], 1) {
+			want = fmt.Sprintf("%s ≥ %s", p.Type, num(b[0]))
+		}
+		return nil, fmt.Errorf("%s: want %s", show(v), want)
+	}
+	return cv, nil
+}
+
+func (p *Param) coerceType(v any) (any, error) {
 	switch p.Type {
 	case Int:
 		switch x := v.(type) {

@@ -9,13 +9,25 @@ import (
 	"strings"
 )
 
-// usageError is bad input: exit code 2.
-type usageError struct{ err error }
+// usageError is bad input: exit code 2. printed: the flag package has
+// already said it.
+type usageError struct {
+	err     error
+	printed bool
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error {
+	return usageError{err: fmt.Errorf(format, args...)}
+}
+
+// alreadyPrinted reports whether err was printed where it happened.
+func alreadyPrinted(err error) bool {
+	var u usageError
+	return errors.As(err, &u) && u.printed
+}
 
 // errHelp is returned after printing help on request: exit code 0.
 var errHelp = errors.New("help")
@@ -120,7 +132,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return usageError{err: err, printed: true}
 	}
 	if fs.NArg() > 0 {
 		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))

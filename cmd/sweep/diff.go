@@ -13,7 +13,7 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("diff", "A B   (two dataset folders)", stderr)
 	limit := fs.Int("n", 20, "differences to list")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()

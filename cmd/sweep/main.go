@@ -18,7 +18,9 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sweep:", err)
+		if !alreadyPrinted(err) {
+			fmt.Fprintln(os.Stderr, "sweep:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -30,7 +30,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	q := analysis.Query{Capacity: *capacity, Clients: *clients, Outage: *outage, Objective: analysis.Objective(*objective)}
 	if _, err := q.Objective.Metric(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if *seeds < 2 || *seeds > 10000 {
 		return usagef("recommend: --seeds %d: want 2 to 10000", *seeds)

@@ -26,7 +26,7 @@ func loadConfig(path string) (*experiments.Config, string, error) {
 	}
 	cfg, err := experiments.Load(path, src)
 	if err != nil {
-		return nil, "", usageError{err}
+		return nil, "", usageError{err: err}
 	}
 	h := sha256.Sum256(src)
 	return cfg, hex.EncodeToString(h[:]), nil
@@ -95,7 +95,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	shard, shardFrom, err := resolveShard(*shardFlag, *shards, getenv)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	cfg, hash, err := loadConfig(*config)
 	if err != nil {

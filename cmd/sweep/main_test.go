@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestMain lets the test binary stand in for the sweep command, so that a
+// test can run (and kill) it as a real process without building it.
+func TestMain(m *testing.M) {
+	if os.Getenv("HERDSWEEP_BE_SWEEP") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// sweep runs the command in-process and returns its output and exit code.
+func sweep(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err := run(context.Background(), args, &o, &e)
+	if err != nil && !alreadyPrinted(err) {
+		e.WriteString("sweep: " + err.Error() + "\n")
+	}
+	return o.String(), e.String(), exitCode(err)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestCLIGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"help", []string{"help"}, 0},
+		{"policies", []string{"policies"}, 0},
+		{"schema", []string{"schema", "--markdown"}, 0},
+		{"no-command", nil, 2},
+		{"unknown-command", []string{"sweeep"}, 2},
+		{"bad-flag", []string{"run", "--workers", "many"}, 2},
+		{"bad-config", []string{"run", "--config", "testdata/bad.toml", "--out", "testdata/never-written"}, 2},
+		{"missing-config", []string{"plan", "--config", "testdata/nope.toml"}, 2},
+		{"unknown-sweep", []string{"run", "--config", "testdata/small.toml", "--sweep", "c", "--out", "testdata/never-written"}, 2},
+		{"bad-shard", []string{"run", "--config", "testdata/small.toml", "--shard", "3/3", "--out", "testdata/never-written"}, 2},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := sweep(t, tt.args...)
+		if code != tt.code {
+			t.Errorf("%s: exit %d, want %d\n%s", tt.name, code, tt.code, stderr)
+		}
+		golden(t, tt.name+".golden", "$ sweep "+strings.Join(tt.args, " ")+"\n"+stdout+"-- stderr --\n"+stderr)
+	}
+	if _, err := os.Stat("testdata/never-written"); err == nil {
+		t.Error("a refused run created its output folder")
+	}
+}
+
+// files returns every file under dir with its bytes, by relative path.
+func files(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := sweep(t, args...)
+	if code != 0 {
+		t.Fatalf("sweep %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout
+}
+
+var doneLine = regexp.MustCompile(`(?m)^(\w+): (\d+) runs done, (\d+) skipped`)
+
+func TestRunIsDeterministicIncrementalAndShardable(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1780000000")
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+	out := mustRun(t, "run", "--config", "testdata/small.toml", "--out", one, "--workers", "1", "--part-rows", "40", "--no-report", "--quiet")
+	mustRun(t, "run", "--config", "testdata/small.toml", "--out", two, "--workers", "2", "--part-rows", "40", "--no-report", "--quiet")
+	m := doneLine.FindAllStringSubmatch(out, -1)
+	if len(m) != 2 || m[0][2] != "36" || m[1][2] != "60" {
+		t.Fatalf("first run: %q, want 36 runs of a and 60 of b", out)
+	}
+	// Byte-identical datasets, whatever the worker count.
+	f1, f2 := files(t, one), files(t, two)
+	if len(f1) != len(f2) || len(f1) < 6 {
+		t.Fatalf("%d files with 1 worker, %d with 2", len(f1), len(f2))
+	}
+	for name, b := range f1 {
+		if !bytes.Equal(b, f2[name]) {
+			t.Errorf("%s differs between 1 and 2 workers", name)
+		}
+	}
+
+	// A rerun runs nothing; a new seed runs only the new runs.
+	out = mustRun(t, "run", "--config", "testdata/small.toml", "--out", one, "--no-report", "--quiet")
+	if m := doneLine.FindAllStringSubmatch(out, -1); m[0][2] != "0" || m[0][3] != "36" || m[1][2] != "0" {
+		t.Errorf("rerun: %q, want everything skipped", out)
+	}
+	more := filepath.Join(dir, "more.toml")
+	src, _ := os.ReadFile("testdata/small.toml")
+	os.WriteFile(more, bytes.Replace(src, []byte("to = 6}"), []byte("to = 7}"), 1), 0o644)
+	out = mustRun(t, "run", "--config", more, "--sweep", "a", "--out", one, "--no-report", "--quiet")
+	if m := doneLine.FindStringSubmatch(out); m == nil || m[2] != "6" || m[3] != "36" {
+		t.Errorf("one more seed: %q, want 6 runs done and 36 skipped", out)
+	}
+
+	// Three shards into one folder make the same dataset as one process.
+	sharded := filepath.Join(dir, "sharded")
+	total := 0
+	for _, s := range []string{"0/3", "1/3", "2/3"} {
+		out := mustRun(t, "run", "--config", "testdata/small.toml", "--out", sharded, "--shard", s, "--no-report", "--quiet")
+		for _, m := range doneLine.FindAllStringSubmatch(out, -1) {
+			n := 0
+			for _, c := range m[2] {
+				n = n*10 + int(c-'0')
+			}
+			if n == 0 {
+				t.Errorf("shard %s of %s ran nothing", s, m[1])
+			}
+			total += n
+		}
+	}
+	if total != 96 {
+		t.Errorf("shards ran %d runs in all, want 96", total)
+	}
+	if stdout, stderr, code := sweep(t, "diff", two, sharded); code != 0 {
+		t.Errorf("diff of one process and three shards: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if stdout, _, code := sweep(t, "diff", one, two); code != 1 || !strings.Contains(stdout, "6 only in") {
+		t.Errorf("diff of datasets that differ by a seed: exit %d\n%s", code, stdout)
+	}
+}
+
+// A sweep killed with SIGKILL at any moment is completed by a rerun, with
+// no run missing and none twice.
+func TestKilledRunResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command as a process")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1780000000")
+	dir := t.TempDir()
+	killed, whole := filepath.Join(dir, "killed"), filepath.Join(dir, "whole")
+	cfg := filepath.Join(dir, "big.toml")
+	src, _ := os.ReadFile("testdata/small.toml")
+	src = bytes.ReplaceAll(src, []byte("clients = 150"), []byte("clients = 1500"))
+	src = bytes.ReplaceAll(src, []byte("to = 6}"), []byte("to = 40}"))
+	os.WriteFile(cfg, src, 0o644)
+
+	cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", killed, "--part-rows", "10", "--workers", "2", "--no-report", "--quiet")
+	cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	parts := filepath.Join(killed, "runs", "sweep=a")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		es, _ := os.ReadDir(parts)
+		if len(es) >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	err := cmd.Wait()
+	if err == nil {
+		t.Skip("the run finished before it could be killed")
+	}
+	before := len(files(t, killed))
+	out := mustRun(t, "run", "--config", cfg, "--out", killed, "--no-report", "--quiet")
+	if m := doneLine.FindStringSubmatch(out); m == nil || m[3] == "0" {
+		t.Errorf("rerun after kill (%d files were there): %q, want some runs skipped", before, out)
+	}
+	mustRun(t, "run", "--config", cfg, "--out", whole, "--no-report", "--quiet")
+	if stdout, stderr, code := sweep(t, "diff", killed, whole); code != 0 {
+		t.Errorf("killed and resumed vs whole: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+func TestReportRecommendAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	out := mustRun(t, "run", "--config", "testdata/small.toml", "--out", res, "--quiet")
+	if !strings.Contains(out, "report: "+filepath.Join(res, "report.md")) {
+		t.Errorf("run output %q does not end with the report's path", out)
+	}
+	for _, f := range []string{"report.md", "plots/herd.png", "plots/recovery.png", "plots/t99-width.png", "plots/t99-heatmap.png", "plots/pareto.png", "plots/t99-capacity.png"} {
+		if fi, err := os.Stat(filepath.Join(res, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// The report renders again from the dataset alone, into another folder.
+	other := filepath.Join(dir, "other")
+	mustRun(t, "report", "--results", res, "--out", other)
+	a, _ := os.ReadFile(filepath.Join(res, "report.md"))
+	b, _ := os.ReadFile(filepath.Join(other, "report.md"))
+	if !bytes.Equal(a, b) {
+		t.Error("report from the dataset differs from the one the run wrote")
+	}
+
+	out = mustRun(t, "recommend", "--capacity", "30", "--clients", "150", "--outage", "10s", "--results", res)
+	if !strings.Contains(out, "answered from the dataset") || !strings.Contains(out, "use: ") {
+		t.Errorf("recommend from the dataset:\n%s", out)
+	}
+	out = mustRun(t, "recommend", "--capacity", "45", "--clients", "150", "--outage", "10s", "--results", res, "--seeds", "3")
+	if !strings.Contains(out, "simulated") || !strings.Contains(out, "Pareto front") {
+		t.Errorf("recommend for a capacity the dataset lacks:\n%s", out)
+	}
+	if _, stderr, code := sweep(t, "recommend", "--capacity", "0"); code != 2 || !strings.Contains(stderr, "--capacity 0: want") {
+		t.Errorf("recommend --capacity 0: exit %d, %s", code, stderr)
+	}
+
+	// A folder without a dataset, and an output path that is a file.
+	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "no Parquet files under runs/") {
+		t.Errorf("report of an empty folder: exit %d, %s", code, stderr)
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	if _, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--out", file, "--quiet"); code != 1 || !strings.Contains(stderr, "output folder") {
+		t.Errorf("run into a file: exit %d, %s", code, stderr)
+	}
+	// A corrupt part is named, not skipped.
+	os.WriteFile(filepath.Join(res, "runs", "sweep=a", "part-00099.parquet"), []byte("PAR1 broken"), 0o644)
+	if _, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--out", res, "--quiet"); code != 1 || !strings.Contains(stderr, "part-00099.parquet") {
+		t.Errorf("run over a corrupt part: exit %d, %s", code, stderr)
+	}
+}
+
+func TestResolveShard(t *testing.T) {
+	t.Parallel()
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	tests := []struct {
+		flag   string
+		shards int
+		env    func(string) string
+		want   shardSpec
+		err    string
+	}{
+		{"", 0, env(), shardSpec{}, ""},
+		{"1/4", 0, env("JOB_COMPLETION_INDEX", "3"), shardSpec{1, 4}, ""},
+		{"", 5, env("JOB_COMPLETION_INDEX", "3"), shardSpec{3, 5}, ""},
+		{"", 0, env("JOB_COMPLETION_INDEX", "3", "HERDSWEEP_SHARDS", "4"), shardSpec{3, 4}, ""},
+		{"", 0, env("JOB_COMPLETION_INDEX", "3"), shardSpec{}, "--shards N or HERDSWEEP_SHARDS"},
+		{"", 0, env("SLURM_ARRAY_TASK_ID", "7", "SLURM_ARRAY_TASK_MIN", "5", "SLURM_ARRAY_TASK_COUNT", "4"), shardSpec{2, 4}, ""},
+		{"", 0, env("SLURM_ARRAY_TASK_ID", "4", "SLURM_ARRAY_TASK_COUNT", "4"), shardSpec{}, "want i/n with 0 ≤ i < n"},
+		{"", 3, env(), shardSpec{}, "which shard is this?"},
+		{"2/2", 0, env(), shardSpec{}, `shard "2/2"`},
+	}
+	for _, tt := range tests {
+		got, _, err := resolveShard(tt.flag, tt.shards, tt.env)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%+v: error %v, want %q", tt, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%+v: %v, %v; want %v", tt, got, err, tt.want)
+		}
+	}
+}
+
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/1", "3/4", "4/4", "-1/2", "1/0", " 2/3 ", "9999999999999999999/1", "1/2/3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := parseShard(s)
+		if err == nil && (sh.n < 1 || sh.i < 0 || sh.i >= sh.n || sh.n > maxShards) {
+			t.Fatalf("parseShard(%q) = %+v without error", s, sh)
+		}
+	})
+}
