@@ -15,10 +15,15 @@ import (
 type calendar struct {
 	// dense mode: a bitmap of all clients per tick, for runs where that
 	// fits in denseLimit bytes. A push sets a bit, a take reads the bits in
-	// index order: no chains and no sorting.
+	// index order: no chains and no sorting. It is column-major: the clients
+	// of one 64-bit word over consecutive ticks are contiguous, and since a
+	// tick's rejected clients are rescheduled in index order, their pushes
+	// stay within a few kilobytes (20 % faster than rows of ticks, measured
+	// on BenchmarkTable1).
 	dense  bool
 	words  int      // words per tick
-	bitmap []uint64 // ticks × words
+	stride int      // ticks per column
+	bitmap []uint64 // column-major: word w of tick k at w·stride + k
 	count  []int32  // per tick: clients due
 
 	// sparse mode: chains of blocks.
@@ -47,8 +52,8 @@ func (c *calendar) reset(ticks, clients int) {
 	words := (clients + 63) / 64
 	c.dense = ticks*words*8 <= denseLimit
 	if c.dense {
-		if c.words != words || len(c.count) < ticks {
-			c.words = words
+		if c.words != words || c.stride < ticks {
+			c.words, c.stride = words, ticks
 			c.bitmap = make([]uint64, ticks*words)
 			c.count = make([]int32, ticks)
 		}
@@ -82,7 +87,7 @@ func (c *calendar) block() int32 {
 // push appends client i to tick k.
 func (c *calendar) push(k int, i int32) {
 	if c.dense {
-		c.bitmap[k*c.words+int(i>>6)] |= 1 << (uint32(i) & 63)
+		c.bitmap[int(i>>6)*c.stride+k] |= 1 << (uint32(i) & 63)
 		c.count[k]++
 		return
 	}
@@ -114,14 +119,13 @@ func (c *calendar) take(k int, o *sorter) []int32 {
 	if c.dense {
 		m := int(c.count[k])
 		out = slices.Grow(out, m)[:m]
-		row := c.bitmap[k*c.words : (k+1)*c.words]
 		n := 0
 		for w := 0; n < m; w++ { // stops at the last client due
-			x := row[w]
+			x := c.bitmap[w*c.stride+k]
 			if x == 0 {
 				continue
 			}
-			row[w] = 0
+			c.bitmap[w*c.stride+k] = 0
 			for x != 0 {
 				out[n] = int32(w<<6 + bits.TrailingZeros64(x))
 				x &= x - 1

@@ -243,22 +243,22 @@ func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer
 	return quit, active
 }
 
-// tickDense is reject for a dense calendar: it walks tick k's bitmap row in
+// tickDense is reject for a dense calendar: it walks tick k's bits in
 // index order, skips (and clears) the first served clients, and reschedules
 // the rest by setting their bits in later rows. No list is built.
 func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
 	c := &s.cal
-	words := c.words
-	row := c.bitmap[k*words : (k+1)*words]
+	stride := c.stride
+	col := c.bitmap[k:] // word w of tick k is col[w·stride]
 	left := int(c.count[k])
 	c.count[k] = 0
 	clients := s.clients
 	for w := 0; left > 0; w++ {
-		x := row[w]
+		x := col[w*stride]
 		if x == 0 {
 			continue
 		}
-		row[w] = 0
+		col[w*stride] = 0
 		for ; x != 0; x &= x - 1 {
 			left--
 			if served > 0 {
@@ -276,7 +276,7 @@ func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, r
 			next := t + d.delay(cl, resp, rng)
 			if next <= lastT { // also false for NaN
 				nk := max(tk.arrival(next), k+1)
-				c.bitmap[nk*words+int(i>>6)] |= 1 << (uint32(i) & 63)
+				c.bitmap[int(i>>6)*stride+nk] |= 1 << (uint32(i) & 63)
 				c.count[nk]++
 				active++
 			}
