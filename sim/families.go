@@ -113,6 +113,61 @@ var families = []family{
 		build: func(p Policy) delayer { return articleClientDelay{newDecorrelated(p)} },
 	},
 	{
+		// grpc-go backoff (internal/backoff, backoff.DefaultConfig): delay =
+		// min(MaxDelay, BaseDelay·Multiplier^retries), then ×(1 + Jitter·(2U−1)),
+		// retries counted from 0. Also cenkalti/backoff's ExponentialBackOff
+		// (RandomizationFactor is the width).
+		Family: Family{Kind: GRPC, Title: "exponential ± symmetric jitter (gRPC, cenkalti)",
+			Formula: "min(cap, base·multiplier^(n−1)) · (1 + width·(2U − 1))",
+			Source:  "grpc-go internal/backoff; cenkalti/backoff ExponentialBackOff",
+			Note:    "the first retry waits about base; the jitter is applied after the cap, so a delay may reach cap·(1 + width)"},
+		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Cap: 2 * time.Minute, Multiplier: 1.6, Width: 0.2},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
+			c := newCurve(p)
+			return c.at(0) * (1 - p.Width), c.cap * (1 + p.Width)
+		},
+		build: func(p Policy) delayer { return symmetricDelay{newCurve(p), p.Width} },
+	},
+	{
+		// google-api-core retry.exponential_sleep_generator: uniform(0,
+		// max_delay), max_delay = min(maximum, initial·multiplier^(n−1)).
+		// Envoy's JitteredExponentialBackOffStrategy has the same shape
+		// (random() % interval, in whole milliseconds; we keep the fraction).
+		Family: Family{Kind: APICore, Title: "full jitter from the base (google-api-core, Envoy)",
+			Formula: "U(0, min(cap, base·multiplier^(n−1)))",
+			Source:  "google-api-core retry.exponential_sleep_generator; Envoy JitteredExponentialBackOffStrategy",
+			Note:    "unlike full-jitter, the first retry draws from [0, base), not [0, 2·base)"},
+		uses: pBase | pCap | pMultiplier, defaults: Policy{Base: time.Second, Cap: time.Minute, Multiplier: 2},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return 0, capMS(p) },
+		build:  func(p Policy) delayer { return apiCoreDelay{newCurve(p)} },
+	},
+	{
+		// aws-sdk-go-v2 aws/retry ExponentialJitterBackoff.BackoffDelay: for
+		// attempt > int(log2(MaxBackoff/1s)) the delay is MaxBackoff, exactly;
+		// else U·2^attempt seconds. Standard retryer: MaxAttempts 3,
+		// MaxBackoff 20 s (aws/retry/standard.go).
+		Family: Family{Kind: AWSStandard, Title: "AWS SDK standard retryer",
+			Formula: "cap if n > ⌊log2(cap/1 s)⌋, else U·base·2^n",
+			Source:  "aws-sdk-go-v2 aws/retry/jitter_backoff.go, standard.go",
+			Note:    "base is the SDK's one second unit; past the cap there is no jitter at all"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: 20 * time.Second, MaxAttempts: 3},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
+			return 0, math.Max(capMS(p), ms(p.Base)*math.Pow(2, awsMaxN(p)))
+		},
+		build: func(p Policy) delayer { return awsDelay{base: ms(p.Base), cap: capMS(p), maxN: int32(awsMaxN(p))} },
+	},
+	{
+		// Polly.Contrib.WaitAndRetry Backoff.DecorrelatedJitterBackoffV2:
+		// t = (n−1) + U; next = 2^t·tanh(√(4t)); delay = (next − prev)·base/1.4.
+		Family: Family{Kind: PollyV2, Title: "Polly decorrelated jitter V2",
+			Formula: "(f(n−1+U) − f(prev))·base/1.4, f(t) = 2^t·tanh(√(4t)); then min(cap, …)",
+			Source:  "Polly.Contrib.WaitAndRetry Backoff.DecorrelatedJitterV2.cs",
+			Note:    "base is Polly's meanFirstDelay; cap 0 = none (Contrib has none; Polly v8 adds MaxDelay)"},
+		uses: pBase | pCap, defaults: Policy{Base: time.Second, MaxAttempts: 6},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return 0, capMS(p) },
+		build:  func(p Policy) delayer { return pollyDelay{base: ms(p.Base), cap: capMS(p)} },
+	},
+	{
 		Family: Family{Kind: WatchDog, Title: "sgcWebSockets WatchDog",
 			Formula: "d·(1 + width·(U − 0.5)), d = min(cap, base·multiplier^(n−1))",
 			Source:  "second source: WatchDog Interval, Backoff, BackoffMultiplier, MaxInterval, Jitter, Attempts",
@@ -336,4 +391,55 @@ func (d sgcDelay) delay(c *client, r response, rng *Mulberry32) float64 {
 		v *= 1 + d.width*(rng.Float64()-0.5)
 	}
 	return v
+}
+
+// symmetricDelay is gRPC's and cenkalti's: d·(1 + w·(2U − 1)), d from n−1.
+type symmetricDelay struct {
+	curve
+	width float64
+}
+
+func (d symmetricDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	return d.at(c.att-1) * (1 + d.width*(2*rng.Float64()-1))
+}
+
+type apiCoreDelay struct{ curve }
+
+func (d apiCoreDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	return rng.Float64() * d.at(c.att-1)
+}
+
+// awsMaxN is int(log2(cap in base units)): the last attempt with jitter.
+func awsMaxN(p Policy) float64 {
+	if p.Cap == 0 {
+		return 62
+	}
+	return math.Floor(math.Log2(float64(p.Cap) / float64(p.Base)))
+}
+
+type awsDelay struct {
+	base, cap float64
+	maxN      int32
+}
+
+func (d awsDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	if c.att > d.maxN {
+		return d.cap
+	}
+	return rng.Float64() * d.base * float64(int64(1)<<uint(c.att))
+}
+
+type pollyDelay struct{ base, cap float64 }
+
+// delay keeps Polly's running "prev" (the formula's last value, not a
+// delay) in c.prev, which starts at the family's base: Polly starts at 0.
+func (d pollyDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+	prev := c.prev
+	if c.att == 1 {
+		prev = 0
+	}
+	t := float64(c.att-1) + rng.Float64()
+	next := math.Pow(2, t) * math.Tanh(math.Sqrt(4*t))
+	c.prev = next
+	return minf(d.cap, (next-prev)*(1/1.4)*d.base)
 }

@@ -26,6 +26,26 @@ type Policy struct {
 	// HonorRetryAfter makes http-retry wait exactly the server's Retry-After
 	// instead of its computed delay when the response carries one.
 	HonorRetryAfter bool
+
+	// Client-side limits; each off at zero. A client that hits one gives up.
+
+	// MaxElapsed: no retry whose wait would end later than this after the
+	// client's first request (cenkalti/backoff's MaxElapsedTime).
+	MaxElapsed time.Duration
+	// BucketTokens and BucketCost: a per-client retry token bucket (the AWS
+	// SDK's retry quota). A retry takes BucketCost tokens and is not made
+	// without them; a client stops at its first success, so refunds never
+	// come into play here.
+	BucketTokens, BucketCost int
+	// RetryBudget: retries may be at most this fraction of the requests the
+	// fleet sent in the last 10 s, plus BudgetMinRPS·10 (Finagle's
+	// RetryBudget: percentCanRetry, minRetriesPerSec, ttl 10 s).
+	RetryBudget  float64
+	BudgetMinRPS float64
+
+	// Preset names the library whose defaults this is ("" for none); it
+	// labels the policy and does not change what it does.
+	Preset string
 }
 
 // Kind names a policy family. Names are stable: they are dataset values.
@@ -44,6 +64,10 @@ const (
 	RALowerBound  Kind = "ra-lower-bound"
 	RAIgnore      Kind = "ra-ignore"
 	ArticleClient Kind = "article-client"
+	GRPC          Kind = "grpc"
+	APICore       Kind = "api-core"
+	AWSStandard   Kind = "aws-standard"
+	PollyV2       Kind = "polly-v2"
 	WatchDog      Kind = "watchdog"
 	HTTPRetry     Kind = "http-retry"
 )
@@ -93,7 +117,11 @@ type response struct {
 	retryAfter float64 // ms; 0 = no Retry-After header
 	up         bool    // the server had recovered (a 429), or not (a 503)
 	index      int32   // the client's index, which stands for its install id
+	tick       int32   // the tick of the rejection
 }
+
+// giveUp is what a delayer returns for a client that stops retrying.
+const giveUp = -1
 
 // Families returns every policy family in a stable order.
 func Families() []Family {
@@ -168,7 +196,11 @@ func (p Policy) Normalize() Policy {
 		return p
 	}
 	d := f.defaults
-	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts}
+	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts, MaxElapsed: p.MaxElapsed, BucketTokens: p.BucketTokens,
+		BucketCost: p.BucketCost, RetryBudget: p.RetryBudget, BudgetMinRPS: p.BudgetMinRPS, Preset: p.Preset}
+	if q.BucketTokens > 0 && q.BucketCost == 0 {
+		q.BucketCost = 5 // the AWS SDK's retry cost
+	}
 	if f.uses&pBase != 0 {
 		q.Base = or(p.Base, d.Base)
 	}
@@ -241,6 +273,18 @@ func (p Policy) Validate() error {
 	if p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32 {
 		add("MaxAttempts", p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
 	}
+	if err := wholeMS("MaxElapsed", p.MaxElapsed, 0); err != nil {
+		errs = append(errs, err)
+	}
+	if p.BucketTokens < 0 || p.BucketCost < 0 || (p.BucketTokens > 0 && p.BucketCost == 0) {
+		add("BucketTokens", fmt.Sprintf("%d/%d", p.BucketTokens, p.BucketCost), "whole numbers ≥ 0, with a cost ≥ 1 when there are tokens")
+	}
+	if !(p.RetryBudget >= 0 && p.RetryBudget <= 10) {
+		add("RetryBudget", p.RetryBudget, "a fraction of requests in [0, 10]")
+	}
+	if !(p.BudgetMinRPS >= 0 && p.BudgetMinRPS <= 1e6) || (p.BudgetMinRPS > 0 && p.RetryBudget == 0) {
+		add("BudgetMinRPS", p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
+	}
 	return errors.Join(errs...)
 }
 
@@ -267,6 +311,18 @@ func (p Policy) String() string {
 	if p.MaxAttempts != 0 {
 		fmt.Fprintf(&b, " max_attempts=%d", p.MaxAttempts)
 	}
+	if p.MaxElapsed != 0 {
+		fmt.Fprintf(&b, " max_elapsed=%v", p.MaxElapsed)
+	}
+	if p.BucketTokens != 0 {
+		fmt.Fprintf(&b, " bucket=%d/%d", p.BucketTokens, p.BucketCost)
+	}
+	if p.RetryBudget != 0 {
+		fmt.Fprintf(&b, " retry_budget=%g+%g/s", p.RetryBudget, p.BudgetMinRPS)
+	}
+	if p.Preset != "" {
+		fmt.Fprintf(&b, " (%s)", p.Preset)
+	}
 	return b.String()
 }
 
@@ -278,6 +334,9 @@ func (p Policy) Describe() string {
 		return string(p.Kind)
 	}
 	parts := []string{f.Title}
+	if p.Preset != "" {
+		parts = []string{p.Preset + " defaults (" + f.Title + ")"}
+	}
 	if p.Base != 0 {
 		parts = append(parts, "base "+p.Base.String())
 	}
@@ -300,7 +359,22 @@ func (p Policy) Describe() string {
 	if p.MaxAttempts != 0 {
 		parts = append(parts, fmt.Sprintf("at most %d attempts", p.MaxAttempts))
 	}
+	if p.MaxElapsed != 0 {
+		parts = append(parts, "gives up after "+p.MaxElapsed.String())
+	}
+	if p.BucketTokens != 0 {
+		parts = append(parts, fmt.Sprintf("token bucket %d (cost %d)", p.BucketTokens, p.BucketCost))
+	}
+	if p.RetryBudget != 0 {
+		parts = append(parts, fmt.Sprintf("retry budget %g%% + %g/s", 100*p.RetryBudget, p.BudgetMinRPS))
+	}
 	return strings.Join(parts, ", ")
+}
+
+// unlimited reports whether p has none of the client-side limits beyond
+// MaxAttempts.
+func (p Policy) unlimited() bool {
+	return p.MaxElapsed == 0 && p.BucketTokens == 0 && p.RetryBudget == 0
 }
 
 func (p Policy) compile() delayer {

@@ -14,7 +14,8 @@ func referenceRun(sc Scenario, p Policy, seed uint32) Result {
 	rng := NewMulberry32(seed)
 	n := sc.Clients
 	tick, recoverAt, horizon := ms(sc.Tick), ms(sc.RecoverAt), ms(sc.Horizon)
-	d := p.compile()
+	var limits Sim
+	d, bud := limits.delayer(sc, p)
 	next := make([]float64, n)
 	cs := make([]client, n)
 	state := make([]uint8, n) // 0 pending, 1 done, 2 gave up
@@ -42,6 +43,29 @@ func referenceRun(sc Scenario, p Policy, seed uint32) Result {
 		budget := 0.0
 		if up {
 			budget = capTick
+			if sc.RampUp > 0 && t < recoverAt+ms(sc.RampUp) {
+				budget = sc.Capacity * (sc.RampFrom + (1-sc.RampFrom)*(t-recoverAt)/ms(sc.RampUp)) * tick / 1000
+			}
+			// Rejections cost work: serve s with s + cost·(m − s) ≤ budget.
+			if c := sc.RejectCost; c > 0 {
+				s := math.Floor(budget)
+				for s > 0 && s+c*float64(len(arrivals)-int(s)) > budget+1e-9 {
+					s--
+				}
+				budget = s
+			}
+		}
+		ra := ms(sc.RetryAfter)
+		if sc.RetryAfterBacklog {
+			served := min(len(arrivals), int(math.Floor(budget)))
+			c := sc.Capacity
+			if sc.RampUp > 0 && math.Max(t, recoverAt) < recoverAt+ms(sc.RampUp) {
+				c *= sc.RampFrom + (1-sc.RampFrom)*(math.Max(t, recoverAt)-recoverAt)/ms(sc.RampUp)
+			}
+			ra = 1000 * math.Max(1, math.Ceil(float64(n-ok-quit-served)/c))
+		}
+		if bud != nil {
+			bud.sent(k, len(arrivals))
 		}
 		for _, i := range arrivals {
 			if budget >= 1 {
@@ -56,7 +80,13 @@ func referenceRun(sc Scenario, p Policy, seed uint32) Result {
 				quit++
 				continue
 			}
-			next[i] = t + d.delay(&cs[i], response{retryAfter: ms(sc.RetryAfter), up: up, index: int32(i)}, rng)
+			dl := d.delay(&cs[i], response{retryAfter: ra, up: up, index: int32(i), tick: int32(k)}, rng)
+			if dl < 0 {
+				state[i] = 2
+				quit++
+				continue
+			}
+			next[i] = t + dl
 		}
 		at := time.Duration(k) * sc.Tick
 		mark(&r.T50, float64(ok) >= float64(n)*0.5, at)
@@ -81,8 +111,14 @@ func everyPolicy() []Policy {
 	for _, k := range Kinds() {
 		ps = append(ps, DefaultPolicy(k))
 	}
+	for _, pr := range Presets() {
+		ps = append(ps, pr.Policy)
+	}
 	return append(ps,
 		Policy{Kind: WidthJitter, Cap: time.Minute, Width: 0.25}.Normalize(),
+		Policy{Kind: Fixed, Base: 2 * time.Second, MaxElapsed: 9 * time.Second},
+		Policy{Kind: Decorrelated, Base: time.Second, Cap: 20 * time.Second, RetryBudget: 0.1, BudgetMinRPS: 1},
+		Policy{Kind: FullJitter, Base: time.Second, Cap: 20 * time.Second, Multiplier: 2, BucketTokens: 12, BucketCost: 5},
 		Policy{Kind: Exponential, Cap: 0, Multiplier: 1.5}.Normalize(),
 		Policy{Kind: Decorrelated, Cap: 30 * time.Second, MaxAttempts: 3}.Normalize(),
 		Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}.Normalize(),
@@ -99,6 +135,11 @@ func TestFastEngineAgreesWithReference(t *testing.T) {
 		{Clients: 40, Tick: 3 * time.Millisecond, RecoverAt: 2 * time.Second, Capacity: 700, Spread: 1500 * time.Millisecond, Horizon: 40 * time.Second, RetryAfter: 999 * time.Millisecond},
 		{Clients: 50, Tick: 7 * time.Millisecond, RecoverAt: 0, Capacity: 150, Spread: 0, Horizon: 30 * time.Second, RetryAfter: time.Second},
 		{Clients: 30, Tick: 100 * time.Millisecond, RecoverAt: 5 * time.Second, Capacity: 12.5, Spread: 2 * time.Second, Horizon: 10 * time.Second, RetryAfter: 3 * time.Second},
+		// Servers that do more than count.
+		{Clients: 80, Tick: 100 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 40, Spread: 2 * time.Second, Horizon: 2 * time.Minute,
+			RampUp: 20 * time.Second, RampFrom: 0.25, RetryAfter: 2 * time.Second, RetryAfterMax: 6 * time.Second},
+		{Clients: 80, Tick: 50 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 60, Spread: time.Second, Horizon: 2 * time.Minute,
+			RejectCost: 0.3, RetryAfterBacklog: true},
 	}
 	for si, sc := range scenarios {
 		for _, p := range everyPolicy() {

@@ -22,6 +22,28 @@ type Scenario struct {
 	// RetryAfter is the Retry-After the server sends with every rejection
 	// (503 while down, 429 after); 0 means it sends none.
 	RetryAfter time.Duration
+
+	// A server that does more than count; each off at zero.
+
+	// RetryAfterMax > RetryAfter: each response's Retry-After is drawn
+	// from U(RetryAfter, RetryAfterMax), before the client's own draw.
+	RetryAfterMax time.Duration
+	// RetryAfterBacklog: the Retry-After is the backlog (clients not yet
+	// served) over the capacity, in whole seconds.
+	RetryAfterBacklog bool
+	// RampUp: after recovery the capacity grows linearly from
+	// RampFrom × Capacity to Capacity over this long (cold caches).
+	RampUp   time.Duration
+	RampFrom float64
+	// RejectCost: each rejection consumes this fraction of a served
+	// request's work, so that a large enough herd keeps the server from
+	// serving anyone (the metastable failure). In [0, 1).
+	RejectCost float64
+}
+
+// plain reports whether the scenario is the article's kind of server.
+func (s Scenario) plain() bool {
+	return s.RetryAfterMax == 0 && !s.RetryAfterBacklog && s.RampUp == 0 && s.RejectCost == 0
 }
 
 // Article returns the scenario shared by all of the article's tables: 2,000
@@ -93,6 +115,24 @@ func (s Scenario) Validate() error {
 	}
 	if err := wholeMS("RetryAfter", s.RetryAfter, 0); err != nil {
 		return err
+	}
+	if err := wholeMS("RetryAfterMax", s.RetryAfterMax, 0); err != nil {
+		return err
+	}
+	if s.RetryAfterMax != 0 && s.RetryAfterMax <= s.RetryAfter {
+		return &FieldError{"RetryAfterMax", s.RetryAfterMax, fmt.Sprintf("0 (a constant Retry-After) or more than RetryAfter (%v)", s.RetryAfter)}
+	}
+	if s.RetryAfterBacklog && (s.RetryAfter != 0 || s.RetryAfterMax != 0) {
+		return &FieldError{"RetryAfterBacklog", true, "false when RetryAfter or RetryAfterMax is set: one Retry-After rule at a time"}
+	}
+	if err := wholeMS("RampUp", s.RampUp, 0); err != nil {
+		return err
+	}
+	if !(s.RampFrom >= 0 && s.RampFrom <= 1) {
+		return &FieldError{"RampFrom", s.RampFrom, "a fraction of Capacity in [0, 1]"}
+	}
+	if !(s.RejectCost >= 0 && s.RejectCost < 1) {
+		return &FieldError{"RejectCost", s.RejectCost, "a fraction of a request's work in [0, 1)"}
 	}
 	return nil
 }

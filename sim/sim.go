@@ -57,9 +57,9 @@ type Event struct {
 
 // client is one client's state: 16 bytes.
 type client struct {
-	prev float64 // the last delay, for decorrelated jitter (ms)
-	att  int32   // rejections so far
-	_    int32
+	prev  float64 // the last delay, for decorrelated jitter (ms)
+	att   int32   // rejections so far
+	first int32   // the tick of its first request (set at its first rejection)
 }
 
 // Sim runs simulations, reusing its storage from one run to the next. The
@@ -72,6 +72,8 @@ type Sim struct {
 	clients []client
 	cal     calendar
 	order   sorter
+	lim     limited // the client-side limits of the run, when it has any
+	bud     budget
 }
 
 // Run simulates sc with every client on policy p and the random stream rng.
@@ -123,7 +125,8 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	spread := ms(sc.Spread)
 	resp := response{retryAfter: ms(sc.RetryAfter)}
 	maxAtt := int32(p.MaxAttempts)
-	d := p.compile()
+	d, bud := s.delayer(sc, p)
+	srv := newServer(sc)
 
 	s.clients = grow(s.clients, n)
 	s.cal.reset(nt, n)
@@ -157,6 +160,7 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		}
 		t := float64(k) * tk.tick
 		resp.up = t >= recoverAt
+		resp.tick = int32(k)
 		var m int
 		var list []int32
 		if s.cal.dense && s.Trace == nil {
@@ -171,9 +175,19 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		if resp.up {
 			r.SentAfterRecovery += int64(m)
 			r.PeakArrivals = max(r.PeakArrivals, m)
-			served = min(budget, m)
+			if srv == nil {
+				served = min(budget, m)
+			} else {
+				served = srv.served(t, m)
+			}
 		}
 		ok += served
+		if srv != nil && srv.backlog {
+			resp.retryAfter = srv.retryAfter(t, n-ok-gaveUp)
+		}
+		if bud != nil {
+			bud.sent(k, m)
+		}
 		var quit int
 		switch {
 		case list == nil: // dense, untraced: straight from the bitmap
@@ -222,6 +236,29 @@ func (s *Sim) footprint() int {
 	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint()
 }
 
+// delayer returns p's delayer for sc, wrapped with the client-side limits
+// and a varying Retry-After when there are any, and the fleet's retry
+// budget (nil for none).
+func (s *Sim) delayer(sc Scenario, p Policy) (delayer, *budget) {
+	d := p.compile()
+	if p.unlimited() && sc.RetryAfterMax == 0 {
+		return d, nil
+	}
+	tick := ms(sc.Tick)
+	s.lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
+	if sc.RetryAfterMax > 0 {
+		s.lim.raLo, s.lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
+	}
+	if p.BucketTokens > 0 {
+		s.lim.bucketRetries = int32(p.BucketTokens / p.BucketCost)
+	}
+	if p.RetryBudget > 0 {
+		s.bud.reset(int(math.Ceil(BudgetWindow*1000/tick)), p.RetryBudget, p.BudgetMinRPS*BudgetWindow)
+		s.lim.budget = &s.bud
+	}
+	return &s.lim, s.lim.budget
+}
+
 // reject reschedules the rejected clients of tick k (time t): the hot loop
 // of every run, kept apart so that its few variables stay in registers.
 func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
@@ -234,7 +271,12 @@ func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer
 			continue
 		}
 		resp.index = i
-		next := t + d.delay(c, resp, rng)
+		dl := d.delay(c, resp, rng)
+		if dl < 0 {
+			quit++
+			continue
+		}
+		next := t + dl
 		if next <= lastT { // also false for NaN
 			s.cal.push(max(tk.arrival(next), k+1), i)
 			active++
@@ -273,7 +315,12 @@ func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, r
 				continue
 			}
 			resp.index = i
-			next := t + d.delay(cl, resp, rng)
+			dl := d.delay(cl, resp, rng)
+			if dl < 0 {
+				quit++
+				continue
+			}
+			next := t + dl
 			if next <= lastT { // also false for NaN
 				nk := max(tk.arrival(next), k+1)
 				c.bitmap[int(i>>6)*stride+nk] |= 1 << (uint32(i) & 63)
@@ -297,6 +344,11 @@ func (s *Sim) rejectTraced(list []int32, k int, t, lastT float64, tk ticker, d d
 		}
 		resp.index = i
 		dl := d.delay(c, resp, rng)
+		if dl < 0 {
+			quit++
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+			continue
+		}
 		next := t + dl
 		nk := -1
 		if next <= lastT {

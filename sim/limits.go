@@ -1,0 +1,143 @@
+package sim
+
+import "math"
+
+// limited wraps a policy's delayer with the client-side limits (max elapsed
+// time, token bucket, fleet retry budget) and a server whose Retry-After
+// varies per response. Runs without any of them never see it, so the
+// article's runs keep their hot loop as it is.
+type limited struct {
+	inner         delayer
+	tick          float64 // ms
+	maxElapsed    float64 // ms; 0: none
+	bucketRetries int32   // retries the token bucket pays for; -1: no bucket
+	budget        *budget // nil: none
+	raLo, raSpan  float64 // Retry-After drawn from U(raLo, raLo+raSpan) per response; span 0: as sent
+}
+
+func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
+	if c.att == 1 {
+		c.first = r.tick
+	}
+	if l.bucketRetries >= 0 && c.att > l.bucketRetries {
+		return giveUp
+	}
+	if l.budget != nil && !l.budget.allow() {
+		return giveUp
+	}
+	if l.raSpan > 0 {
+		r.retryAfter = l.raLo + rng.Float64()*l.raSpan
+	}
+	d := l.inner.delay(c, r, rng)
+	if l.maxElapsed > 0 && float64(r.tick-c.first)*l.tick+d > l.maxElapsed {
+		return giveUp
+	}
+	return d
+}
+
+// BudgetWindow is the window of a retry budget, in seconds (Finagle's ttl).
+const BudgetWindow = 10
+
+// budget is a fleet-wide retry budget: retries granted in the last
+// BudgetWindow seconds may not exceed frac × requests sent in that window
+// plus min.
+type budget struct {
+	frac, min      float64
+	req, ret       []int64 // per tick of the window, a ring
+	reqSum, retSum int64
+	last           int // the tick the ring was advanced to
+}
+
+func (b *budget) reset(window int, frac, min float64) {
+	if cap(b.req) < window {
+		b.req, b.ret = make([]int64, window), make([]int64, window)
+	}
+	b.req, b.ret = b.req[:window], b.ret[:window]
+	clear(b.req)
+	clear(b.ret)
+	b.frac, b.min, b.reqSum, b.retSum, b.last = frac, min, 0, 0, 0
+}
+
+// advance moves the window's end to tick k, dropping what fell out.
+func (b *budget) advance(k int) {
+	w := len(b.req)
+	if k-b.last >= w {
+		clear(b.req)
+		clear(b.ret)
+		b.reqSum, b.retSum, b.last = 0, 0, k
+		return
+	}
+	for b.last < k {
+		b.last++
+		i := b.last % w
+		b.reqSum -= b.req[i]
+		b.retSum -= b.ret[i]
+		b.req[i], b.ret[i] = 0, 0
+	}
+}
+
+// sent records m requests arriving at tick k.
+func (b *budget) sent(k, m int) {
+	b.advance(k)
+	b.req[k%len(b.req)] += int64(m)
+	b.reqSum += int64(m)
+}
+
+// allow grants one retry at the current tick if the budget has room.
+func (b *budget) allow() bool {
+	if float64(b.retSum+1) > b.frac*float64(b.reqSum)+b.min {
+		return false
+	}
+	b.ret[b.last%len(b.ret)]++
+	b.retSum++
+	return true
+}
+
+// server computes, tick by tick, what a server that does more than count
+// serves and says: capacity that ramps up after recovery, rejections that
+// cost work, a Retry-After from the backlog.
+type server struct {
+	capacity, tick   float64 // requests/s, ms
+	recoverAt        float64 // ms
+	rampUp, rampFrom float64 // ms, fraction
+	rejectCost       float64
+	backlog          bool
+}
+
+// newServer returns sc's server, or nil for the article's, which only counts.
+func newServer(sc Scenario) *server {
+	if sc.plain() {
+		return nil
+	}
+	return &server{capacity: sc.Capacity, tick: ms(sc.Tick), recoverAt: ms(sc.RecoverAt), rampUp: ms(sc.RampUp),
+		rampFrom: sc.RampFrom, rejectCost: sc.RejectCost, backlog: sc.RetryAfterBacklog}
+}
+
+// capacityAt is the requests/s served at time t (ms) after recovery.
+func (s *server) capacityAt(t float64) float64 {
+	if s.rampUp > 0 && t < s.recoverAt+s.rampUp {
+		return s.capacity * (s.rampFrom + (1-s.rampFrom)*(t-s.recoverAt)/s.rampUp)
+	}
+	return s.capacity
+}
+
+// served is how many of m arrivals at time t are served, in index order:
+// a served request costs 1, a rejection rejectCost, within capacity × tick.
+func (s *server) served(t float64, m int) int {
+	b := s.capacityAt(t) * s.tick / 1000
+	whole := int(math.Floor(b))
+	if s.rejectCost > 0 {
+		x := math.Floor((b - s.rejectCost*float64(m)) / (1 - s.rejectCost))
+		if x < float64(whole) {
+			whole = max(int(x), 0)
+		}
+	}
+	return min(m, whole)
+}
+
+// retryAfter is the backlog's Retry-After (ms): pending clients over the
+// capacity, in whole seconds as the header carries it, at least 1 s.
+func (s *server) retryAfter(t float64, pending int) float64 {
+	secs := math.Ceil(float64(pending) / s.capacityAt(math.Max(t, s.recoverAt)))
+	return 1000 * math.Max(secs, 1)
+}

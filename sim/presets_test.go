@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// draws returns the first n numbers of seed's stream.
+func draws(seed uint32, n int) []float64 {
+	r := NewMulberry32(seed)
+	u := make([]float64, n)
+	for i := range u {
+		u[i] = r.Float64()
+	}
+	return u
+}
+
+// Each preset's delay sequence, against its source's formula and numbers.
+func TestPresetSequences(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	u := draws(3, n)
+	tests := []struct {
+		preset string
+		ra     time.Duration
+		want   func(i int) float64 // ms, rejection i+1
+	}{
+		// grpc-go: BaseDelay 1 s × 1.6^retries, capped at 120 s, ×(1 ± 0.2).
+		{"grpc", 0, func(i int) float64 { return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + 0.2*(2*u[i]-1)) }},
+		// aws-sdk-go-v2: U·2^attempt s for attempt ≤ int(log2 20) = 4, then exactly 20 s.
+		{"aws-sdk-go-v2", 0, func(i int) float64 {
+			if i+1 > 4 {
+				return 20000
+			}
+			return u[i] * 1000 * math.Pow(2, float64(i+1))
+		}},
+		// cenkalti: 500 ms × 1.5^k, capped at 60 s before ±50 % randomisation.
+		{"cenkalti-backoff", 0, func(i int) float64 { return math.Min(60000, 500*math.Pow(1.5, float64(i))) * (1 + 0.5*(2*u[i]-1)) }},
+		// go-retryablehttp: 1 s · 2^k up to 30 s, no jitter …
+		{"go-retryablehttp", 0, func(i int) float64 { return math.Min(30000, 1000*math.Pow(2, float64(i))) }},
+		// … and a Retry-After of 45 s used as is, above RetryWaitMax.
+		{"go-retryablehttp", 45 * time.Second, func(int) float64 { return 45000 }},
+		// google-api-core: uniform(0, min(60, 1·2^k)) s.
+		{"google-api-core", 0, func(i int) float64 { return u[i] * math.Min(60000, 1000*math.Pow(2, float64(i))) }},
+		// Envoy: 25 ms base doubling to 250 ms, fully jittered.
+		{"envoy", 0, func(i int) float64 { return u[i] * math.Min(250, 25*math.Pow(2, float64(i))) }},
+		// second source's fleet profile: 2 s × 1.5^k to 120 s, a band 50 % wide.
+		{"sgc-fleet", 0, func(i int) float64 { return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + 0.5*(u[i]-0.5)) }},
+		{"sgc-watchdog", 0, func(int) float64 { return 1000 }},
+	}
+	for _, tt := range tests {
+		pr, ok := PresetByName(tt.preset)
+		if !ok {
+			t.Fatalf("no preset %s", tt.preset)
+		}
+		got, err := pr.Policy.Delays(3, n, tt.ra, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range got {
+			if w := tt.want(i); math.Abs(g-w) > 1e-9*w {
+				t.Errorf("%s (ra %v): delay %d = %v ms, want %v", tt.preset, tt.ra, i+1, g, w)
+			}
+		}
+	}
+}
+
+// Polly's V2 formula: t = k + U, f(t) = 2^t·tanh(√(4t)), delay (f(t) − f(prev))/1.4·base.
+func TestPollyV2(t *testing.T) {
+	t.Parallel()
+	u := draws(5, 6)
+	pr, _ := PresetByName("polly-v2")
+	got, err := pr.Policy.Delays(5, 6, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := 0.0
+	sum := 0.0
+	for i, g := range got {
+		tt := float64(i) + u[i]
+		next := math.Pow(2, tt) * math.Tanh(math.Sqrt(4*tt))
+		if w := (next - prev) / 1.4 * 1000; math.Abs(g-w) > 1e-9 {
+			t.Errorf("delay %d = %v, want %v", i+1, g, w)
+		}
+		prev = next
+		sum += g
+	}
+	// The sum telescopes to f(t_last)/1.4: the formula's whole point.
+	if w := prev / 1.4 * 1000; math.Abs(sum-w) > 1e-6 {
+		t.Errorf("sum %v, want %v", sum, w)
+	}
+}
+
+func TestPresetsAreValidAndDocumented(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, pr := range Presets() {
+		if seen[pr.Name] || pr.Source == "" || pr.Policy.Preset != pr.Name {
+			t.Errorf("preset %+v: duplicate, undocumented or unlabelled", pr)
+		}
+		seen[pr.Name] = true
+		if err := CheckPolicy(pr.Policy); err != nil {
+			t.Errorf("%s: %v", pr.Name, err)
+		}
+	}
+}
+
+func runWith(t *testing.T, sc Scenario, p Policy, seed uint32) (Result, Timeline) {
+	t.Helper()
+	var s Sim
+	var tl Timeline
+	r, err := s.Run(sc, p, NewMulberry32(seed), &tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, tl
+}
+
+func TestClientLimits(t *testing.T) {
+	t.Parallel()
+	down := Scenario{Clients: 100, Tick: 100 * time.Millisecond, RecoverAt: 10 * time.Minute, Capacity: 10, Spread: time.Second, Horizon: 15 * time.Minute}
+	// Fixed 2 s against a server that stays down: MaxElapsed 9 s allows
+	// retries at +2, +4, +6, +8 s; the fifth wait would end at 10 s.
+	r, _ := runWith(t, down, Policy{Kind: Fixed, Base: 2 * time.Second, MaxElapsed: 9 * time.Second}, 1)
+	if r.GaveUp != 100 || r.Sent != 500 {
+		t.Errorf("max elapsed: %d gave up after %d requests, want 100 after 500", r.GaveUp, r.Sent)
+	}
+	// A bucket of 12 tokens at 5 a retry pays for 2 retries: 3 requests each.
+	r, _ = runWith(t, down, Policy{Kind: Fixed, Base: 2 * time.Second, BucketTokens: 12, BucketCost: 5}, 1)
+	if r.GaveUp != 100 || r.Sent != 300 {
+		t.Errorf("token bucket: %d gave up after %d requests, want 100 after 300", r.GaveUp, r.Sent)
+	}
+	// A 10 % budget with 1 retry/s: over any 10 s window retries stay
+	// within 10 % of requests plus 10.
+	sc := down
+	sc.RecoverAt, sc.Capacity = 5*time.Second, 10
+	p := Policy{Kind: Fixed, Base: time.Second, RetryBudget: 0.1, BudgetMinRPS: 1}
+	var events []Event
+	s := Sim{Trace: func(e Event) { events = append(events, e) }}
+	res, err := s.Run(sc, p, NewMulberry32(1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := 0
+	for _, e := range events {
+		if !e.Served && !e.GaveUp {
+			granted++
+		}
+	}
+	if res.GaveUp == 0 || granted == 0 || granted > int(0.1*float64(res.Sent))+10*int(res.End.Seconds()/10+1) {
+		t.Errorf("retry budget: %d retries granted, %d gave up, of %d requests", granted, res.GaveUp, res.Sent)
+	}
+	if res.Succeeded+res.GaveUp+res.Pending != sc.Clients {
+		t.Errorf("budget: accounting %+v", res)
+	}
+}
+
+// The metastable failure: rejections that cost work keep a large enough
+// herd from ever being served, although the same herd drains when 429s
+// are free.
+func TestMetastability(t *testing.T) {
+	t.Parallel()
+	sc := Article()
+	sc.Horizon = 10 * time.Minute
+	p := Policy{Kind: Fixed, Base: 2 * time.Second}
+	free, _ := runWith(t, sc, p, 1)
+	if !free.AllDone.Reached {
+		t.Fatalf("without rejection cost the herd does not drain: %+v", free)
+	}
+	sc.RejectCost = 0.5
+	costly, tl := runWith(t, sc, p, 1)
+	if costly.AllDone.Reached || costly.Succeeded > 0 {
+		t.Errorf("with rejection cost 0.5 the server recovered: %+v", costly)
+	}
+	for k, a := range tl.Arrivals {
+		if tl.Served[k] > 0 {
+			t.Fatalf("tick %d served %d of %d", k, tl.Served[k], a)
+		}
+	}
+	// Jitter spreads the herd under the point of no return.
+	jittered, _ := runWith(t, sc, DefaultPolicy(FullJitter), 1)
+	if !jittered.AllDone.Reached {
+		t.Errorf("full jitter does not recover with rejection cost 0.5: %+v", jittered)
+	}
+}
+
+func TestServerOptions(t *testing.T) {
+	t.Parallel()
+	sc := Article()
+	sc.RampUp, sc.RampFrom = 30*time.Second, 0.1
+	_, tl := runWith(t, sc, DefaultPolicy(Decorrelated), 2)
+	for k := range tl.Served {
+		tt := float64(k) / 10
+		if tt < 30 {
+			continue
+		}
+		limit := math.Floor(120 * math.Min(1, 0.1+0.9*(tt-30)/30) / 10)
+		if float64(tl.Served[k]) > limit {
+			t.Fatalf("t=%v s: served %d, ramp allows %v", tt, tl.Served[k], limit)
+		}
+	}
+	// Retry-After drawn from [5 s, 15 s): ra-exact waits exactly what it
+	// is told, so every wait after recovery falls in that range.
+	sc = Article()
+	sc.RetryAfter, sc.RetryAfterMax = 5*time.Second, 15*time.Second
+	var waits []float64
+	s := Sim{Trace: func(e Event) {
+		if !e.Served && !e.GaveUp && e.Tick >= 300 {
+			waits = append(waits, e.Delay)
+		}
+	}}
+	if _, err := s.Run(sc, DefaultPolicy(RAExact), NewMulberry32(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, w := range waits {
+		lo, hi = math.Min(lo, w), math.Max(hi, w)
+	}
+	if len(waits) == 0 || lo < 5000 || hi >= 15000 || hi-lo < 5000 {
+		t.Errorf("Retry-After range: %d waits in [%v, %v], want spread over [5000, 15000)", len(waits), lo, hi)
+	}
+	// The backlog's Retry-After shrinks as the herd drains.
+	sc = Article()
+	sc.RetryAfterBacklog = true
+	waits = waits[:0]
+	if _, err := s.Run(sc, DefaultPolicy(RAExact), NewMulberry32(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) < 2 || waits[0] != 1000*math.Ceil(float64(2000-12)/120) || waits[len(waits)-1] >= waits[0] {
+		t.Errorf("backlog Retry-After: first %v, last %v", waits[0], waits[len(waits)-1])
+	}
+	for _, bad := range []Scenario{{RetryAfter: 5 * time.Second, RetryAfterMax: time.Second}, {RetryAfterBacklog: true, RetryAfter: time.Second}, {RejectCost: 1}, {RampFrom: 2}} {
+		b := Article()
+		b.RetryAfter, b.RetryAfterMax, b.RetryAfterBacklog, b.RejectCost, b.RampFrom = bad.RetryAfter, bad.RetryAfterMax, bad.RetryAfterBacklog, bad.RejectCost, bad.RampFrom
+		if err := b.Validate(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
