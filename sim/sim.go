@@ -19,6 +19,11 @@ type Result struct {
 	// before the horizon (or because clients gave up).
 	T50, T90, T99, AllDone Milestone
 
+	// Groups: a mixed fleet's part of the metrics, NGroups of them (0 for
+	// a run of one policy).
+	Groups  [MaxGroups]GroupResult
+	NGroups int
+
 	Succeeded int           // clients served
 	GaveUp    int           // clients that reached MaxAttempts
 	Pending   int           // clients neither served nor given up at the end
@@ -74,6 +79,7 @@ type Sim struct {
 	order   sorter
 	lim     limited // the client-side limits of the run, when it has any
 	bud     budget
+	fleet   fleet // a mixed fleet's groups
 }
 
 // Run simulates sc with every client on policy p and the random stream rng.
@@ -85,7 +91,7 @@ func (s *Sim) Run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) (Result,
 	if err := p.Validate(); err != nil {
 		return Result{}, err
 	}
-	return s.run(sc, p, rng, tl), nil
+	return s.run(sc, []Group{{Share: 1, Policy: p}}, rng, tl), nil
 }
 
 // Run simulates sc under p with the stream of seed, on a fresh Sim.
@@ -115,7 +121,8 @@ func (c ticker) arrival(next float64) int {
 	return int(k)
 }
 
-func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
+func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Result {
+	p := groups[0].Policy
 	n := sc.Clients
 	nt := sc.ticks()
 	tk := ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
@@ -127,6 +134,12 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	maxAtt := int32(p.MaxAttempts)
 	d, bud := s.delayer(sc, p)
 	srv := newServer(sc)
+	var fl *fleet // nil: one policy for all
+	if len(groups) > 1 {
+		fl = &s.fleet
+		fl.setup(sc, groups, n)
+		d, bud, maxAtt = fl, nil, 0 // the fleet applies each group's limits
+	}
 
 	s.clients = grow(s.clients, n)
 	s.cal.reset(nt, n)
@@ -136,9 +149,16 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		tl.Reset()
 	}
 
-	base := ms(p.Base)
+	var bases [MaxGroups]float64
+	for g, gr := range groups {
+		bases[g] = ms(gr.Policy.Base)
+	}
 	active := 0 // clients in the calendar
 	for i := range n {
+		base := bases[0]
+		if fl != nil {
+			base = bases[fl.group[i]]
+		}
 		s.clients[i] = client{prev: base}
 		next := rng.Float64() * spread
 		if next <= lastT {
@@ -148,6 +168,18 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 	}
 
 	r := Result{Clients: n}
+	var gthresh [MaxGroups][3]float64 // per group: 50 %, 99 % and all of its clients
+	var gok [MaxGroups]int
+	if fl != nil {
+		r.NGroups = len(groups)
+		for _, g := range fl.group {
+			r.Groups[g].Clients++
+		}
+		for g := range groups {
+			c := float64(r.Groups[g].Clients)
+			gthresh[g] = [3]float64{c * 0.5, c * 0.99, c}
+		}
+	}
 	ok, gaveUp := 0, 0
 	half, ninety, ninetyNine := float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
 	k := 0
@@ -163,7 +195,7 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		resp.tick = int32(k)
 		var m int
 		var list []int32
-		if s.cal.dense && s.Trace == nil {
+		if s.cal.dense && s.Trace == nil && fl == nil {
 			m = int(s.cal.count[k])
 		} else {
 			list = s.cal.take(k, &s.order)
@@ -187,6 +219,31 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		}
 		if bud != nil {
 			bud.sent(k, m)
+		}
+		if fl != nil {
+			var sent [MaxGroups]int
+			for j, i := range list {
+				g := fl.group[i]
+				sent[g]++
+				if j < served {
+					gok[g]++
+					r.Groups[g].Succeeded++
+				}
+			}
+			at := time.Duration(k) * sc.Tick
+			for g := range r.NGroups {
+				gr := &r.Groups[g]
+				gr.Sent += int64(sent[g])
+				if resp.up {
+					gr.SentAfterRecovery += int64(sent[g])
+				}
+				if b := fl.buds[g]; b != nil {
+					b.sent(k, sent[g])
+				}
+				mark(&gr.T50, float64(gok[g]) >= gthresh[g][0], at)
+				mark(&gr.T99, float64(gok[g]) >= gthresh[g][1], at)
+				mark(&gr.AllDone, float64(gok[g]) >= gthresh[g][2], at)
+			}
 		}
 		var quit int
 		switch {
@@ -216,6 +273,11 @@ func (s *Sim) run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) Result {
 		}
 	}
 	r.Succeeded, r.GaveUp, r.Pending = ok, gaveUp, n-ok-gaveUp
+	if fl != nil {
+		for g := range r.NGroups {
+			r.Groups[g].GaveUp = fl.gaveUp[g]
+		}
+	}
 	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tk.tick
 	if r.Pending > 0 {
 		k = nt // pending clients wait past the horizon: the run went to its end
@@ -236,27 +298,33 @@ func (s *Sim) footprint() int {
 	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint()
 }
 
-// delayer returns p's delayer for sc, wrapped with the client-side limits
-// and a varying Retry-After when there are any, and the fleet's retry
-// budget (nil for none).
+// delayer returns p's delayer for sc (see newDelayer), using the Sim's own
+// storage for the limits.
 func (s *Sim) delayer(sc Scenario, p Policy) (delayer, *budget) {
+	return newDelayer(sc, p, &s.lim, &s.bud)
+}
+
+// newDelayer returns p's delayer for sc, wrapped (in lim) with the
+// client-side limits and a varying Retry-After when there are any, and the
+// retry budget (bud, or nil for none).
+func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *budget) {
 	d := p.compile()
 	if p.unlimited() && sc.RetryAfterMax == 0 {
 		return d, nil
 	}
 	tick := ms(sc.Tick)
-	s.lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
+	*lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
 	if sc.RetryAfterMax > 0 {
-		s.lim.raLo, s.lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
+		lim.raLo, lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
 	}
 	if p.BucketTokens > 0 {
-		s.lim.bucketRetries = int32(p.BucketTokens / p.BucketCost)
+		lim.bucketRetries = int32(p.BucketTokens / p.BucketCost)
 	}
 	if p.RetryBudget > 0 {
-		s.bud.reset(int(math.Ceil(BudgetWindow*1000/tick)), p.RetryBudget, p.BudgetMinRPS*BudgetWindow)
-		s.lim.budget = &s.bud
+		bud.reset(int(math.Ceil(BudgetWindow*1000/tick)), p.RetryBudget, p.BudgetMinRPS*BudgetWindow)
+		lim.budget = bud
 	}
-	return &s.lim, s.lim.budget
+	return lim, lim.budget
 }
 
 // reject reschedules the rejected clients of tick k (time t): the hot loop
