@@ -72,7 +72,7 @@ func TestRecommendKnownAnswer(t *testing.T) {
 	aggs := Aggregates(records(100, []synth{
 		{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9}, 500, 3000},     // fastest
 		{sim.Decorrelated, 0, []float64{10.1, 10.3, 9.7, 10.2, 9.8}, 510, 3100}, // as fast, within noise
-		{sim.EqualJitter, 0, []float64{20, 20, 20, 20, 20}, 100, 2000},          // gentler, slower
+		{sim.EqualJitter, 0, []float64{20, 20, 20, 20, 20}, 100, 2500},          // gentler, slower
 		{sim.Exponential, 0, []float64{nan, 500, nan, nan, nan}, 50, 1000},      // gentlest, never done
 		{sim.WidthJitter, 0.5, []float64{25, 25.5, 24.5, 25, 25}, 600, 4000},    // dominated by full jitter
 	}))
@@ -216,7 +216,7 @@ func TestLoadErrors(t *testing.T) {
 		{"empty", fstest.MapFS{"runs/sweep=a/readme.txt": {Data: []byte("x")}}, "no Parquet files under runs/"},
 		{"no folder", fstest.MapFS{}, "no Parquet files under runs/"},
 		{"corrupt", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: []byte("PAR1garbagePAR1")}}, "runs/sweep=a/part-00000.parquet: not a Parquet file"},
-		{"other schema", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: tl.Bytes()}}, `runs/sweep=a/part-00000.parquet: schema "timelines/1": want "runs/1"`},
+		{"other schema", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: tl.Bytes()}}, `runs/sweep=a/part-00000.parquet: schema "timelines/1": want "` + dataset.RunsSchema + `"`},
 	}
 	for _, tt := range tests {
 		if _, err := Load(tt.fs); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -227,5 +227,56 @@ func TestLoadErrors(t *testing.T) {
 		"runs/sweep=a/.part-00001.parquet.123.tmp": {Data: []byte("half written")}})
 	if err != nil || len(ds.Records) != 1 || ds.Records[0].Sweep != "a" {
 		t.Errorf("Load of one part and a temporary file: %v, %v", ds, err)
+	}
+}
+
+func TestLibraryVerdicts(t *testing.T) {
+	t.Parallel()
+	recs := records(120, []synth{
+		{sim.Decorrelated, 0, []float64{70, 71, 70}, 260, 2300},
+		{sim.FullJitter, 0, []float64{85, 84, 85}, 150, 2000},
+	})
+	add := func(p sim.Policy, t99 float64) {
+		sc := sim.Article()
+		c := experiments.Cell{Scenario: sc, Policy: p}
+		for s := uint32(1); s <= 3; s++ {
+			r := experiments.Run{Cell: c, Seed: s}
+			res := sim.Result{Clients: 2000, PeakRPS: 300, SentAfterRecovery: 2400, T99: sim.Milestone{At: time.Duration(t99 * 1e9), Reached: true}}
+			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: s, Cell: c, Result: res}})
+		}
+	}
+	grpc, _ := sim.PresetByName("grpc")
+	rh, _ := sim.PresetByName("go-retryablehttp")
+	add(grpc.Policy, 75) // within 1.2× of 70: fine
+	add(rh.Policy, 300)  // far off; the data has a better http-retry:
+	better := rh.Policy
+	better.Preset, better.Width, better.Cap = "", 0.5, 60*time.Second
+	add(better, 72)
+	vs := LibraryVerdicts(Aggregates(recs), Query{Capacity: 120, Server: ""})
+	if len(vs) != 2 {
+		t.Fatalf("%d verdicts, want 2", len(vs))
+	}
+	if vs[0].Verdict != "your library's defaults are fine here" {
+		t.Errorf("grpc: %q", vs[0].Verdict)
+	}
+	if vs[1].Verdict != "set cap_s 30 → 60, width 0 → 0.5" {
+		t.Errorf("go-retryablehttp: %q", vs[1].Verdict)
+	}
+}
+
+// A policy that recovers fastest by multiplying the traffic is not the
+// answer to "fastest without burying the server".
+func TestRecommendDoesNotBuryTheServer(t *testing.T) {
+	t.Parallel()
+	aggs := Aggregates(records(120, []synth{
+		{sim.Fixed, 0, []float64{40, 40, 40}, 2000, 17000},
+		{sim.Decorrelated, 0, []float64{70, 71, 70}, 260, 2300},
+	}))
+	rk, err := Recommend(aggs, Query{Capacity: 120, Objective: ByT99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Best.Cell.Policy.Kind != sim.Decorrelated || !strings.Contains(strings.Join(rk.Warnings, "\n"), "sends 7.4× the traffic") {
+		t.Errorf("best %s, warnings %q", rk.Best.Label, rk.Warnings)
 	}
 }

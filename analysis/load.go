@@ -118,3 +118,34 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 	}
 	return out, nil
 }
+
+// GroupRows reads every row of fsys's groups/ folders (mixed fleets); none
+// when there are none.
+func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
+	var files []string
+	err := fs.WalkDir(fsys, "groups", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []dataset.GroupRow
+	for _, p := range files {
+		rows, _, err := readParquet(fsys, p, dataset.ReadGroups)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}

@@ -42,12 +42,16 @@ type Query struct {
 	Clients   int           // 0: any
 	Outage    time.Duration // RecoverAt; 0: any
 	Objective Objective
+	// Server describes a server that does more than count ("" for the
+	// article's); only cells of the same kind of server match.
+	Server string
 }
 
 // Matches reports whether aggregate a is a candidate for q.
 func (q Query) Matches(a *Aggregate) bool {
 	sc := a.Cell.Scenario
-	return sc.Capacity == q.Capacity && (q.Clients == 0 || sc.Clients == q.Clients) && (q.Outage == 0 || sc.RecoverAt == q.Outage)
+	return sc.Capacity == q.Capacity && (q.Clients == 0 || sc.Clients == q.Clients) && (q.Outage == 0 || sc.RecoverAt == q.Outage) &&
+		serverLabel(sc) == q.Server
 }
 
 // Recommendation is the answer for one query.
@@ -85,12 +89,42 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 		return nil, fmt.Errorf("no cells with capacity %g requests/s%s", q.Capacity, q.describeRest())
 	}
 	rank(rec.Ranked, m)
+	contenders := rec.Ranked // who may win: for t99, only the policies that do not bury the server
+	if q.Objective == ByT99 {
+		// Fastest, without burying the server: the policies that multiply
+		// the traffic rank after those that do not.
+		ok := map[*Aggregate]bool{}
+		for _, a := range gentle(rec.Ranked) {
+			ok[a] = true
+		}
+		var loud []*Aggregate
+		kept := rec.Ranked[:0:0]
+		for _, a := range rec.Ranked {
+			if ok[a] || !a.Summary(T99).Finished() {
+				kept = append(kept, a)
+			} else {
+				loud = append(loud, a)
+			}
+		}
+		contenders = kept
+		if len(loud) > 0 {
+			fin := filter(kept, func(a *Aggregate) bool { return a.Summary(T99).Finished() })
+			unf := filter(kept, func(a *Aggregate) bool { return !a.Summary(T99).Finished() })
+			rec.Ranked = append(append(fin, loud...), unf...)
+			for _, a := range loud {
+				if len(fin) > 0 && a.Summary(T99).Mean < fin[0].Summary(T99).Mean {
+					rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s recovers in %.1f s but sends %.1f× the traffic after recovery of %s: ranked after the policies that do not bury the server",
+						a.Cell.Policy.Describe(), a.Summary(T99).Mean, a.Summary(Sent).Mean/fin[0].Summary(Sent).Mean, fin[0].Cell.Policy.Describe()))
+				}
+			}
+		}
+	}
 	rec.Best = rec.Ranked[0]
 	if math.IsInf(value(rec.Best, m), 1) {
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("no candidate brings 99 %% of clients back within the horizon at %g requests/s", q.Capacity))
 	}
-	for _, a := range rec.Ranked[1:] {
-		if !math.IsInf(value(a, m), 1) && a.Summary(m).Overlaps(rec.Best.Summary(m)) {
+	for _, a := range contenders {
+		if a != rec.Best && !math.IsInf(value(a, m), 1) && a.Summary(m).Overlaps(rec.Best.Summary(m)) {
 			rec.Ties = append(rec.Ties, a)
 		}
 	}
@@ -98,7 +132,7 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d other candidate(s) cannot be told apart from the best on %s at %d seeds", len(rec.Ties), m.Title, len(rec.Best.Seeds)))
 	}
 	rec.Pareto = Pareto(rec.Ranked)
-	if w := winnerChanges(rec.Ranked, m); w != "" {
+	if w := winnerChanges(contenders, m); w != "" {
 		rec.Warnings = append(rec.Warnings, w)
 	}
 	for _, a := range rec.Ranked[:1] {
@@ -322,7 +356,7 @@ func Groups(aggs []*Aggregate) []Query {
 	var out []Query
 	for _, a := range aggs {
 		sc := a.Cell.Scenario
-		q := Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, Objective: ByT99}
+		q := Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, Objective: ByT99, Server: serverLabel(sc)}
 		if !seen[q] {
 			seen[q] = true
 			out = append(out, q)
@@ -336,7 +370,10 @@ func Groups(aggs []*Aggregate) []Query {
 		if a.Clients != b.Clients {
 			return a.Clients < b.Clients
 		}
-		return a.Outage < b.Outage
+		if a.Outage != b.Outage {
+			return a.Outage < b.Outage
+		}
+		return a.Server < b.Server
 	})
 	return out
 }

@@ -57,6 +57,10 @@ func articleLikeness(c experiments.Cell) int {
 func ShortLabel(c experiments.Cell) string {
 	p := c.Policy
 	parts := []string{string(p.Kind)}
+	if p.Preset != "" {
+		parts[0] = p.Preset
+		p.Kind = "" // the preset says it all
+	}
 	switch p.Kind {
 	case sim.Fixed:
 		parts = append(parts, p.Base.String())
@@ -67,7 +71,7 @@ func ShortLabel(c experiments.Cell) string {
 			parts = append(parts, fmt.Sprintf("jitter %g", p.Width))
 		}
 	}
-	if p.Cap != 0 && p.Cap != time.Minute {
+	if p.Preset == "" && p.Cap != 0 && p.Cap != time.Minute {
 		parts = append(parts, "cap "+p.Cap.String())
 	}
 	if c.Scenario.RetryAfter > 0 {

@@ -182,7 +182,7 @@ func TestTimelinesRoundTrip(t *testing.T) {
 		t.Errorf("ReadTimelinesOf: %d rows (first %+v), want %d of run 1", len(some), some[0], total-next)
 	}
 	// A timelines file is not a runs file.
-	if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err == nil || !strings.Contains(err.Error(), `schema "timelines/1": want "runs/1"`) {
+	if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err == nil || !strings.Contains(err.Error(), `schema "timelines/1": want "`+RunsSchema+`"`) {
 		t.Errorf("ReadRuns(timelines) = %v", err)
 	}
 }
@@ -191,5 +191,38 @@ func TestReadRejectsGarbage(t *testing.T) {
 	t.Parallel()
 	if _, _, err := ReadRuns(bytes.NewReader([]byte("PAR1 not really"))); err == nil || !strings.Contains(err.Error(), "not a Parquet file") {
 		t.Errorf("ReadRuns(garbage) = %v", err)
+	}
+}
+
+func TestGroupsRoundTrip(t *testing.T) {
+	t.Parallel()
+	sc := sim.Article()
+	sc.Clients = 500
+	c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	c.Mix[0] = sim.Group{Share: 0.2, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
+	var s sim.Sim
+	res, err := c.Simulate(&s, sim.NewMulberry32(3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := experiments.Run{Cell: c, Seed: 3}
+	var buf bytes.Buffer
+	w := NewGroupsWriter(&buf, meta)
+	w.Append(run, res)
+	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sc, Policy: c.Policy}, Seed: 1}, sim.Result{}) // one policy: no rows
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := ReadGroups(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].Share != 0.2 || rows[1].Policy != "fixed" || rows[0].RunKey != run.Key() {
+		t.Fatalf("rows %+v", rows)
+	}
+	for g, r := range rows {
+		if diff := cmp.Diff(res.Groups[g], r.Result); diff != "" {
+			t.Errorf("group %d (-want +got):\n%s", g, diff)
+		}
 	}
 }

@@ -332,3 +332,80 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 	}
 	return rows, meta, nil
 }
+
+// GroupRow is one row of the groups table.
+type GroupRow struct {
+	RunKey, CellKey string
+	Seed            uint32
+	Group           int
+	Share           float64
+	Policy, Preset  string
+	Label           string
+	Result          sim.GroupResult
+}
+
+// ReadGroups reads every row of a groups file.
+func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
+	tbl, meta, err := readTable(r, GroupsSchema, nil)
+	if err != nil {
+		return nil, meta, err
+	}
+	defer tbl.Release()
+	rows := make([]GroupRow, tbl.NumRows())
+	for _, f := range groupsFields() {
+		chunks := column(tbl, f.Name)
+		if chunks == nil {
+			return nil, meta, fmt.Errorf("no column %q", f.Name)
+		}
+		row := 0
+		for _, ch := range chunks {
+			for i := range ch.Len() {
+				g := &rows[row]
+				row++
+				str := func() string { return ch.(*array.String).Value(i) }
+				i64 := func() int64 { return ch.(*array.Int64).Value(i) }
+				ms := func() sim.Milestone {
+					if ch.IsNull(i) {
+						return sim.Milestone{}
+					}
+					return sim.Milestone{At: seconds(ch.(*array.Float64).Value(i)), Reached: true}
+				}
+				switch f.Name {
+				case ColRunKey:
+					g.RunKey = str()
+				case ColCellKey:
+					g.CellKey = str()
+				case ColSeed:
+					g.Seed = uint32(i64())
+				case ColGroup:
+					g.Group = int(i64())
+				case ColShare:
+					g.Share = ch.(*array.Float64).Value(i)
+				case ColPolicy:
+					g.Policy = str()
+				case ColPreset:
+					g.Preset = str()
+				case ColLabel:
+					g.Label = str()
+				case ColClients:
+					g.Result.Clients = int(i64())
+				case ColSucceeded:
+					g.Result.Succeeded = int(i64())
+				case ColGaveUp:
+					g.Result.GaveUp = int(i64())
+				case ColSent:
+					g.Result.Sent = i64()
+				case ColSentAfterRecovery:
+					g.Result.SentAfterRecovery = i64()
+				case ColT50:
+					g.Result.T50 = ms()
+				case ColT99:
+					g.Result.T99 = ms()
+				case ColAllDone:
+					g.Result.AllDone = ms()
+				}
+			}
+		}
+	}
+	return rows, meta, nil
+}

@@ -11,8 +11,9 @@ import (
 // Schema versions, stored in every file under the key "herdsweep.schema".
 // Readers refuse files of another version.
 const (
-	RunsSchema     = "runs/1"
+	RunsSchema     = "runs/2"
 	TimelineSchema = "timelines/1"
+	GroupsSchema   = "groups/1"
 )
 
 // Metadata keys every file carries.
@@ -173,5 +174,54 @@ func TimelineColumns() []Column {
 		{ColArrivals, "int64", "requests that arrived in the tick"},
 		{ColServed, "int64", "of which served"},
 		{ColGaveUp, "int64", "of the rejected, clients that gave up"},
+	}
+}
+
+// Groups columns: a mixed fleet's metrics, one row per policy group.
+const (
+	ColGroup   = "group"
+	ColShare   = "share"
+	ColPolicy  = "policy"
+	ColPreset  = "preset"
+	ColClients = "clients"
+)
+
+func groupsFields() []arrow.Field {
+	f64n := func(n string) arrow.Field {
+		return arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+	}
+	i64 := func(n string) arrow.Field { return arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int64} }
+	return []arrow.Field{
+		{Name: ColRunKey, Type: arrow.BinaryTypes.String},
+		{Name: ColCellKey, Type: arrow.BinaryTypes.String},
+		i64(ColSeed), i64(ColGroup),
+		{Name: ColShare, Type: arrow.PrimitiveTypes.Float64},
+		{Name: ColPolicy, Type: arrow.BinaryTypes.String},
+		{Name: ColPreset, Type: arrow.BinaryTypes.String},
+		{Name: ColLabel, Type: arrow.BinaryTypes.String},
+		i64(ColClients), i64(ColSucceeded), i64(ColGaveUp), i64(ColSent), i64(ColSentAfterRecovery),
+		f64n(ColT50), f64n(ColT99), f64n(ColAllDone),
+	}
+}
+
+// GroupsColumns documents the groups table.
+func GroupsColumns() []Column {
+	return []Column{
+		{ColRunKey, "string", "the run (joins runs.run_key)"},
+		{ColCellKey, "string", "the cell (joins runs.cell_key)"},
+		{ColSeed, "int64", "the run's seed"},
+		{ColGroup, "int64", "0 for the cell's policy, 1… for the mix's groups"},
+		{ColShare, "float64", "the group's fraction of the clients"},
+		{ColPolicy, "string", "the group's policy family"},
+		{ColPreset, "string", "the library preset, if any"},
+		{ColLabel, "string", "the group's policy in words"},
+		{ColClients, "int64", "clients in the group"},
+		{ColSucceeded, "int64", "of which served"},
+		{ColGaveUp, "int64", "of which gave up"},
+		{ColSent, "int64", "requests the group sent"},
+		{ColSentAfterRecovery, "int64", "of which at or after recovery"},
+		{ColT50, "float64 (null)", "first tick time at which 50 % of the group had succeeded, s"},
+		{ColT99, "float64 (null)", "the same for 99 %, s; null = not finished"},
+		{ColAllDone, "float64 (null)", "the same for 100 %, s"},
 	}
 }

@@ -143,3 +143,36 @@ func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
 		w.rows++
 	}
 }
+
+// GroupsWriter writes a groups table: a mixed fleet's metrics per group.
+type GroupsWriter struct{ writer }
+
+// NewGroupsWriter returns a writer of the groups table to w.
+func NewGroupsWriter(w io.Writer, meta Meta) *GroupsWriter {
+	return &GroupsWriter{*newWriter(w, groupsFields(), meta.metadata(GroupsSchema))}
+}
+
+// Append adds run r's groups; a run of one policy adds none.
+func (w *GroupsWriter) Append(r experiments.Run, res sim.Result) {
+	rk, ck := r.Key(), r.Cell.Key()
+	groups := r.Cell.Groups()
+	b := w.b
+	for g := range res.NGroups {
+		gr, p := res.Groups[g], groups[g]
+		b.Field(0).(*array.StringBuilder).Append(rk)
+		b.Field(1).(*array.StringBuilder).Append(ck)
+		b.Field(2).(*array.Int64Builder).Append(int64(r.Seed))
+		b.Field(3).(*array.Int64Builder).Append(int64(g))
+		b.Field(4).(*array.Float64Builder).Append(p.Share)
+		b.Field(5).(*array.StringBuilder).Append(string(p.Policy.Kind))
+		b.Field(6).(*array.StringBuilder).Append(p.Policy.Preset)
+		b.Field(7).(*array.StringBuilder).Append(p.Policy.Describe())
+		for i, v := range []int64{int64(gr.Clients), int64(gr.Succeeded), int64(gr.GaveUp), gr.Sent, gr.SentAfterRecovery} {
+			b.Field(8 + i).(*array.Int64Builder).Append(v)
+		}
+		milestone(b.Field(13).(*array.Float64Builder), gr.T50)
+		milestone(b.Field(14).(*array.Float64Builder), gr.T99)
+		milestone(b.Field(15).(*array.Float64Builder), gr.AllDone)
+		w.rows++
+	}
+}

@@ -57,6 +57,16 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			continue
 		}
 		p := ParamByKey(k)
+		if p != nil && p.Key == "preset" {
+			l.fail(kp, "a preset is a policy: policy = \"NAME\" (one of %s)", presetNames())
+			continue
+		}
+		if p != nil && p.Key == "mix" {
+			if a := l.mixAxis(kp, raw); a != nil {
+				out[k] = a
+			}
+			continue
+		}
 		if p == nil {
 			want := "a parameter (" + paramKeys() + ")"
 			if sweepTable {
@@ -75,7 +85,9 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 func paramKeys() string {
 	var ks []string
 	for _, p := range Params {
-		ks = append(ks, p.Key)
+		if p.Key != "preset" {
+			ks = append(ks, p.Key)
+		}
 	}
 	return strings.Join(append(ks, "seeds"), ", ")
 }
@@ -92,8 +104,8 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 				return
 			}
 			v = cv
-			if p.Key == "policy" && sim.DefaultPolicy(sim.Kind(v.(string))).Validate() != nil {
-				l.fail(path, "%q: want one of %s", v, kindNames())
+			if p.Key == "policy" && policyNamed(v.(string)).Validate() != nil {
+				l.fail(path, "%q: want a family (%s) or a preset (%s)", v, kindNames(), presetNames())
 				l.badPolicy = true
 				return
 			}
@@ -142,6 +154,108 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 
 // policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
 // parameters, which win over the sweep's axes.
+func presetNames() string {
+	var ns []string
+	for _, p := range sim.Presets() {
+		ns = append(ns, p.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+// mixAxis reads mix: a list of group tables is one fleet, a list of such
+// lists is an axis of fleets, and [] is a fleet of one policy.
+func (l *loader) mixAxis(path []string, raw any) *axis {
+	var fleets [][]map[string]any
+	switch x := raw.(type) {
+	case []map[string]any:
+		fleets = append(fleets, x)
+	case []any:
+		if len(x) == 0 {
+			fleets = append(fleets, nil)
+		}
+		for _, e := range x {
+			switch y := e.(type) {
+			case map[string]any:
+				if len(fleets) == 0 {
+					fleets = append(fleets, nil)
+				}
+				fleets[0] = append(fleets[0], y)
+			case []map[string]any:
+				fleets = append(fleets, y)
+			case []any:
+				var f []map[string]any
+				for _, z := range y {
+					if t, ok := z.(map[string]any); ok {
+						f = append(f, t)
+					} else {
+						l.fail(path, "%s: want a table {share = …, kind = …}", show(z))
+					}
+				}
+				fleets = append(fleets, f)
+			default:
+				l.fail(path, "%s: want tables {share = 0.1, kind = \"fixed\", …}, or lists of them", show(e))
+			}
+		}
+	default:
+		l.fail(path, "%s: want a list of tables {share = 0.1, kind = \"fixed\", …}", show(raw))
+		return nil
+	}
+	a := &axis{}
+	for _, f := range fleets {
+		var mix [sim.MaxGroups - 1]sim.Group
+		if len(f) > len(mix) {
+			l.fail(path, "%d groups: want at most %d besides the policy", len(f), len(mix))
+			continue
+		}
+		ok := true
+		sum := 0.0
+		for _, t := range f {
+			if x, isNum := t["share"].(float64); isNum {
+				sum += x
+			}
+		}
+		if sum >= 1 {
+			l.fail(path, "shares sum to %g: want less than 1, the rest of the fleet runs the policy", sum)
+			continue
+		}
+		for i, t := range f {
+			share, isNum := t["share"].(float64)
+			if !isNum || !(share > 0 && share < 1) {
+				l.fail(path, "share %s: want a fraction in (0, 1)", show(t["share"]))
+				ok = false
+				continue
+			}
+			rest := map[string]any{}
+			for k, v := range t {
+				if k != "share" {
+					rest[k] = v
+				}
+			}
+			var p sim.Policy
+			l.policyTable(path, rest, func(kind any, bundle map[string]any) {
+				name, _ := kind.(string)
+				c := Cell{Policy: policyNamed(name)}
+				for _, k := range slices.Sorted(maps.Keys(bundle)) {
+					ParamByKey(k).set(&c, bundle[k])
+				}
+				p = c.Policy.Normalize()
+				if err := p.Validate(); err != nil {
+					l.fail(path, "%v", err)
+					ok = false
+				}
+			})
+			mix[i] = sim.Group{Share: share, Policy: p}
+		}
+		if ok {
+			a.values = append(a.values, value{v: encodeMix(mix), path: path})
+		}
+	}
+	if len(a.values) == 0 {
+		return nil
+	}
+	return a
+}
+
 func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[string]any)) {
 	kind, ok := t["kind"]
 	if !ok {
@@ -160,7 +274,7 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 			continue
 		}
 		p := ParamByKey(k)
-		if p == nil || !p.Policy || p.Key == "policy" {
+		if p == nil || !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
 			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (base_s, cap_s, multiplier, width, max_attempts, honor_retry_after)")
 			continue
 		}

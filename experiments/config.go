@@ -302,6 +302,9 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 		for j, k := range keys {
 			v := g[k].values[idx[j]]
 			p := ParamByKey(k)
+			if p.Policy && k != "policy" && k != "mix" && c.Policy.Preset != "" {
+				continue // a preset keeps its library's defaults
+			}
 			p.set(&c, v.v)
 			used[k] = v.path
 			if k == "policy" {
@@ -309,7 +312,8 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			}
 		}
 		// Policy parameters from the axes apply to every family that reads
-		// them; those inside a policy table win over the axes.
+		// them, but not to a library preset; those inside a policy table win
+		// over the axes.
 		for i := range Params {
 			p := &Params[i]
 			if p.Policy && p.Key != "policy" {
@@ -352,6 +356,9 @@ func (l *loader) cellError(err error, used map[string][]string) {
 	isPolicy := fe.Field == "Kind" || fe.Field == "Base" || fe.Field == "Cap" || fe.Field == "Multiplier" ||
 		fe.Field == "Width" || fe.Field == "MaxAttempts" || fe.Field == "HonorRetryAfter"
 	p := paramByField(fe.Field, isPolicy)
+	if fe.Field == "Share" || fe.Field == "Groups" {
+		p = ParamByKey("mix")
+	}
 	key := fe.Field
 	if p != nil {
 		key = p.Key

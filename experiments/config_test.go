@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -143,7 +144,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 	}{
 		{"syntax", "[sweep.s]\npolicy = [\"fixed\"\ncapacity_rps = 1", []string{"t.toml:3:"}},
 		{"unknown key", base + "[sweep.s]\npolicy = \"fixed\"\ncapcity_rps = 120\n", []string{"t.toml:6: sweep.s.capcity_rps: unknown key: want a parameter (policy, base_s"}},
-		{"unknown policy", base + "[sweep.s]\npolicy = [\"fixed\", \"decor\"]\n", []string{`t.toml:5: sweep.s.policy: "decor": want one of fixed, exponential, full-jitter`}},
+		{"unknown policy", base + "[sweep.s]\npolicy = [\"fixed\", \"decor\"]\n", []string{`t.toml:5: sweep.s.policy: "decor": want a family (fixed, exponential, full-jitter`, "or a preset (grpc, aws-sdk-go-v2"}},
 		{"wrong type", base + "[sweep.s]\npolicy = \"fixed\"\nclients = \"many\"\n", []string{`t.toml:6: sweep.s.clients: "many": want a whole number`}},
 		{"empty axis", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = []\n", []string{"t.toml:6: sweep.s.capacity_rps: empty list"}},
 		{"out of range", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = 0\n", []string{"t.toml:6: sweep.s.capacity_rps: 0: want a finite number of requests/s"}},
@@ -157,6 +158,9 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"sub-ms duration", base + "[sweep.s]\npolicy = \"fixed\"\nbase_s = 0.0005\n", []string{"t.toml:6: sweep.s.base_s: 0.0005: want a number of seconds in whole milliseconds"}},
 		{"two mistakes at once", base + "[sweep.s]\npolicy = \"nope\"\nclients = -1\n", []string{"t.toml:5: sweep.s.policy", "t.toml:6: sweep.s.clients"}},
 		{"unknown experiment", "[sweep.s]\nexperiment = \"table9\"\n", []string{`t.toml:2: sweep.s.experiment: "table9": want one of article, table1`}},
+		{"preset key", base + "[sweep.s]\npolicy = \"fixed\"\npreset = \"grpc\"\n", []string{"t.toml:6: sweep.s.preset: a preset is a policy"}},
+		{"mix share", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = -0.5, kind = \"fixed\"}]\n", []string{"t.toml:6: sweep.s.mix: share -0.5: want a fraction in (0, 1)"}},
+		{"mix shares sum", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.6, kind = \"fixed\"}, {share = 0.6, kind = \"decorrelated\"}]\n", []string{"t.toml:6: sweep.s.mix"}},
 		{"top level", "[sweeps.s]\npolicy = \"fixed\"\n", []string{"t.toml:1: sweeps: unknown key: want defaults or sweep"}},
 		{"nothing", "", []string{"t.toml: no [sweep.NAME] table"}},
 	}
@@ -179,7 +183,7 @@ func TestKeysAreStable(t *testing.T) {
 	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	// A key is the identity of stored runs: a change here makes every
 	// dataset run again. Change the want only with sim.Version.
-	if got, want := c.Canonical(), `policy="decorrelated" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 horizon_s=1200 retry_after_s=0`; got != want {
+	if got, want := c.Canonical(), `policy="decorrelated" preset="" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false max_elapsed_s=0 bucket_tokens=0 bucket_cost=0 retry_budget=0 budget_min_rps=0 mix="" clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 horizon_s=1200 retry_after_s=0 retry_after_max_s=0 retry_after_backlog=false ramp_s=0 ramp_from=0 reject_cost=0`; got != want {
 		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
 	}
 	r1, r2 := Run{Cell: c, Seed: 1}, Run{Cell: c, Seed: 2}
@@ -211,5 +215,47 @@ func TestShardsPartitionRuns(t *testing.T) {
 	}
 	if total != s.Len() {
 		t.Errorf("shards hold %d runs, want %d", total, s.Len())
+	}
+}
+
+func TestPresetsAndMixedFleets(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("t.toml", []byte(base+`
+[sweep.s]
+policy = ["go-retryablehttp", "grpc", "decorrelated"]
+cap_s = 300          # not applied to presets
+mix = [[], [{share = 0.1, kind = "fixed", base_s = 5}], [{share = 0.2, kind = "sgc-fleet"}, {share = 0.1, kind = "exponential", cap_s = 0}]]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sweeps[0]
+	if len(s.Cells) != 9 {
+		t.Fatalf("%d cells, want 3 policies × 3 fleets", len(s.Cells))
+	}
+	rh := s.Cells[0]
+	if rh.Policy.Preset != "go-retryablehttp" || rh.Policy.Cap != 30*time.Second || !rh.Policy.HonorRetryAfter || rh.Mixed() {
+		t.Errorf("preset cell %+v: want go-retryablehttp's own 30 s cap, one policy", rh.Policy)
+	}
+	if d := s.Cells[6]; d.Policy.Cap != 300*time.Second {
+		t.Errorf("decorrelated: cap %v, want the axis's 300 s", d.Policy.Cap)
+	}
+	mixed := s.Cells[2]
+	gs := mixed.Groups()
+	if len(gs) != 3 || math.Abs(gs[0].Share-0.7) > 1e-12 || gs[1].Policy.Preset != "sgc-fleet" || gs[2].Policy.Cap != 0 {
+		t.Fatalf("mixed fleet %+v", gs)
+	}
+	// The mix survives the round trip through its dataset column.
+	var back Cell
+	for i := range Params {
+		Params[i].Set(&back, Params[i].Get(mixed))
+	}
+	if back != mixed || back.Key() != mixed.Key() {
+		t.Errorf("round trip:\n%+v\nwant\n%+v", back, mixed)
+	}
+	var sm sim.Sim
+	r, err := mixed.Simulate(&sm, sim.NewMulberry32(1), nil)
+	if err != nil || r.NGroups != 3 {
+		t.Errorf("Simulate: %v, %d groups", err, r.NGroups)
 	}
 }

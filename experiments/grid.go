@@ -18,19 +18,40 @@ func (c Cell) Key() string {
 	return hex.EncodeToString(h[:8])
 }
 
-// Validate checks the cell's scenario and policy.
+// Validate checks the cell's scenario, policy and fleet.
 func (c Cell) Validate() error {
 	if err := c.Scenario.Validate(); err != nil {
 		return err
 	}
-	return c.Policy.Validate()
+	if err := c.Policy.Validate(); err != nil {
+		return err
+	}
+	if c.Mixed() {
+		return sim.ValidateFleet(c.Groups())
+	}
+	return nil
+}
+
+// Simulate runs the cell on s with rng: one policy, or a mixed fleet.
+func (c Cell) Simulate(s *sim.Sim, rng *sim.Mulberry32, tl *sim.Timeline) (sim.Result, error) {
+	if c.Mixed() {
+		return s.RunFleet(c.Scenario, c.Groups(), rng, tl)
+	}
+	return s.Run(c.Scenario, c.Policy, rng, tl)
 }
 
 // Label names the cell for people: the policy in words, then the scenario
 // parameters that differ from the article's.
 func (c Cell) Label() string {
 	parts := []string{c.Policy.Describe()}
-	a := Cell{Scenario: sim.Article(), Policy: c.Policy}
+	if c.Mixed() {
+		gs := c.Groups()
+		parts[0] = fmt.Sprintf("%.0f%% %s", 100*gs[0].Share, parts[0])
+		for _, g := range gs[1:] {
+			parts = append(parts, fmt.Sprintf("%.0f%% %s", 100*g.Share, g.Policy.Describe()))
+		}
+	}
+	a := Cell{Scenario: sim.Article(), Policy: c.Policy, Mix: c.Mix}
 	for i := range Params {
 		p := &Params[i]
 		if p.Policy {

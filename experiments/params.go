@@ -4,16 +4,36 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Cell is one point of a grid: a scenario and the policy every client runs.
+// Cell is one point of a grid: a scenario and the policy its clients run.
+// In a mixed fleet, Mix holds the other groups (share > 0) and Policy runs
+// the rest of the clients.
 type Cell struct {
 	Scenario sim.Scenario
 	Policy   sim.Policy
+	Mix      [sim.MaxGroups - 1]sim.Group
 }
+
+// Groups returns the fleet: Policy with the share Mix leaves, then Mix.
+func (c Cell) Groups() []sim.Group {
+	rest := 1.0
+	var out []sim.Group
+	for _, g := range c.Mix {
+		if g.Share > 0 {
+			rest -= g.Share
+			out = append(out, g)
+		}
+	}
+	return append([]sim.Group{{Share: rest, Policy: c.Policy}}, out...)
+}
+
+// Mixed reports whether the cell is a mixed fleet.
+func (c Cell) Mixed() bool { return c.Mix[0].Share > 0 }
 
 // Type is the type of a parameter's values.
 type Type uint8
@@ -72,9 +92,12 @@ func durParam(key, field, doc string, policy bool, ptr func(c *Cell) *time.Durat
 
 // Params lists every parameter, in the order of the dataset's columns.
 var Params = []Param{
-	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family (see `sweep policies`)",
+	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family or library preset (see `sweep policies`)",
 		get: func(c *Cell) any { return string(c.Policy.Kind) },
-		set: func(c *Cell, v any) { c.Policy = sim.DefaultPolicy(sim.Kind(v.(string))) }},
+		set: func(c *Cell, v any) { c.Policy = policyNamed(v.(string)) }},
+	{Key: "preset", Type: String, Field: "Preset", Policy: true, Doc: "the library whose defaults the policy is; empty for none",
+		get: func(c *Cell) any { return c.Policy.Preset },
+		set: func(c *Cell, v any) { c.Policy.Preset = v.(string) }},
 	durParam("base_s", "Base", "base delay, s", true, func(c *Cell) *time.Duration { return &c.Policy.Base }),
 	durParam("cap_s", "Cap", "longest computed delay, s; 0 = no cap", true, func(c *Cell) *time.Duration { return &c.Policy.Cap }),
 	{Key: "multiplier", Type: Float, Field: "Multiplier", Policy: true, Doc: "growth per rejection",
@@ -89,6 +112,22 @@ var Params = []Param{
 	{Key: "honor_retry_after", Type: Bool, Field: "HonorRetryAfter", Policy: true, Doc: "http-retry waits the server's Retry-After",
 		get: func(c *Cell) any { return c.Policy.HonorRetryAfter },
 		set: func(c *Cell, v any) { c.Policy.HonorRetryAfter = v.(bool) }},
+	durParam("max_elapsed_s", "MaxElapsed", "a client gives up rather than wait past this since its first request, s; 0 = never", true, func(c *Cell) *time.Duration { return &c.Policy.MaxElapsed }),
+	{Key: "bucket_tokens", Type: Int, Field: "BucketTokens", Policy: true, Doc: "per-client retry token bucket; 0 = none",
+		get: func(c *Cell) any { return int64(c.Policy.BucketTokens) },
+		set: func(c *Cell, v any) { c.Policy.BucketTokens = int(v.(int64)) }},
+	{Key: "bucket_cost", Type: Int, Field: "BucketCost", Policy: true, Doc: "tokens a retry takes (5 when a bucket is set)",
+		get: func(c *Cell) any { return int64(c.Policy.BucketCost) },
+		set: func(c *Cell, v any) { c.Policy.BucketCost = int(v.(int64)) }},
+	{Key: "retry_budget", Type: Float, Field: "RetryBudget", Policy: true, Doc: "fleet-wide retries ≤ this fraction of requests over 10 s; 0 = none",
+		get: func(c *Cell) any { return c.Policy.RetryBudget },
+		set: func(c *Cell, v any) { c.Policy.RetryBudget = v.(float64) }},
+	{Key: "budget_min_rps", Type: Float, Field: "BudgetMinRPS", Policy: true, Doc: "retries/s the budget always allows",
+		get: func(c *Cell) any { return c.Policy.BudgetMinRPS },
+		set: func(c *Cell, v any) { c.Policy.BudgetMinRPS = v.(float64) }},
+	{Key: "mix", Type: String, Field: "Mix", Policy: true, Doc: "other policy groups of a mixed fleet, `share=… policy=… …` separated by ` | `; empty for one policy",
+		get: func(c *Cell) any { return mixCodec.encode(c.Mix) },
+		set: func(c *Cell, v any) { c.Mix, _ = mixCodec.decode(v.(string)) }},
 	{Key: "clients", Type: Int, Field: "Clients", Doc: "clients that failed during the outage",
 		get: func(c *Cell) any { return int64(c.Scenario.Clients) },
 		set: func(c *Cell, v any) { c.Scenario.Clients = int(v.(int64)) }},
@@ -102,6 +141,112 @@ var Params = []Param{
 	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
 	durParam("horizon_s", "Horizon", "the run stops at this time, s", false, func(c *Cell) *time.Duration { return &c.Scenario.Horizon }),
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
+	durParam("retry_after_max_s", "RetryAfterMax", "> retry_after_s: each Retry-After drawn from U(retry_after_s, this), s; 0 = constant", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfterMax }),
+	{Key: "retry_after_backlog", Type: Bool, Field: "RetryAfterBacklog", Doc: "the Retry-After is the backlog over the capacity, whole seconds",
+		get: func(c *Cell) any { return c.Scenario.RetryAfterBacklog },
+		set: func(c *Cell, v any) { c.Scenario.RetryAfterBacklog = v.(bool) }},
+	durParam("ramp_s", "RampUp", "capacity ramps up linearly over this after recovery, s; 0 = at once", false, func(c *Cell) *time.Duration { return &c.Scenario.RampUp }),
+	{Key: "ramp_from", Type: Float, Field: "RampFrom", Doc: "fraction of the capacity the ramp starts from",
+		get: func(c *Cell) any { return c.Scenario.RampFrom },
+		set: func(c *Cell, v any) { c.Scenario.RampFrom = v.(float64) }},
+	{Key: "reject_cost", Type: Float, Field: "RejectCost", Doc: "work a 429 costs, as a fraction of a served request; 0 = free",
+		get: func(c *Cell) any { return c.Scenario.RejectCost },
+		set: func(c *Cell, v any) { c.Scenario.RejectCost = v.(float64) }},
+}
+
+// mixCodec breaks the initialization cycle Params → mix → Params.
+var mixCodec struct {
+	encode func([sim.MaxGroups - 1]sim.Group) string
+	decode func(string) ([sim.MaxGroups - 1]sim.Group, error)
+}
+
+func init() { mixCodec.encode, mixCodec.decode = encodeMix, decodeMix }
+
+// policyNamed returns a library preset by name, else the family's defaults.
+func policyNamed(name string) sim.Policy {
+	if pr, ok := sim.PresetByName(name); ok {
+		return pr.Policy
+	}
+	return sim.DefaultPolicy(sim.Kind(name))
+}
+
+// encodeMix writes a fleet's other groups with the policy parameters, in
+// Params order: the dataset's "mix" column, which decodeMix reads back.
+func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
+	var groups []string
+	for _, g := range mix {
+		if g.Share == 0 {
+			continue
+		}
+		c := Cell{Policy: g.Policy}
+		parts := []string{"share=" + strconv.FormatFloat(g.Share, 'g', -1, 64)}
+		for i := range Params {
+			p := &Params[i]
+			if !p.Policy || p.Key == "mix" {
+				continue
+			}
+			parts = append(parts, p.Key+"="+formatValue(p.get(&c)))
+		}
+		groups = append(groups, strings.Join(parts, " "))
+	}
+	return strings.Join(groups, " | ")
+}
+
+func decodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
+	var mix [sim.MaxGroups - 1]sim.Group
+	if s == "" {
+		return mix, nil
+	}
+	for gi, g := range strings.Split(s, " | ") {
+		if gi >= len(mix) {
+			return mix, fmt.Errorf("more than %d mixed groups", len(mix))
+		}
+		var c Cell
+		for _, kv := range strings.Fields(g) {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "share" {
+				mix[gi].Share, _ = strconv.ParseFloat(v, 64)
+				continue
+			}
+			p := ParamByKey(k)
+			if p == nil {
+				return mix, fmt.Errorf("mix: unknown key %q", k)
+			}
+			val, err := parseValue(p.Type, v)
+			if err != nil {
+				return mix, fmt.Errorf("mix: %s: %w", k, err)
+			}
+			p.set(&c, val)
+		}
+		mix[gi].Policy = c.Policy
+	}
+	return mix, nil
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return strconv.Quote(x)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	panic(fmt.Sprintf("experiments: value %T", v))
+}
+
+func parseValue(t Type, s string) (any, error) {
+	switch t {
+	case Int:
+		return strconv.ParseInt(s, 10, 64)
+	case Float:
+		return strconv.ParseFloat(s, 64)
+	case String:
+		return strconv.Unquote(s)
+	}
+	return strconv.ParseBool(s)
 }
 
 // bounds are the values a parameter may take whatever the policy family;
@@ -110,7 +255,10 @@ var Params = []Param{
 var bounds = map[string][2]float64{
 	"base_s": {0, math.Inf(1)}, "cap_s": {0, math.Inf(1)}, "multiplier": {1, 100}, "width": {0, 1},
 	"max_attempts": {0, math.MaxInt32}, "clients": {1, 1 << 30}, "tick_ms": {1, 3_600_000},
-	"recover_s": {0, math.Inf(1)}, "capacity_rps": {0, math.Inf(1)}, "spread_s": {0, math.Inf(1)},
+	"max_elapsed_s": {0, math.Inf(1)}, "bucket_tokens": {0, 1e9}, "bucket_cost": {0, 1e9}, "retry_budget": {0, 10},
+	"budget_min_rps": {0, 1e6}, "retry_after_max_s": {0, math.Inf(1)}, "ramp_s": {0, math.Inf(1)}, "ramp_from": {0, 1},
+	"reject_cost": {0, 0.99},
+	"recover_s":   {0, math.Inf(1)}, "capacity_rps": {0, math.Inf(1)}, "spread_s": {0, math.Inf(1)},
 	"horizon_s": {0, math.Inf(1)}, "retry_after_s": {0, math.Inf(1)},
 }
 
@@ -181,7 +329,7 @@ func (p *Param) coerceType(v any) (any, error) {
 		default:
 			return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
 		}
-		if p.Key != "multiplier" && p.Key != "width" && p.Key != "capacity_rps" {
+		if strings.HasSuffix(p.Key, "_s") {
 			if _, ok := duration(v.(float64)); !ok {
 				return nil, fmt.Errorf("%s: want a number of seconds in whole milliseconds", show(v))
 			}
@@ -218,16 +366,7 @@ func (c Cell) Canonical() string {
 		p := &Params[i]
 		b = append(b, p.Key...)
 		b = append(b, '=')
-		switch v := p.get(&c).(type) {
-		case int64:
-			b = strconv.AppendInt(b, v, 10)
-		case float64:
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
-		case string:
-			b = strconv.AppendQuote(b, v)
-		case bool:
-			b = strconv.AppendBool(b, v)
-		}
+		b = append(b, formatValue(p.get(&c))...)
 		b = append(b, ' ')
 	}
 	return string(b[:len(b)-1])

@@ -76,7 +76,7 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 					tl = new(sim.Timeline)
 				}
 				rng.Seed(j.Run.Seed)
-				o.Result, o.Err = s.Run(j.Run.Scenario, j.Run.Policy, &rng, tl)
+				o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
 				o.Timeline = tl
 				results <- done{i, o}
 			}

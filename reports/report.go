@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -34,11 +35,20 @@ type CapacityTable struct {
 	Ranking    *analysis.Recommendation // by t99; nil when no cell matches
 }
 
+// LibraryTable is the verdict on every library preset in one scenario.
+type LibraryTable struct {
+	Query    analysis.Query
+	Verdicts []analysis.LibraryVerdict
+}
+
 // Report is everything report.md says.
 type Report struct {
 	Provenance Provenance
 	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
 	Capacities []CapacityTable
+	Library    []LibraryTable
+	Mixed      []analysis.MixedFleet
+	Recovery   []analysis.RecoveryGrid
 	Plots      []Plot
 	Warnings   []string // dataset-wide; per-cell warnings are in the tables
 }
@@ -69,7 +79,7 @@ func Write(w io.Writer, r *Report) error {
 	ew.printf("## Recommendation by capacity\n\n")
 	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; \"fastest user recovery\" only considers policies whose traffic after recovery is within %g× of the least, so that a policy cannot win by burying the server.\n\n", analysis.GentleFactor)
 	for _, ct := range r.Capacities {
-		ew.printf("### %s requests/s, %s clients, %v outage\n\n", thousands(ct.Query.Capacity), thousands(float64(ct.Query.Clients)), ct.Query.Outage)
+		ew.printf("### %s\n\n", heading(ct.Query))
 		ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
 		for _, s := range ct.Situations {
 			ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))
@@ -79,6 +89,10 @@ func Write(w io.Writer, r *Report) error {
 			writeRanking(ew, rk, 8)
 		}
 	}
+
+	writeLibrary(ew, r.Library)
+	writeMixed(ew, r.Mixed)
+	writeRecovery(ew, r.Recovery)
 
 	if len(r.Article) > 0 {
 		ew.printf("## The article's tables beside ours\n\n")
@@ -169,3 +183,96 @@ func WriteRecommendation(w io.Writer, rk *analysis.Recommendation, note string) 
 
 // Sprint is a helper for callers that need a figure as text.
 func Sprint(m analysis.Metric, s analysis.Summary) string { return fmt.Sprint(summary(m, s)) }
+
+func writeLibrary(ew *errWriter, tables []LibraryTable) {
+	if len(tables) == 0 {
+		return
+	}
+	ew.printf("## Library defaults at each capacity\n\n")
+	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the best policy of the same scenario: \"fine here\" when its t99 is within %g× of the best; otherwise the change that the data shows helps most.\n\n", analysis.FineFactor)
+	for _, t := range tables {
+		ew.printf("### %s\n\n", heading(t.Query))
+		ew.printf("| library | recovery time t99 (s) | peak load (req/s) | verdict |\n|---|--:|--:|---|\n")
+		for _, v := range t.Verdicts {
+			a := v.Preset
+			name := a.Cell.Policy.Preset
+			if a.Cell.Scenario.RetryAfter > 0 {
+				name += fmt.Sprintf(" (server sends Retry-After %v)", a.Cell.Scenario.RetryAfter)
+			}
+			verdict := v.Verdict
+			if v.Better != nil {
+				verdict += fmt.Sprintf(" (t99 %s s)", summary(analysis.T99, v.Better.Summary(analysis.T99)))
+			}
+			ew.printf("| %s | %s | %s | %s |\n", cell(name), summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)), cell(verdict))
+		}
+		ew.printf("\n")
+	}
+}
+
+func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
+	if len(fleets) == 0 {
+		return
+	}
+	ew.printf("## Mixed fleets: what an old client costs everyone else\n\n")
+	ew.printf("Each fleet splits its clients between policies (interleaved, so no group is served first). t99 per group is over the seeds where the group reached 99 %%; \"alone\" is the same scenario with every client on the main policy.\n\n")
+	ew.printf("| fleet | group | share | group t99 (s) | gave up | main policy alone: t99 (s) |\n|---|---|--:|--:|--:|--:|\n")
+	for _, f := range fleets {
+		sc := f.Cell.Cell.Scenario
+		name := fmt.Sprintf("%s req/s, %s clients", thousands(sc.Capacity), thousands(float64(sc.Clients)))
+		for i, g := range f.Groups {
+			alone := ""
+			if g.Alone != nil {
+				alone = summary(analysis.T99, g.Alone.Summary(analysis.T99))
+			}
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			ew.printf("| %s | %s | %.0f %% | %s | %s | %s |\n", cell(label), cell(g.Label), 100*g.Share, summary(analysis.T99, g.T99), thousands(g.GaveUp.Mean), alone)
+		}
+	}
+	ew.printf("\n")
+}
+
+func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
+	if len(grids) == 0 {
+		return
+	}
+	ew.printf("## Servers that do more than count: does it ever recover?\n\n")
+	ew.printf("Share of seeds in which 99 %% of clients came back before the horizon, by outage length (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting — the metastable failure.\n\n")
+	for _, g := range grids {
+		ew.printf("### %s — %s\n\n| outage \\ capacity |", g.Policy, g.Server)
+		for _, c := range g.Capacities {
+			ew.printf(" %s |", thousands(c))
+		}
+		ew.printf("\n|---|")
+		for range g.Capacities {
+			ew.printf("--:|")
+		}
+		ew.printf("\n")
+		for i, o := range g.Outages {
+			ew.printf("| %v |", o)
+			for _, v := range g.Recovered[i] {
+				switch {
+				case math.IsNaN(v):
+					ew.printf(" — |")
+				case v == 0:
+					ew.printf(" **0 %%** |")
+				default:
+					ew.printf(" %.0f %% |", 100*v)
+				}
+			}
+			ew.printf("\n")
+		}
+		ew.printf("\n")
+	}
+}
+
+// heading names a scenario group.
+func heading(q analysis.Query) string {
+	h := fmt.Sprintf("%s requests/s, %s clients, %v outage", thousands(q.Capacity), thousands(float64(q.Clients)), q.Outage)
+	if q.Server != "" {
+		h += "; " + q.Server
+	}
+	return h
+}

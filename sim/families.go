@@ -168,7 +168,7 @@ var families = []family{
 		build:  func(p Policy) delayer { return pollyDelay{base: ms(p.Base), cap: capMS(p)} },
 	},
 	{
-		Family: Family{Kind: WatchDog, Title: "sgcWebSockets WatchDog",
+		Family: Family{Kind: WatchDog, Title: "exponential with a jitter band (sgcWebSockets WatchDog)",
 			Formula: "d·(1 + width·(U − 0.5)), d = min(cap, base·multiplier^(n−1))",
 			Source:  "second source: WatchDog Interval, Backoff, BackoffMultiplier, MaxInterval, Jitter, Attempts",
 			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0"},
@@ -177,7 +177,7 @@ var families = []family{
 		build:  func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
 	},
 	{
-		Family: Family{Kind: HTTPRetry, Title: "sgcWebSockets HTTP RetryOptions",
+		Family: Family{Kind: HTTPRetry, Title: "HTTP retry honouring Retry-After (sgcWebSockets RetryOptions)",
 			Formula: "RA if honor_retry_after and the response has one, else as watchdog",
 			Source:  "second source: RetryOptions InitialInterval, Multiplier, MaxInterval, Jitter, MaxRetries, HonorRetryAfter",
 			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap"},

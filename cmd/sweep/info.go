@@ -38,6 +38,13 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
+	fmt.Fprintf(stdout, "Library presets: `policy = \"NAME\"` in sweeps.toml keeps every parameter as the library ships it.\n\n")
+	for _, pr := range sim.Presets() {
+		fmt.Fprintf(stdout, "%s — %s\n  source: %s\n", pr.Name, pr.Policy.Describe(), pr.Source)
+		if pr.Note != "" {
+			fmt.Fprintf(stdout, "  note:   %s\n", pr.Note)
+		}
+	}
 	return nil
 }
 
@@ -51,7 +58,8 @@ func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error
 		name string
 		cols []dataset.Column
 	}{{"runs/sweep=NAME/*.parquet (" + dataset.RunsSchema + ")", dataset.RunsColumns()},
-		{"timelines/sweep=NAME/*.parquet (" + dataset.TimelineSchema + ")", dataset.TimelineColumns()}} {
+		{"timelines/sweep=NAME/*.parquet (" + dataset.TimelineSchema + ")", dataset.TimelineColumns()},
+		{"groups/sweep=NAME/*.parquet (" + dataset.GroupsSchema + ")", dataset.GroupsColumns()}} {
 		if *markdown {
 			fmt.Fprintf(stdout, "`%s`\n\n| column | type | meaning |\n|---|---|---|\n", t.name)
 			for _, c := range t.cols {

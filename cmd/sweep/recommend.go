@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -24,6 +25,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	results := fs.String("results", "out", "dataset to answer from; when it has no cell for the scenario, the candidates are simulated")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends (0: none); adds the clients that read it")
 	seeds := fs.Int("seeds", 10, "seeds per candidate when simulating")
+	library := fs.String("library", "", "also judge this library's defaults (a preset: see `sweep policies`)")
 	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -44,11 +46,28 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("recommend: %v", flagName(err))
 	}
 
+	var preset sim.Preset
+	if *library != "" {
+		var ok bool
+		if preset, ok = sim.PresetByName(*library); !ok {
+			var names []string
+			for _, p := range sim.Presets() {
+				names = append(names, p.Name)
+			}
+			return usagef("recommend: --library %q: want one of %s", *library, strings.Join(names, ", "))
+		}
+	}
 	var note string
-	rk, err := fromDataset(*results, q, *retryAfter)
+	aggs, rk, err := fromDataset(*results, q, *retryAfter)
+	if err == nil && preset.Name != "" && !hasPreset(aggs, preset.Name, q) {
+		err = fmt.Errorf("the dataset lacks %s at this scenario", preset.Name)
+	}
 	if err != nil {
 		start := time.Now()
 		cands := experiments.Candidates(sc)
+		if preset.Name != "" {
+			cands = append(cands, experiments.Cell{Scenario: sc, Policy: preset.Policy})
+		}
 		var recs []analysis.Record
 		n := len(cands) * *seeds
 		err := experiments.Execute(ctx, *workers, n, func(i int) experiments.Job {
@@ -64,7 +83,8 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		rk, err = analysis.Recommend(analysis.Aggregates(recs), q)
+		aggs = analysis.Aggregates(recs)
+		rk, err = analysis.Recommend(aggs, q)
 		if err != nil {
 			return err
 		}
@@ -73,22 +93,44 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else {
 		note = fmt.Sprintf("answered from the dataset in %s", *results)
 	}
-	return reports.WriteRecommendation(stdout, rk, note)
+	if err := reports.WriteRecommendation(stdout, rk, note); err != nil {
+		return err
+	}
+	if preset.Name != "" {
+		for _, v := range analysis.LibraryVerdicts(aggs, q) {
+			if v.Preset.Cell.Policy.Preset == preset.Name && v.Preset.Cell.Scenario.RetryAfter == *retryAfter {
+				fmt.Fprintf(stdout, "\n%s defaults: t99 %s, peak %s req/s.\nverdict: %s\n", preset.Name,
+					reports.Sprint(analysis.T99, v.Preset.Summary(analysis.T99)), reports.Sprint(analysis.Peak, v.Preset.Summary(analysis.Peak)), v.Verdict)
+			}
+		}
+	}
+	return nil
 }
 
-// fromDataset answers from a dataset when it has cells for the scenario.
-func fromDataset(dir string, q analysis.Query, ra time.Duration) (*analysis.Recommendation, error) {
+func hasPreset(aggs []*analysis.Aggregate, name string, q analysis.Query) bool {
+	for _, a := range aggs {
+		if a.Cell.Policy.Preset == name && q.Matches(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// fromDataset answers from a dataset when it has cells for the scenario:
+// fleets of one policy, with the server sending Retry-After ra.
+func fromDataset(dir string, q analysis.Query, ra time.Duration) ([]*analysis.Aggregate, *analysis.Recommendation, error) {
 	ds, err := analysis.Load(os.DirFS(dir))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var aggs []*analysis.Aggregate
 	for _, a := range analysis.Aggregates(ds.Records) {
-		if a.Cell.Scenario.RetryAfter == ra {
+		if a.Cell.Scenario.RetryAfter == ra && !a.Cell.Mixed() {
 			aggs = append(aggs, a)
 		}
 	}
-	return analysis.Recommend(aggs, q)
+	rk, err := analysis.Recommend(aggs, q)
+	return aggs, rk, err
 }
 
 // flagName rewrites a sim field error in terms of the command's flags.

@@ -46,13 +46,28 @@ func writeReport(_ context.Context, results, out string, _ *experiments.Config, 
 	r := &reports.Report{Provenance: provenance(ds)}
 	r.Warnings = datasetWarnings(ds, aggs)
 	r.Article = articleFromDataset(ds)
-	for _, q := range analysis.Groups(aggs) {
-		ct := reports.CapacityTable{Query: q, Situations: analysis.Table5(aggs, q)}
-		if rk, err := analysis.Recommend(aggs, q); err == nil {
+	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
+	for _, a := range aggs {
+		if !a.Cell.Mixed() {
+			single = append(single, a)
+		}
+	}
+	for _, q := range analysis.Groups(single) {
+		ct := reports.CapacityTable{Query: q, Situations: analysis.Table5(single, q)}
+		if rk, err := analysis.Recommend(single, q); err == nil {
 			ct.Ranking = rk
 		}
 		r.Capacities = append(r.Capacities, ct)
+		if v := analysis.LibraryVerdicts(single, q); len(v) > 0 {
+			r.Library = append(r.Library, reports.LibraryTable{Query: q, Verdicts: v})
+		}
 	}
+	groups, err := analysis.GroupRows(fsys)
+	if err != nil {
+		return err
+	}
+	r.Mixed = analysis.MixedFleets(aggs, groups)
+	r.Recovery = analysis.RecoveryGrids(single)
 
 	figs, err := figures(fsys, aggs)
 	if err != nil {

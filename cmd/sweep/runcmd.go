@@ -172,27 +172,19 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	have = nil
 
 	prog := newProgress(stderr, s.Name, len(todo), o.quiet)
-	var runsBuf, tlBuf *partBuffer
-	var runs *dataset.RunsWriter
-	var tls *dataset.TimelineWriter
-	fresh := func() {
-		runsBuf, tlBuf = &partBuffer{}, &partBuffer{}
-		runs = dataset.NewRunsWriter(runsBuf, o.meta)
-		tls = dataset.NewTimelineWriter(tlBuf, o.meta)
-	}
-	fresh()
+	cur := newPart(o.meta)
 	commit := func() error {
-		if runs.Len() == 0 {
+		if cur.runs.Len() == 0 {
 			return nil
 		}
 		t0 := time.Now()
-		name, err := st.commit(runs, runsBuf, tls, tlBuf)
+		name, err := st.commit(cur)
 		stats.writing += time.Since(t0)
 		if err != nil {
 			return err
 		}
 		stats.parts = append(stats.parts, name)
-		fresh()
+		cur = newPart(o.meta)
 		return nil
 	}
 	job := func(j int) experiments.Job {
@@ -210,13 +202,16 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			return nil
 		}
 		t0 := time.Now()
-		runs.Append(out.Job.Run, out.Result)
+		cur.runs.Append(out.Job.Run, out.Result)
 		if out.Timeline != nil {
-			tls.Append(out.Job.Run, out.Timeline)
+			cur.side[timelinesDir].(*dataset.TimelineWriter).Append(out.Job.Run, out.Timeline)
+		}
+		if out.Result.NGroups > 0 {
+			cur.side[groupsDir].(*dataset.GroupsWriter).Append(out.Job.Run, out.Result)
 		}
 		stats.writing += time.Since(t0)
 		stats.done++
-		if runs.Len() >= o.partRows {
+		if cur.runs.Len() >= o.partRows {
 			return commit()
 		}
 		return nil

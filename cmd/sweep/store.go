@@ -21,6 +21,7 @@ import (
 //
 //	runs/sweep=NAME/part-00000.parquet        one row per run
 //	timelines/sweep=NAME/part-00000.parquet   per-tick rows of the runs that asked
+//	groups/sweep=NAME/part-00000.parquet      per-group rows of mixed fleets
 //
 // A part is written to a hidden temporary name, synced and renamed: a name
 // ending in .parquet is always a whole file. The timelines part is renamed
@@ -29,7 +30,11 @@ import (
 const (
 	runsDir      = "runs"
 	timelinesDir = "timelines"
+	groupsDir    = "groups"
 )
+
+// sideTables are written before the runs part, under the same name.
+var sideTables = []string{timelinesDir, groupsDir}
 
 var partName = regexp.MustCompile(`^part-(?:(\d+)of(\d+)-)?(\d{5,})\.parquet$`)
 
@@ -56,7 +61,7 @@ func (s *store) partFile(seq int) string {
 // sets aside parts written by another simulator version.
 func openStore(root, sweep string, shard shardSpec, stderr io.Writer) (*store, error) {
 	s := &store{root: root, sweep: sweep, shard: shard}
-	for _, t := range []string{runsDir, timelinesDir} {
+	for _, t := range append([]string{runsDir}, sideTables...) {
 		d := s.dir(t)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("output folder: %w", err)
@@ -89,15 +94,17 @@ func openStore(root, sweep string, shard shardSpec, stderr io.Writer) (*store, e
 			s.next = max(s.next, seq+1)
 		}
 	}
-	tparts, err := s.parts(timelinesDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range tparts {
-		if !have[p] {
-			fmt.Fprintf(stderr, "sweep: removing %s: its runs part was never committed\n", filepath.Join(s.dir(timelinesDir), p))
-			if err := os.Remove(filepath.Join(s.dir(timelinesDir), p)); err != nil {
-				return nil, err
+	for _, table := range sideTables {
+		tparts, err := s.parts(table)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range tparts {
+			if !have[p] {
+				fmt.Fprintf(stderr, "sweep: removing %s: its runs part was never committed\n", filepath.Join(s.dir(table), p))
+				if err := os.Remove(filepath.Join(s.dir(table), p)); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -152,7 +159,7 @@ func (s *store) done(stderr io.Writer) (map[string]bool, error) {
 		}
 		if meta.Sim != sim.Version {
 			fmt.Fprintf(stderr, "sweep: %s holds simulator %s, this is %s: set aside, its runs will be redone\n", path, meta.Sim, sim.Version)
-			for _, t := range []string{runsDir, timelinesDir} {
+			for _, t := range append([]string{runsDir}, sideTables...) {
 				old := filepath.Join(s.dir(t), p)
 				if _, err := os.Stat(old); err == nil {
 					if err := os.Rename(old, old+".stale-"+meta.Sim); err != nil {
@@ -169,18 +176,46 @@ func (s *store) done(stderr io.Writer) (map[string]bool, error) {
 	return keys, nil
 }
 
-// commit writes one part: the timelines file (if any rows) and then the
-// runs file, each atomically.
-func (s *store) commit(runs *dataset.RunsWriter, runsBuf *partBuffer, tl *dataset.TimelineWriter, tlBuf *partBuffer) (string, error) {
+// tableWriter is a side table's writer and its bytes.
+type tableWriter interface {
+	Len() int
+	Close() error
+}
+
+// part is what one commit writes: the runs and the side tables.
+type part struct {
+	runs    *dataset.RunsWriter
+	runsBuf *partBuffer
+	side    map[string]tableWriter // by folder
+	sideBuf map[string]*partBuffer
+}
+
+func newPart(meta dataset.Meta) *part {
+	p := &part{runsBuf: &partBuffer{}, side: map[string]tableWriter{}, sideBuf: map[string]*partBuffer{}}
+	p.runs = dataset.NewRunsWriter(p.runsBuf, meta)
+	p.sideBuf[timelinesDir], p.sideBuf[groupsDir] = &partBuffer{}, &partBuffer{}
+	p.side[timelinesDir] = dataset.NewTimelineWriter(p.sideBuf[timelinesDir], meta)
+	p.side[groupsDir] = dataset.NewGroupsWriter(p.sideBuf[groupsDir], meta)
+	return p
+}
+
+// commit writes one part: the side tables that have rows, then the runs
+// file, each atomically.
+func (s *store) commit(p *part) (string, error) {
 	name := s.partFile(s.next)
-	if tl != nil && tl.Len() > 0 {
-		if err := tl.Close(); err != nil {
+	for _, table := range sideTables {
+		w := p.side[table]
+		if w.Len() == 0 {
+			continue
+		}
+		if err := w.Close(); err != nil {
 			return "", err
 		}
-		if err := writeAtomic(s.dir(timelinesDir), name, tlBuf); err != nil {
+		if err := writeAtomic(s.dir(table), name, p.sideBuf[table]); err != nil {
 			return "", err
 		}
 	}
+	runs, runsBuf := p.runs, p.runsBuf
 	if err := runs.Close(); err != nil {
 		return "", err
 	}
