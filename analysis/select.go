@@ -46,7 +46,7 @@ func articleLikeness(c experiments.Cell) int {
 	case (p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry) && p.Width == 0.2:
 		s += 2
 	}
-	if raAware[p.Kind] == (c.Scenario.RetryAfter == 30*time.Second) {
+	if (raAware[p.Kind] || p.Kind == sim.RAIgnore) == (c.Scenario.RetryAfter == 30*time.Second) {
 		s++
 	}
 	return s

@@ -77,7 +77,12 @@ func writeReport(_ context.Context, results, out string, _ *experiments.Config, 
 	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
-	footer := fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", r.Provenance.Tool, r.Provenance.Sim, short(r.Provenance.ConfigHash), r.Provenance.Seeds)
+	var all []uint32
+	for _, rec := range ds.Records {
+		all = append(all, rec.Seed)
+	}
+	slices.Sort(all)
+	footer := fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", r.Provenance.Tool, r.Provenance.Sim, short(r.Provenance.ConfigHash), ranges(slices.Compact(all)))
 	for _, f := range figs {
 		buf := &partBuffer{}
 		if err := plots.Render(buf, f, footer); err != nil {
@@ -231,8 +236,19 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 	return analysis.CompareArticle(experiments.ArticleTables(), results)
 }
 
-// figures builds the six figures from the aggregates and the timelines.
-func figures(fsys iofs.FS, aggs []*analysis.Aggregate) ([]plots.Figure, error) {
+// figures builds the six figures from the aggregates and the timelines,
+// in one world: the article's fleet size and outage where the data has
+// them (else the most common), a server that only counts, one policy.
+func figures(fsys iofs.FS, all []*analysis.Aggregate) ([]plots.Figure, error) {
+	refClients, refOutage := reference(all)
+	var aggs []*analysis.Aggregate
+	for _, a := range all {
+		sc := a.Cell.Scenario
+		if sc.Clients == refClients && sc.RecoverAt == refOutage && sc.RejectCost == 0 && sc.RampUp == 0 &&
+			!sc.RetryAfterBacklog && sc.RetryAfterMax == 0 && !a.Cell.Mixed() {
+			aggs = append(aggs, a)
+		}
+	}
 	caps := analysis.Capacities(aggs)
 	if len(caps) == 0 {
 		return nil, nil
@@ -270,4 +286,30 @@ func figures(fsys iofs.FS, aggs []*analysis.Aggregate) ([]plots.Figure, error) {
 		plots.CapacityT99(aggs, reps),
 	)
 	return figs, nil
+}
+
+// reference picks the fleet size and outage the figures show: 2,000 clients
+// and 30 s if any cell has them, else the most common.
+func reference(aggs []*analysis.Aggregate) (int, time.Duration) {
+	clients, outages := map[int]int{}, map[time.Duration]int{}
+	for _, a := range aggs {
+		clients[a.Cell.Scenario.Clients]++
+		outages[a.Cell.Scenario.RecoverAt]++
+	}
+	c, o := mostCommon(clients, 2000), mostCommon(outages, 30*time.Second)
+	return c, o
+}
+
+func mostCommon[K int | time.Duration](m map[K]int, prefer K) K {
+	if m[prefer] > 0 {
+		return prefer
+	}
+	var best K
+	n := -1
+	for k, v := range m {
+		if v > n || (v == n && k < best) {
+			best, n = k, v
+		}
+	}
+	return best
 }
