@@ -29,7 +29,6 @@ func Herd(reps []*analysis.Aggregate, tls map[string][]dataset.TimelineRow, capa
 		XLabel:  "time since the outage began (s)",
 		YLabel:  "requests arriving (per s)",
 		Caption: "Each line is one policy's first seed; where it stays far above the capacity line after recovery, the server keeps answering 429 although it is up.",
-		LogY:    true,
 	}
 	for _, a := range reps {
 		rows := TimelineOf(a, tls)
@@ -217,7 +216,6 @@ func CapacityT99(aggs []*analysis.Aggregate, reps []*analysis.Aggregate) Figure 
 		XLabel:  "capacity after recovery (req/s)",
 		YLabel:  "t99 (s), mean with 95 % band",
 		Caption: "How much capacity each policy needs to bring 99 % of clients back quickly; lines stop where runs did not finish.",
-		LogY:    true,
 	}
 	for _, r := range reps {
 		var pts []Point

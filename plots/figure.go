@@ -43,7 +43,6 @@ type Figure struct {
 	Grid    *Grid
 	HLine   float64 // a horizontal reference line (the capacity); 0: none
 	HName   string
-	LogY    bool
 }
 
 // Empty reports whether the figure has nothing to draw.

@@ -358,15 +358,25 @@ func (d articleClientDelay) delay(c *client, r response, rng *Mulberry32) float6
 // InstallOffset is the article's per-install offset in [0, 1) for client i:
 // 32-bit FNV-1a of its install id "install-i", (h mod 100000)/100000.
 func InstallOffset(i int32) float64 {
-	var buf [24]byte
-	id := strconv.AppendInt(append(buf[:0], "install-"...), int64(i), 10)
-	h := uint32(2166136261)
-	for _, b := range id {
+	var buf [12]byte
+	digits := strconv.AppendInt(buf[:0], int64(i), 10)
+	h := fnvInstall // the hash of "install-", computed once
+	for _, b := range digits {
 		h ^= uint32(b)
 		h *= 16777619
 	}
 	return float64(h%100000) / 100000
 }
+
+// fnvInstall is 32-bit FNV-1a of "install-".
+var fnvInstall = func() uint32 {
+	h := uint32(2166136261)
+	for _, b := range []byte("install-") {
+		h ^= uint32(b)
+		h *= 16777619
+	}
+	return h
+}()
 
 // sgc is the second source's sgcNextBackoffMs: min(cap, base·m^(n−1)), then
 // a jitter band of width·d centred on d.
@@ -439,7 +449,7 @@ func (d pollyDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 		prev = 0
 	}
 	t := float64(c.att-1) + rng.Float64()
-	next := math.Pow(2, t) * math.Tanh(math.Sqrt(4*t))
+	next := math.Exp2(t) * math.Tanh(2*math.Sqrt(t)) // 2^t·tanh(√(4t)), as Polly writes it
 	c.prev = next
 	return minf(d.cap, (next-prev)*(1/1.4)*d.base)
 }

@@ -31,12 +31,12 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *out == "" {
 		*out = *results
 	}
-	return writeReport(ctx, *results, *out, nil, stdout, stderr)
+	return writeReport(ctx, *results, *out, stdout, stderr)
 }
 
 // writeReport renders plots and report.md from the dataset in results into
 // out, without running anything.
-func writeReport(_ context.Context, results, out string, _ *experiments.Config, stdout, stderr io.Writer) error {
+func writeReport(_ context.Context, results, out string, stdout, stderr io.Writer) error {
 	fsys := os.DirFS(results)
 	ds, err := analysis.Load(fsys)
 	if err != nil {

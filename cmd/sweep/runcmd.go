@@ -140,7 +140,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *noReport {
 		return nil
 	}
-	return writeReport(ctx, *out, *out, cfg, stdout, stderr)
+	return writeReport(ctx, *out, *out, stdout, stderr)
 }
 
 // runSweep runs what the dataset lacks of one sweep (this shard's part of
