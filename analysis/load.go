@@ -34,23 +34,13 @@ var hiveSweep = regexp.MustCompile(`^sweep=(.+)$`)
 // records. A folder without parts, a file that is not Parquet and a file
 // from another schema version are errors naming the file.
 func Load(fsys fs.FS) (*Dataset, error) {
-	var files []string
-	err := fs.WalkDir(fsys, "runs", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(files) == 0) {
-		return nil, fmt.Errorf("no Parquet files under runs/: run `sweep run` first, or point --results at a dataset")
-	}
+	files, err := parquetFiles(fsys, "runs")
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no Parquet files under runs/: run `sweep run` first, or point --results at a dataset")
+	}
 	ds := &Dataset{Files: len(files)}
 	for _, p := range files {
 		sweep := ""
@@ -86,23 +76,10 @@ func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) 
 // folders; runs without one are left out.
 func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
 	out := map[string][]dataset.TimelineRow{}
-	var files []string
-	err := fs.WalkDir(fsys, "timelines", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
+	files, err := parquetFiles(fsys, "timelines")
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
 	for _, p := range files {
 		rows, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
 			return dataset.ReadTimelinesOf(r, runKeys)
@@ -122,8 +99,26 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 // GroupRows reads every row of fsys's groups/ folders (mixed fleets); none
 // when there are none.
 func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
+	files, err := parquetFiles(fsys, "groups")
+	if err != nil {
+		return nil, err
+	}
+	var out []dataset.GroupRow
+	for _, p := range files {
+		rows, _, err := readParquet(fsys, p, dataset.ReadGroups)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// parquetFiles lists the committed part files under dir, in name order:
+// hidden files (a part being written) are not data. A missing dir has none.
+func parquetFiles(fsys fs.FS, dir string) ([]string, error) {
 	var files []string
-	err := fs.WalkDir(fsys, "groups", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -135,17 +130,6 @@ func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
 	sort.Strings(files)
-	var out []dataset.GroupRow
-	for _, p := range files {
-		rows, _, err := readParquet(fsys, p, dataset.ReadGroups)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		out = append(out, rows...)
-	}
-	return out, nil
+	return files, err
 }

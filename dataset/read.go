@@ -139,6 +139,27 @@ func column(tbl arrow.Table, name string) []arrow.Array {
 	return tbl.Column(is[0]).Data().Chunks()
 }
 
+// eachValue calls set for every value of the named fields of tbl, field by
+// field, with the value's row number.
+func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a arrow.Array, i, row int) error) error {
+	for _, f := range fields {
+		chunks := column(tbl, f.Name)
+		if chunks == nil {
+			return fmt.Errorf("no column %q", f.Name)
+		}
+		row := 0
+		for _, ch := range chunks {
+			for i := range ch.Len() {
+				if err := set(f.Name, ch, i, row); err != nil {
+					return fmt.Errorf("column %q row %d: %w", f.Name, row, err)
+				}
+				row++
+			}
+		}
+	}
+	return nil
+}
+
 // ReadRunKeys returns the run_key column of a runs file: what a resumed
 // sweep skips.
 func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, Meta, error) {
@@ -169,20 +190,10 @@ func ReadRuns(r parquet.ReaderAtSeeker) ([]Record, Meta, error) {
 	for i := range recs {
 		recs[i].Cell.Scenario = sim.Article()
 	}
-	for _, f := range runsFields() {
-		chunks := column(tbl, f.Name)
-		if chunks == nil {
-			return nil, meta, fmt.Errorf("no column %q", f.Name)
-		}
-		row := 0
-		for _, ch := range chunks {
-			for i := range ch.Len() {
-				if err := setField(&recs[row], f.Name, ch, i); err != nil {
-					return nil, meta, fmt.Errorf("column %q row %d: %w", f.Name, row, err)
-				}
-				row++
-			}
-		}
+	if err := eachValue(tbl, runsFields(), func(name string, a arrow.Array, i, row int) error {
+		return setField(&recs[row], name, a, i)
+	}); err != nil {
+		return nil, meta, err
 	}
 	for i := range recs {
 		recs[i].Result.Clients = recs[i].Cell.Scenario.Clients
@@ -293,42 +304,41 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 			row++
 		}
 	}
+	out := make([]int, row) // row → index in rows, -1 for a row not asked for
+	for r := range out {
+		out[r] = -1
+	}
+	for n, r := range keep {
+		out[r] = n
+	}
 	rows := make([]TimelineRow, len(keep))
-	for _, f := range timelineFields() {
-		row, out := 0, 0
-		chunks := column(tbl, f.Name)
-		if chunks == nil {
-			return nil, meta, fmt.Errorf("no column %q", f.Name)
+	err = eachValue(tbl, timelineFields(), func(name string, ch arrow.Array, i, row int) error {
+		if out[row] < 0 {
+			return nil
 		}
-		for _, ch := range chunks {
-			for i := range ch.Len() {
-				if out == len(keep) || keep[out] != row {
-					row++
-					continue
-				}
-				t := &rows[out]
-				out++
-				switch f.Name {
-				case ColRunKey:
-					t.RunKey = ch.(*array.String).Value(i)
-				case ColCellKey:
-					t.CellKey = ch.(*array.String).Value(i)
-				case ColSeed:
-					t.Seed = uint32(ch.(*array.Int64).Value(i))
-				case ColTick:
-					t.Tick = int(ch.(*array.Int64).Value(i))
-				case ColTime:
-					t.T = ch.(*array.Float64).Value(i)
-				case ColArrivals:
-					t.Arrivals = int(ch.(*array.Int64).Value(i))
-				case ColServed:
-					t.Served = int(ch.(*array.Int64).Value(i))
-				case ColGaveUp:
-					t.GaveUp = int(ch.(*array.Int64).Value(i))
-				}
-				row++
-			}
+		t := &rows[out[row]]
+		switch name {
+		case ColRunKey:
+			t.RunKey = ch.(*array.String).Value(i)
+		case ColCellKey:
+			t.CellKey = ch.(*array.String).Value(i)
+		case ColSeed:
+			t.Seed = uint32(ch.(*array.Int64).Value(i))
+		case ColTick:
+			t.Tick = int(ch.(*array.Int64).Value(i))
+		case ColTime:
+			t.T = ch.(*array.Float64).Value(i)
+		case ColArrivals:
+			t.Arrivals = int(ch.(*array.Int64).Value(i))
+		case ColServed:
+			t.Served = int(ch.(*array.Int64).Value(i))
+		case ColGaveUp:
+			t.GaveUp = int(ch.(*array.Int64).Value(i))
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, meta, err
 	}
 	return rows, meta, nil
 }
@@ -352,60 +362,54 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
 	}
 	defer tbl.Release()
 	rows := make([]GroupRow, tbl.NumRows())
-	for _, f := range groupsFields() {
-		chunks := column(tbl, f.Name)
-		if chunks == nil {
-			return nil, meta, fmt.Errorf("no column %q", f.Name)
-		}
-		row := 0
-		for _, ch := range chunks {
-			for i := range ch.Len() {
-				g := &rows[row]
-				row++
-				str := func() string { return ch.(*array.String).Value(i) }
-				i64 := func() int64 { return ch.(*array.Int64).Value(i) }
-				ms := func() sim.Milestone {
-					if ch.IsNull(i) {
-						return sim.Milestone{}
-					}
-					return sim.Milestone{At: seconds(ch.(*array.Float64).Value(i)), Reached: true}
-				}
-				switch f.Name {
-				case ColRunKey:
-					g.RunKey = str()
-				case ColCellKey:
-					g.CellKey = str()
-				case ColSeed:
-					g.Seed = uint32(i64())
-				case ColGroup:
-					g.Group = int(i64())
-				case ColShare:
-					g.Share = ch.(*array.Float64).Value(i)
-				case ColPolicy:
-					g.Policy = str()
-				case ColPreset:
-					g.Preset = str()
-				case ColLabel:
-					g.Label = str()
-				case ColClients:
-					g.Result.Clients = int(i64())
-				case ColSucceeded:
-					g.Result.Succeeded = int(i64())
-				case ColGaveUp:
-					g.Result.GaveUp = int(i64())
-				case ColSent:
-					g.Result.Sent = i64()
-				case ColSentAfterRecovery:
-					g.Result.SentAfterRecovery = i64()
-				case ColT50:
-					g.Result.T50 = ms()
-				case ColT99:
-					g.Result.T99 = ms()
-				case ColAllDone:
-					g.Result.AllDone = ms()
-				}
+	err = eachValue(tbl, groupsFields(), func(name string, ch arrow.Array, i, row int) error {
+		g := &rows[row]
+		str := func() string { return ch.(*array.String).Value(i) }
+		i64 := func() int64 { return ch.(*array.Int64).Value(i) }
+		ms := func() sim.Milestone {
+			if ch.IsNull(i) {
+				return sim.Milestone{}
 			}
+			return sim.Milestone{At: seconds(ch.(*array.Float64).Value(i)), Reached: true}
 		}
+		switch name {
+		case ColRunKey:
+			g.RunKey = str()
+		case ColCellKey:
+			g.CellKey = str()
+		case ColSeed:
+			g.Seed = uint32(i64())
+		case ColGroup:
+			g.Group = int(i64())
+		case ColShare:
+			g.Share = ch.(*array.Float64).Value(i)
+		case ColPolicy:
+			g.Policy = str()
+		case ColPreset:
+			g.Preset = str()
+		case ColLabel:
+			g.Label = str()
+		case ColClients:
+			g.Result.Clients = int(i64())
+		case ColSucceeded:
+			g.Result.Succeeded = int(i64())
+		case ColGaveUp:
+			g.Result.GaveUp = int(i64())
+		case ColSent:
+			g.Result.Sent = i64()
+		case ColSentAfterRecovery:
+			g.Result.SentAfterRecovery = i64()
+		case ColT50:
+			g.Result.T50 = ms()
+		case ColT99:
+			g.Result.T99 = ms()
+		case ColAllDone:
+			g.Result.AllDone = ms()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, meta, err
 	}
 	return rows, meta, nil
 }
