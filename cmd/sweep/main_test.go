@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -14,6 +15,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -321,4 +326,80 @@ func FuzzParseShard(f *testing.F) {
 			t.Fatalf("parseShard(%q) = %+v without error", s, sh)
 		}
 	})
+}
+
+// SIGINT finishes the part in hand, says so and exits 130; a rerun
+// completes the sweep.
+func TestInterruptFinishesThePartInHand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command as a process")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := filepath.Join(dir, "big.toml")
+	src, _ := os.ReadFile("testdata/small.toml")
+	src = bytes.ReplaceAll(src, []byte("clients = 150"), []byte("clients = 1500"))
+	src = bytes.ReplaceAll(src, []byte("to = 6}"), []byte("to = 60}"))
+	os.WriteFile(cfg, src, 0o644)
+	cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", out, "--part-rows", "10", "--no-report", "--quiet")
+	cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	parts := filepath.Join(out, "runs", "sweep=a")
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if es, _ := os.ReadDir(parts); len(es) >= 2 {
+			break
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Skip("the run finished before it could be interrupted")
+	}
+	if ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted:") || !strings.Contains(stderr.String(), "run the same command again") {
+		t.Errorf("exit %d, stderr %q; want 130 and a message", ee.ExitCode(), stderr.String())
+	}
+	for _, e := range mustReadDir(t, parts) {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("a temporary file was left: %s", e.Name())
+		}
+	}
+	stdout := mustRun(t, "run", "--config", cfg, "--out", out, "--no-report", "--quiet")
+	if m := doneLine.FindStringSubmatch(stdout); m == nil || m[3] == "0" {
+		t.Errorf("rerun: %q, want the interrupted part's runs skipped", stdout)
+	}
+}
+
+func mustReadDir(t *testing.T, dir string) []os.DirEntry {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// Parts written by another simulator version are set aside, not mixed in.
+func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
+	dir := t.TempDir()
+	parts := filepath.Join(dir, "runs", "sweep=a")
+	os.MkdirAll(parts, 0o755)
+	var buf bytes.Buffer
+	w := dataset.NewRunsWriter(&buf, dataset.Meta{Sim: "herd-0"})
+	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(parts, "part-00000.parquet"), buf.Bytes(), 0o644)
+	_, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", dir, "--no-report", "--quiet")
+	if code != 0 || !strings.Contains(stderr, "holds simulator herd-0") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(parts, "part-00000.parquet.stale-herd-0")); err != nil {
+		t.Errorf("the stale part was not set aside: %v", err)
+	}
 }
