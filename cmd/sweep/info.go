@@ -85,7 +85,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
 	workers := fs.Int("workers", 0, "workers the estimate assumes (0 = one per CPU)")
-	sample := fs.Int("sample", 24, "runs simulated to calibrate the estimate")
+	sample := fs.Int("sample", 120, "runs simulated to calibrate the estimate")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
 	}
 	tw.Flush()
-	fmt.Fprintln(stdout, "The estimate runs an evenly spaced sample of each sweep on one core; writing Parquet adds a few percent.")
+	fmt.Fprintln(stdout, "The estimate times an evenly spaced sample of each sweep's runs on one core; writing Parquet adds a few percent.")
 	return nil
 }
 
