@@ -249,13 +249,13 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Re
 		switch {
 		case list == nil: // dense, untraced: straight from the bitmap
 			quit, active = s.tickDense(k, served, t, lastT, tk, d, resp, rng, maxAtt, active)
-		case s.Trace == nil:
-			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
 		default:
-			for _, i := range list[:served] {
-				s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
+			if s.Trace != nil {
+				for _, i := range list[:served] {
+					s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
+				}
 			}
-			quit, active = s.rejectTraced(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
+			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
 		}
 		gaveUp += quit
 		if tl != nil {
@@ -327,27 +327,35 @@ func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *bud
 	return lim, lim.budget
 }
 
-// reject reschedules the rejected clients of tick k (time t): the hot loop
-// of every run, kept apart so that its few variables stay in registers.
+// reject reschedules the rejected clients of tick k (time t) from a list:
+// the path of sparse calendars and of traced runs (tickDense is the dense,
+// untraced one), with a Trace event per client when Trace is set.
 func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
 	clients := s.clients
 	for _, i := range list {
 		c := &clients[i]
 		c.att++
-		if maxAtt > 0 && c.att >= maxAtt {
-			quit++
-			continue
+		dl := float64(giveUp)
+		if maxAtt == 0 || c.att < maxAtt {
+			resp.index = i
+			dl = d.delay(c, resp, rng)
 		}
-		resp.index = i
-		dl := d.delay(c, resp, rng)
 		if dl < 0 {
 			quit++
+			if s.Trace != nil {
+				s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+			}
 			continue
 		}
 		next := t + dl
+		nk := -1
 		if next <= lastT { // also false for NaN
-			s.cal.push(max(tk.arrival(next), k+1), i)
+			nk = max(tk.arrival(next), k+1)
+			s.cal.push(nk, i)
 			active++
+		}
+		if s.Trace != nil {
+			s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
 		}
 	}
 	return quit, active
@@ -396,35 +404,6 @@ func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, r
 				active++
 			}
 		}
-	}
-	return quit, active
-}
-
-// rejectTraced is reject with a Trace event per client.
-func (s *Sim) rejectTraced(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
-	for _, i := range list {
-		c := &s.clients[i]
-		c.att++
-		if maxAtt > 0 && c.att >= maxAtt {
-			quit++
-			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
-			continue
-		}
-		resp.index = i
-		dl := d.delay(c, resp, rng)
-		if dl < 0 {
-			quit++
-			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
-			continue
-		}
-		next := t + dl
-		nk := -1
-		if next <= lastT {
-			nk = max(tk.arrival(next), k+1)
-			s.cal.push(nk, i)
-			active++
-		}
-		s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
 	}
 	return quit, active
 }
