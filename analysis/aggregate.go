@@ -16,25 +16,36 @@ type Metric struct {
 	Key   string // the dataset's column
 	Title string
 	Unit  string
-	get   func(r sim.Result) (float64, bool) // false: the run has no value (not finished)
+	get   func(r dataset.Record) (float64, bool) // false: the run has no value (not finished)
 }
 
-func milestone(m sim.Milestone) (float64, bool) { return m.At.Seconds(), m.Reached }
+// afterRecovery is a milestone counted from the moment the server is back:
+// the time a user waits once the outage is over, the same quantity
+// whatever the outage's length.
+func afterRecovery(pick func(sim.Result) sim.Milestone) func(r dataset.Record) (float64, bool) {
+	return func(r dataset.Record) (float64, bool) {
+		m := pick(r.Result)
+		return (m.At - r.Cell.Scenario.RecoverAt).Seconds(), m.Reached
+	}
+}
 
-// The metrics summarised for every cell.
+// The metrics summarised for every cell. Every time is counted from
+// recovery; the article's comparison (article.go) alone reads times from
+// the start, as the article printed them.
 var (
-	T99 = Metric{dataset.ColT99, "t99", "s", func(r sim.Result) (float64, bool) { return milestone(r.T99) }}
-	T50 = Metric{dataset.ColT50, "t50", "s", func(r sim.Result) (float64, bool) { return milestone(r.T50) }}
-	T90 = Metric{dataset.ColT90, "t90", "s", func(r sim.Result) (float64, bool) { return milestone(r.T90) }}
+	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T99 })}
+	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T50 })}
+	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T90 })}
+	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.AllDone })}
 	// Peak is the peak arrival rate after recovery.
-	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r sim.Result) (float64, bool) { return r.PeakRPS, true }}
+	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }}
 	// Sent is the requests sent at or after recovery.
-	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r sim.Result) (float64, bool) { return float64(r.SentAfterRecovery), true }}
-	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r sim.Result) (float64, bool) { return float64(r.GaveUp), true }}
+	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }}
+	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }}
 )
 
 // Metrics lists the summarised metrics in report order.
-var Metrics = []Metric{T99, T50, T90, Peak, Sent, GaveUp}
+var Metrics = []Metric{T99, T50, T90, AllDone, Peak, Sent, GaveUp}
 
 // Aggregate is a cell over its seeds.
 type Aggregate struct {
@@ -90,7 +101,7 @@ func Aggregates(recs []Record) []*Aggregate {
 			per := make([]float64, len(g))
 			unfinished := 0
 			for i, r := range g {
-				v, ok := m.get(r.Result)
+				v, ok := m.get(r.Record)
 				if !ok {
 					unfinished++
 					per[i] = math.NaN()

@@ -153,7 +153,7 @@ func MixedFleets(aggs []*Aggregate, rows []dataset.GroupRow) []MixedFleet {
 			unf := 0
 			for _, r := range rs {
 				if r.Result.T99.Reached {
-					t99 = append(t99, r.Result.T99.At.Seconds())
+					t99 = append(t99, (r.Result.T99.At - a.Cell.Scenario.RecoverAt).Seconds()) // after recovery, as every time the analysis reports
 				} else {
 					unf++
 				}

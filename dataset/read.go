@@ -236,6 +236,8 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 		r.Result.T99 = ms()
 	case ColAllDone:
 		r.Result.AllDone = ms()
+	case ColT50After, ColT90After, ColT99After, ColAllDoneAfter:
+		// derived from the milestones and recover_s
 	case ColSucceeded:
 		r.Result.Succeeded = int(i64())
 	case ColGaveUp:

@@ -11,7 +11,7 @@ import (
 // Schema versions, stored in every file under the key "herdsweep.schema".
 // Readers refuse files of another version.
 const (
-	RunsSchema     = "runs/2"
+	RunsSchema     = "runs/3"
 	TimelineSchema = "timelines/1"
 	GroupsSchema   = "groups/1"
 )
@@ -58,6 +58,11 @@ const (
 	ColT90               = "t90_s"
 	ColT99               = "t99_s"
 	ColAllDone           = "all_done_s"
+	// The same milestones counted from recovery: what a user acts on.
+	ColT50After     = "t50_after_s"
+	ColT90After     = "t90_after_s"
+	ColT99After     = "t99_after_s"
+	ColAllDoneAfter = "all_done_after_s"
 	ColSucceeded         = "succeeded"
 	ColGaveUp            = "gave_up"
 	ColPending           = "pending"
@@ -99,6 +104,10 @@ var metricColumns = []struct {
 	{ColT90, arrow.PrimitiveTypes.Float64, true, "the same for 90 %, s; null = never"},
 	{ColT99, arrow.PrimitiveTypes.Float64, true, "the same for 99 %, s; null = not finished within the horizon"},
 	{ColAllDone, arrow.PrimitiveTypes.Float64, true, "the same for 100 %, s; null = never"},
+	{ColT50After, arrow.PrimitiveTypes.Float64, true, "t50_s − recover_s: time after the server is back, s; null = never"},
+	{ColT90After, arrow.PrimitiveTypes.Float64, true, "t90_s − recover_s, s; null = never"},
+	{ColT99After, arrow.PrimitiveTypes.Float64, true, "t99_s − recover_s: how long after recovery 99 % of clients were back, s; null = not within window_s"},
+	{ColAllDoneAfter, arrow.PrimitiveTypes.Float64, true, "all_done_s − recover_s, s; null = never"},
 	{ColSucceeded, arrow.PrimitiveTypes.Int64, false, "clients served"},
 	{ColGaveUp, arrow.PrimitiveTypes.Int64, false, "clients that reached max_attempts"},
 	{ColPending, arrow.PrimitiveTypes.Int64, false, "clients neither served nor given up at the end"},

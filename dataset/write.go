@@ -107,6 +107,9 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	ms(res.T90)
 	ms(res.T99)
 	ms(res.AllDone)
+	for _, m := range []sim.Milestone{res.T50, res.T90, res.T99, res.AllDone} {
+		ms(sim.Milestone{At: m.At - r.Cell.Scenario.RecoverAt, Reached: m.Reached})
+	}
 	ints(int64(res.Succeeded))
 	ints(int64(res.GaveUp))
 	ints(int64(res.Pending))

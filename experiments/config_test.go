@@ -183,7 +183,7 @@ func TestKeysAreStable(t *testing.T) {
 	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	// A key is the identity of stored runs: a change here makes every
 	// dataset run again. Change the want only with sim.Version.
-	if got, want := c.Canonical(), `policy="decorrelated" preset="" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false max_elapsed_s=0 bucket_tokens=0 bucket_cost=0 retry_budget=0 budget_min_rps=0 mix="" clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 horizon_s=1200 retry_after_s=0 retry_after_max_s=0 retry_after_backlog=false ramp_s=0 ramp_from=0 reject_cost=0`; got != want {
+	if got, want := c.Canonical(), `policy="decorrelated" preset="" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false max_elapsed_s=0 bucket_tokens=0 bucket_cost=0 retry_budget=0 budget_min_rps=0 mix="" clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 window_s=1170 retry_after_s=0 retry_after_max_s=0 retry_after_backlog=false ramp_s=0 ramp_from=0 reject_cost=0`; got != want {
 		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
 	}
 	r1, r2 := Run{Cell: c, Seed: 1}, Run{Cell: c, Seed: 2}

@@ -134,12 +134,24 @@ var Params = []Param{
 	{Key: "tick_ms", Type: Int, Field: "Tick", Doc: "simulation step, ms",
 		get: func(c *Cell) any { return c.Scenario.Tick.Milliseconds() },
 		set: func(c *Cell, v any) { c.Scenario.Tick = time.Duration(v.(int64)) * time.Millisecond }},
-	durParam("recover_s", "RecoverAt", "outage length: the server recovers at this time, s", false, func(c *Cell) *time.Duration { return &c.Scenario.RecoverAt }),
+	// recover_s keeps the window after recovery as it is, whichever of the
+	// two a grid sets first.
+	{Key: "recover_s", Type: Float, Field: "RecoverAt", Doc: "outage length: the server recovers at this time, s",
+		get: func(c *Cell) any { return seconds(c.Scenario.RecoverAt) },
+		set: func(c *Cell, v any) {
+			d, _ := duration(v.(float64))
+			c.Scenario.Horizon += d - c.Scenario.RecoverAt
+			c.Scenario.RecoverAt = d
+		}},
 	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s served after recovery",
 		get: func(c *Cell) any { return c.Scenario.Capacity },
 		set: func(c *Cell, v any) { c.Scenario.Capacity = v.(float64) }},
 	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
-	durParam("horizon_s", "Horizon", "the run stops at this time, s", false, func(c *Cell) *time.Duration { return &c.Scenario.Horizon }),
+	// window_s is the horizon counted from recovery: a longer outage does
+	// not shorten the time clients have to come back.
+	{Key: "window_s", Type: Float, Field: "Horizon", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
+		get: func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
+		set: func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
 	durParam("retry_after_max_s", "RetryAfterMax", "> retry_after_s: each Retry-After drawn from U(retry_after_s, this), s; 0 = constant", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfterMax }),
 	{Key: "retry_after_backlog", Type: Bool, Field: "RetryAfterBacklog", Doc: "the Retry-After is the backlog over the capacity, whole seconds",
@@ -259,7 +271,7 @@ var bounds = map[string][2]float64{
 	"budget_min_rps": {0, 1e6}, "retry_after_max_s": {0, math.Inf(1)}, "ramp_s": {0, math.Inf(1)}, "ramp_from": {0, 1},
 	"reject_cost": {0, 0.99},
 	"recover_s":   {0, math.Inf(1)}, "capacity_rps": {0, math.Inf(1)}, "spread_s": {0, math.Inf(1)},
-	"horizon_s": {0, math.Inf(1)}, "retry_after_s": {0, math.Inf(1)},
+	"window_s": {0, math.Inf(1)}, "retry_after_s": {0, math.Inf(1)},
 }
 
 // ParamByKey returns the parameter named key, or nil.
