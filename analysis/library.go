@@ -18,67 +18,73 @@ type LibraryVerdict struct {
 	Preset  *Aggregate
 	Verdict string // "fine here", or what to change
 	Better  *Aggregate
+	Fine    bool
+	// Ratio is the preset's t99 after recovery over the best's; NaN when
+	// the preset does not finish.
+	Ratio float64
 }
 
-// FineFactor: a preset whose t99 is within this factor of the best cell of
-// its scenario, with a peak no worse than the best's, is "fine here".
+// FineFactor: a feasible preset whose t99 after recovery is within this
+// factor of the recommended policy's is "fine here".
 const FineFactor = 1.2
 
 // LibraryVerdicts judges every library preset among the aggregates that
-// match q, against the best cell there (by t99, among those that send at
-// most GentleFactor× the least traffic).
-//
-// A preset is fine when it brings 99 % back within FineFactor of the best
-// t99 without sending more than GentleFactor× the least traffic. It is
-// compared with cells of exactly its scenario (the same Retry-After too).
+// match q against the recommendation for q (Recommend's rules: feasible,
+// within the traffic budget). Times are after recovery, so that a long
+// outage does not make a slow library look fine.
 func LibraryVerdicts(aggs []*Aggregate, q Query) []LibraryVerdict {
-	cands := filter(aggs, func(a *Aggregate) bool { return q.Matches(a) && !a.Cell.Mixed() })
-	var out []LibraryVerdict
-	for _, a := range cands {
-		if a.Cell.Policy.Preset == "" {
-			continue
-		}
-		same := filter(cands, func(b *Aggregate) bool { return b.Cell.Scenario == a.Cell.Scenario && b.Summary(T99).Finished() })
-		least := math.Inf(1)
-		for _, b := range same {
-			least = math.Min(least, b.Summary(Sent).Mean)
-		}
-		best := append([]*Aggregate(nil), gentle(same)...)
-		rank(best, T99)
-		v := LibraryVerdict{Preset: a}
-		t99, quit := a.Summary(T99), a.Summary(GaveUp)
-		note := ""
-		if quit.Mean >= 0.5 {
-			note = fmt.Sprintf("%.0f of %d clients give up per run; ", quit.Mean, a.Cell.Scenario.Clients)
-		}
-		switch {
-		case len(best) == 0:
-			v.Verdict = "no finished cell to compare with"
-		case t99.Finished() && t99.Mean <= FineFactor*best[0].Summary(T99).Mean && a.Summary(Sent).Mean <= GentleFactor*least:
-			v.Verdict = "your library's defaults are fine here"
-		case t99.Finished() && t99.Mean <= FineFactor*best[0].Summary(T99).Mean:
-			v.Better = best[0]
-			v.Verdict = fmt.Sprintf("fast, but it sends %.1f× the least traffic: switch to %s", a.Summary(Sent).Mean/least, best[0].Cell.Policy.Describe())
-		default:
-			v.Better = sameFamily(a, best)
-			if v.Better != nil {
-				v.Verdict = note + "set " + paramChanges(a.Cell, v.Better.Cell)
-			} else {
-				v.Better = best[0]
-				v.Verdict = note + "switch to " + best[0].Cell.Policy.Describe()
-			}
-		}
-		out = append(out, v)
+	rec, err := Recommend(aggs, q)
+	if err != nil {
+		return nil
 	}
+	var out []LibraryVerdict
+	for _, a := range rec.Ranked {
+		if a.Cell.Policy.Preset != "" {
+			out = append(out, Judge(rec, a))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Preset.Cell.Policy.Preset < out[j].Preset.Cell.Policy.Preset })
 	return out
 }
 
-// sameFamily returns the best of ranked in a's family that beats a by more
-// than FineFactor, or nil.
-func sameFamily(a *Aggregate, ranked []*Aggregate) *Aggregate {
-	for _, b := range ranked {
-		if b.Cell.Policy.Kind == a.Cell.Policy.Kind && b != a && b.Cell.Scenario == a.Cell.Scenario &&
-			(!a.Summary(T99).Finished() || b.Summary(T99).Mean*FineFactor < a.Summary(T99).Mean) {
+// Judge says how candidate a (a library's defaults, or the user's own
+// policy) does against the recommendation rec of its scenario.
+func Judge(rec *Recommendation, a *Aggregate) LibraryVerdict {
+	v := LibraryVerdict{Preset: a, Ratio: math.NaN()}
+	best := rec.Best
+	t99 := a.Summary(T99)
+	if t99.Finished() && best != nil {
+		v.Ratio = t99.Mean / best.Summary(T99).Mean
+	}
+	why := rec.Query.Infeasible(a)
+	switch {
+	case best == nil:
+		v.Verdict = "no feasible policy to compare with: " + rec.NoAnswer
+	case a == best:
+		v.Fine = true
+		v.Verdict = "fine here: it is the recommended policy"
+	case why != "":
+		v.Better = best
+		v.Verdict = why + "; switch to " + best.Cell.Policy.Plain()
+	case v.Ratio <= FineFactor:
+		v.Fine = true
+		v.Verdict = fmt.Sprintf("fine here: t99 %.1f s after recovery, %.2f× the best (%.1f s)", t99.Mean, v.Ratio, best.Summary(T99).Mean)
+	default:
+		v.Better = best
+		if b := sameFamily(a, rec.Ranked[:rec.Feasible]); b != nil && b.Summary(T99).Mean <= FineFactor*best.Summary(T99).Mean {
+			v.Better = b
+			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the best; set %s (t99 %.1f s)", t99.Mean, v.Ratio, paramChanges(a.Cell, b.Cell), b.Summary(T99).Mean)
+		} else {
+			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the best; switch to %s", t99.Mean, v.Ratio, best.Cell.Policy.Plain())
+		}
+	}
+	return v
+}
+
+// sameFamily returns the best feasible candidate of a's family, other than a.
+func sameFamily(a *Aggregate, feasible []*Aggregate) *Aggregate {
+	for _, b := range feasible {
+		if b.Cell.Policy.Kind == a.Cell.Policy.Kind && b != a && b.Cell.Scenario == a.Cell.Scenario {
 			return b
 		}
 	}

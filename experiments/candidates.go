@@ -1,40 +1,122 @@
 package experiments
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Candidates returns the policies `sweep recommend` tries when no dataset
-// covers a scenario: every textbook family at the article's settings, width
-// jitter at three widths, the article's client and the second source's
-// WatchDog (its fleet profile); with the families that read a Retry-After
-// when the scenario's server sends one.
-func Candidates(sc sim.Scenario) []Cell {
-	ps := []sim.Policy{
-		{Kind: sim.Fixed, Base: 5 * time.Second},
-		sim.DefaultPolicy(sim.Exponential),
-		sim.DefaultPolicy(sim.FullJitter),
-		sim.DefaultPolicy(sim.EqualJitter),
-		sim.DefaultPolicy(sim.Decorrelated),
+// The candidate space of `sweep recommend`: defined here once, printed by
+// `sweep recommend -h` from the same values, and searched the same way
+// whether or not a dataset holds some of its cells.
+var (
+	// Jittered exponential backoff as most libraries write it (grpc-go,
+	// cenkalti/backoff): first retry after base, ×multiplier, cap, ±width.
+	SpaceBases       = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+	SpaceCaps        = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}
+	SpaceMultipliers = []float64{1.5, 2}
+	SpaceWidths      = []float64{0.2, 0.5, 1}
+)
+
+// SpaceFamilies are the families of the candidate space: jittered
+// exponential backoff with every base, multiplier, cap and width above;
+// full jitter from the base (google-api-core, Envoy) and the article's
+// decorrelated jitter with every base and cap (×2). Policies without jitter
+// are not candidates: they keep a herd in step (the article's finding), so
+// they are judged (`--mine`, `--library`), never recommended.
+var SpaceFamilies = []sim.Kind{sim.GRPC, sim.APICore, sim.Decorrelated}
+
+// RetryAfterFamilies join the space when the server sends a Retry-After.
+var RetryAfterFamilies = []sim.Kind{sim.RALowerBound, sim.RAFullJitter, sim.ArticleClient}
+
+// CandidateSpace returns every candidate policy for scenario sc, in a fixed
+// order: the families of SpaceFamilies over the grid above, then every
+// library preset that jitters, with its own defaults; with a Retry-After, also the
+// clients that read it (at every base and cap).
+func CandidateSpace(sc sim.Scenario) []Cell {
+	var ps []sim.Policy
+	for _, b := range SpaceBases {
+		for _, m := range SpaceMultipliers {
+			for _, c := range SpaceCaps {
+				for _, w := range SpaceWidths {
+					ps = append(ps, sim.Policy{Kind: sim.GRPC, Base: b, Multiplier: m, Cap: c, Width: w})
+				}
+			}
+		}
 	}
-	for _, w := range []float64{0.1, 0.25, 0.5} {
-		p := sim.DefaultPolicy(sim.WidthJitter)
-		p.Width = w
-		ps = append(ps, p)
+	for _, b := range SpaceBases {
+		for _, c := range SpaceCaps {
+			ps = append(ps, sim.Policy{Kind: sim.APICore, Base: b, Multiplier: 2, Cap: c})
+		}
 	}
-	ps = append(ps,
-		sim.DefaultPolicy(sim.ArticleClient),
-		sim.Policy{Kind: sim.WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5},
-	)
+	for _, b := range SpaceBases {
+		for _, c := range SpaceCaps {
+			ps = append(ps, sim.Policy{Kind: sim.Decorrelated, Base: b, Cap: c})
+		}
+	}
 	if sc.RetryAfter > 0 {
-		ps = append(ps, sim.DefaultPolicy(sim.RAExact), sim.DefaultPolicy(sim.RAFullJitter), sim.DefaultPolicy(sim.RALowerBound),
-			sim.Policy{Kind: sim.HTTPRetry, Base: 500 * time.Millisecond, Multiplier: 2, Cap: 30 * time.Second, Width: 0.2, HonorRetryAfter: true})
+		for _, k := range RetryAfterFamilies {
+			for _, b := range SpaceBases {
+				for _, c := range SpaceCaps {
+					p := sim.DefaultPolicy(k)
+					p.Base, p.Cap = b, c
+					ps = append(ps, p)
+				}
+			}
+		}
+	}
+	for _, pr := range sim.Presets() {
+		if pr.Policy.Jittered() {
+			ps = append(ps, pr.Policy)
+		}
 	}
 	cells := make([]Cell, len(ps))
 	for i, p := range ps {
 		cells[i] = Cell{Scenario: sc, Policy: p.Normalize()}
 	}
 	return cells
+}
+
+// DescribeSpace says what CandidateSpace holds, for `sweep recommend -h`.
+func DescribeSpace() string {
+	ds := func(xs []time.Duration) string {
+		var s []string
+		for _, x := range xs {
+			s = append(s, x.String())
+		}
+		return strings.Join(s, ", ")
+	}
+	fs := func(xs []float64, pct bool) string {
+		var s []string
+		for _, x := range xs {
+			if pct {
+				s = append(s, sim.Percent(x))
+			} else {
+				s = append(s, fmt.Sprintf("×%g", x))
+			}
+		}
+		return strings.Join(s, ", ")
+	}
+	var presets, plain []string
+	for _, p := range sim.Presets() {
+		if p.Policy.Jittered() {
+			presets = append(presets, p.Name)
+		} else {
+			plain = append(plain, p.Name)
+		}
+	}
+	n := len(CandidateSpace(sim.Article()))
+	return fmt.Sprintf(`The candidates (%d without a Retry-After, defined once in experiments/candidates.go):
+  - exponential backoff with uniform jitter: first retry after {%s}, {%s} per attempt,
+    at most {%s}, jitter {%s}
+  - exponential backoff with full jitter from the base: the same bases and caps, ×2
+  - decorrelated jitter: the same bases and caps
+  - every library preset that jitters, with its own defaults: %s
+  - with --retry-after, also Retry-After as a lower bound, Retry-After + full jitter and the
+    article's client at every base and cap
+Policies without jitter (and the presets %s) keep a herd in step: they are
+judged (--library, --mine), never recommended.`,
+		n, ds(SpaceBases), fs(SpaceMultipliers, false), ds(SpaceCaps), fs(SpaceWidths, true), strings.Join(presets, ", "), strings.Join(plain, ", "))
 }

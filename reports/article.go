@@ -145,3 +145,13 @@ func WriteArticleText(w io.Writer, tables []analysis.ArticleTable) error {
 	}
 	return tw.Flush()
 }
+
+// Write lets an errWriter back a tabwriter; the first error sticks.
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

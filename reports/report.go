@@ -77,7 +77,7 @@ func Write(w io.Writer, r *Report) error {
 	}
 
 	ew.printf("## Recommendation by capacity\n\n")
-	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; \"fastest user recovery\" only considers policies whose traffic after recovery is within %g× of the least, so that a policy cannot win by burying the server.\n\n", analysis.GentleFactor)
+	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; times are counted from recovery. Every row picks among feasible policies only: no client gives up, 99 %% are back within the window in every seed, and at most %g requests per client are sent after recovery, so that a policy cannot win by burying the server.\n\n", float64(analysis.DefaultBudget))
 	for _, ct := range r.Capacities {
 		ew.printf("### %s\n\n", heading(ct.Query))
 		ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
@@ -117,8 +117,8 @@ func writeRanking(ew *errWriter, rk *analysis.Recommendation, top int) {
 	for _, a := range rk.Pareto {
 		front[a] = true
 	}
-	ew.printf("<details><summary>ranking by t99 (%d candidates; * = on the Pareto front of t99, peak and traffic)</summary>\n\n", len(rk.Ranked))
-	ew.printf("| # | policy | t99 (s) | peak (req/s) | sent after recovery | seeds | notes |\n|--:|---|--:|--:|--:|--:|---|\n")
+	ew.printf("<details><summary>ranking by t99 after recovery (%d candidates, %d feasible; * = on the Pareto front of t99, peak and traffic among the feasible)</summary>\n\n", len(rk.Ranked), rk.Feasible)
+	ew.printf("| # | policy | t99 after recovery (s) | peak (req/s) | sent after recovery | seeds | notes |\n|--:|---|--:|--:|--:|--:|---|\n")
 	for i, a := range rk.Ranked {
 		if i >= top && !front[a] {
 			continue
@@ -127,58 +127,26 @@ func writeRanking(ew *errWriter, rk *analysis.Recommendation, top int) {
 		if front[a] {
 			mark = " *"
 		}
+		notes := rk.Why[a.CellKey]
+		if notes == "" {
+			notes = strings.Join(a.Warnings, "; ")
+		} else {
+			notes = "not feasible: " + notes
+		}
 		ew.printf("| %d | %s%s | %s | %s | %s | %d | %s |\n", i+1, cell(analysis.PolicyLabel(a.Cell)), mark,
 			summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)),
-			summary(analysis.Sent, a.Summary(analysis.Sent)), len(a.Seeds), cell(strings.Join(a.Warnings, "; ")))
+			summary(analysis.Sent, a.Summary(analysis.Sent)), len(a.Seeds), cell(notes))
 	}
 	ew.printf("\n</details>\n\n")
+	if rk.Best == nil {
+		ew.printf("- no feasible policy: %s\n", rk.NoAnswer)
+	}
 	for _, w := range rk.Warnings {
 		ew.printf("- %s\n", w)
 	}
-	if len(rk.Warnings) > 0 {
+	if len(rk.Warnings) > 0 || rk.Best == nil {
 		ew.printf("\n")
 	}
-}
-
-// WriteRecommendation writes the answer to `sweep recommend` as text.
-func WriteRecommendation(w io.Writer, rk *analysis.Recommendation, note string) error {
-	ew := &errWriter{w: w}
-	b := rk.Best
-	m, err := rk.Query.Objective.Metric()
-	if err != nil {
-		return err
-	}
-	sc := b.Cell.Scenario
-	ew.printf("For %s requests/s after a %v outage, %s clients, optimising %s:\n\n", thousands(sc.Capacity), sc.RecoverAt, thousands(float64(sc.Clients)), m.Title)
-	ew.printf("  use: %s\n", b.Cell.Policy.Describe())
-	pk := b.Summary(analysis.Peak)
-	ew.printf("  t99 %s s, peak %s req/s (%.1f× capacity), %s requests after recovery, over %d seeds\n",
-		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.Peak, pk), pk.Mean/sc.Capacity,
-		summary(analysis.Sent, b.Summary(analysis.Sent)), len(b.Seeds))
-	if len(rk.Ties) > 0 {
-		var names []string
-		for _, a := range rk.Ties {
-			names = append(names, a.Cell.Policy.Describe())
-		}
-		ew.printf("  cannot be told apart from it on %s at these seeds: %s\n", m.Title, strings.Join(names, "; "))
-	}
-	var front []string
-	for _, a := range rk.Pareto {
-		front = append(front, analysis.ShortLabel(a.Cell))
-	}
-	ew.printf("  Pareto front (t99, peak, traffic): %s\n\n", strings.Join(front, ", "))
-	ew.printf("%-4s %-44s %24s %22s %22s\n", "#", "policy", "t99 (s) [95% CI]", "peak (req/s)", "sent after recovery")
-	for i, a := range rk.Ranked {
-		ew.printf("%-4d %-44s %24s %22s %22s\n", i+1, analysis.ShortLabel(a.Cell), summary(analysis.T99, a.Summary(analysis.T99)),
-			summary(analysis.Peak, a.Summary(analysis.Peak)), summary(analysis.Sent, a.Summary(analysis.Sent)))
-	}
-	for _, wn := range rk.Warnings {
-		ew.printf("warning: %s\n", wn)
-	}
-	if note != "" {
-		ew.printf("note: %s\n", note)
-	}
-	return ew.err
 }
 
 // Sprint is a helper for callers that need a figure as text.

@@ -26,7 +26,8 @@ func usagef(format string, args ...any) error {
 // alreadyPrinted reports whether err was printed where it happened.
 func alreadyPrinted(err error) bool {
 	var u usageError
-	return errors.As(err, &u) && u.printed
+	var r reported
+	return errors.As(err, &u) && u.printed || errors.As(err, &r)
 }
 
 // errHelp is returned after printing help on request: exit code 0.

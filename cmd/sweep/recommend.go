@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -16,36 +21,115 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
+// reported is a failure whose explanation has already been printed as
+// the command's output (exit 1, nothing more to say).
+type reported struct{ error }
+
+const recommendHelp = `Pick the retry policy that brings every client back fastest after the
+server recovers, without burying it, and say how sure that is.
+
+The answer is always feasible: no client gives up (unless --allow-give-up),
+99 %% of clients are back within the window after recovery in every seed,
+and the policy sends at most --budget requests per client after recovery.
+Times are counted from recovery. Among feasible candidates the best mean
+on --objective wins; candidates are compared paired, seed by seed, and
+the leaders get more seeds (up to --max-seeds) until the winner is
+separated from the runner-up, or the answer says "tied within X %%".
+With no feasible candidate it says why in numbers and exits 1.
+
+%s
+
+The candidates run on seeds 1, 2, …; a dataset (--results) saves time only
+where it holds exactly those runs, so the answer is the same with or
+without one. --library and --mine add a verdict; they never change "use:".
+
+A range (--capacity 250..2000, --clients 2000..20000) answers with the
+policy of least worst-case regret (its t99 over the best t99 at each point
+of a grid with steps of at most ×2), among those feasible everywhere.
+
+Examples:
+  sweep recommend --capacity 300
+  sweep recommend --capacity 120 --clients 10000 --outage 2m --json
+  sweep recommend --capacity 250..2000 --clients 5000
+  sweep recommend --capacity 300 --library go-retryablehttp
+  sweep recommend --capacity 300 --mine 'full-jitter base=1s cap=30s attempts=5'
+
+Exit codes: 0 answered, 1 no feasible policy or an unreadable dataset, 2 bad input.
+`
+
 func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("recommend", "--capacity RPS [--clients N] [--outage 30s] [--objective t99|peak|sent] [--results DIR]", stderr)
-	capacity := fs.Float64("capacity", 0, "requests/s the server serves after recovery (required)")
-	clients := fs.Int("clients", 2000, "clients that failed during the outage")
-	outage := fs.Duration("outage", 30*time.Second, "outage length: the server recovers at this time")
-	objective := fs.String("objective", "t99", "what to optimise: t99 (fastest recovery), peak (gentlest on the server), sent (least traffic)")
-	results := fs.String("results", "out", "dataset to answer from; when it has no cell for the scenario, the candidates are simulated")
+	fs := newFlags("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 8] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--results DIR] [--json]", stderr)
+	help := fs.Usage
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), recommendHelp+"\n", experiments.DescribeSpace())
+		help()
+	}
+	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
+	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
+	outage := fs.Duration("outage", 30*time.Second, "outage length (a duration: 30s, 10m)")
+	window := fs.Duration("window", 20*time.Minute, "how long after recovery clients have to come back")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends (0: none); adds the clients that read it")
-	seeds := fs.Int("seeds", 10, "seeds per candidate when simulating")
-	library := fs.String("library", "", "also judge this library's defaults (a preset: see `sweep policies`)")
+	objective := fs.String("objective", "t99", "what to optimise: t99 (fastest recovery), peak (gentlest), sent (least traffic)")
+	budget := fs.Float64("budget", analysis.DefaultBudget, "most requests per client a policy may send after recovery")
+	allowGiveUp := fs.Bool("allow-give-up", false, "admit policies under which clients give up")
+	margin := fs.Float64("margin", analysis.DefaultMargin, "relative difference called equivalent, for the confidence statement")
+	seeds := fs.Int("seeds", analysis.DefaultSeeding.Initial, "seeds every candidate runs")
+	maxSeeds := fs.Int("max-seeds", analysis.DefaultSeeding.Max, "seeds the leading candidates may reach")
+	library := fs.String("library", "", "also judge this library preset's defaults (NAME from 'sweep policies')")
+	mine := fs.String("mine", "", "also judge your policy: 'FAMILY|PRESET key=value …' (see -h)")
+	results := fs.String("results", "out", "dataset whose runs are reused where they are exactly the candidates' runs")
+	asJSON := fs.Bool("json", false, "print one JSON document (fields in the README)")
+	top := fs.Int("top", 10, "feasible candidates to list")
 	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	q := analysis.Query{Capacity: *capacity, Clients: *clients, Outage: *outage, Objective: analysis.Objective(*objective)}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *capacity == "" {
+		return usagef("recommend: --capacity is required: the requests/s your server serves after it recovers (e.g. --capacity 300, or a range --capacity 250..2000)")
+	}
+	capLo, capHi, err := parseRange("--capacity", *capacity)
+	if err != nil {
+		return err
+	}
+	cliLo, cliHi, err := parseRange("--clients", *clients)
+	if err != nil {
+		return err
+	}
+	if cliLo != math.Trunc(cliLo) || cliHi != math.Trunc(cliHi) {
+		return usagef("recommend: --clients %s: want a whole number of clients", *clients)
+	}
+	q := analysis.Query{Objective: analysis.Objective(*objective), Outage: *outage, RetryAfter: *retryAfter,
+		AllowGiveUp: *allowGiveUp, Budget: *budget, Margin: *margin}
 	if _, err := q.Objective.Metric(); err != nil {
-		return usageError{err: err}
+		return usagef("recommend: --objective %q: want t99, peak or sent", *objective)
 	}
-	if *seeds < 2 || *seeds > 10000 {
-		return usagef("recommend: --seeds %d: want 2 to 10000", *seeds)
+	if !(*budget > 0) || math.IsInf(*budget, 0) {
+		return usagef("recommend: --budget %g: want a positive number of requests per client", *budget)
 	}
-	sc := sim.Article()
-	sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter = *capacity, *clients, *outage, *retryAfter
-	if sc.Horizon <= sc.RecoverAt {
-		sc.Horizon = sc.RecoverAt + 20*time.Minute
+	if !(*margin > 0 && *margin < 1) {
+		return usagef("recommend: --margin %g: want a fraction in (0, 1), e.g. 0.02", *margin)
 	}
-	if err := sc.Validate(); err != nil {
-		return usagef("recommend: %v", flagName(err))
+	if *seeds < 2 || *seeds > 10000 || *maxSeeds < *seeds || *maxSeeds > 10000 {
+		return usagef("recommend: --seeds %d --max-seeds %d: want 2 ≤ seeds ≤ max-seeds ≤ 10000", *seeds, *maxSeeds)
 	}
-
+	if *window <= 0 {
+		return usagef("recommend: --window %v: want a positive duration, e.g. 20m", *window)
+	}
+	if *top < 0 {
+		return usagef("recommend: --top %d: want 0 or more", *top)
+	}
+	scenario := func(capacity, clients float64) (sim.Scenario, error) {
+		sc := sim.Article()
+		sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter = capacity, int(clients), *outage, *retryAfter
+		sc.Horizon = sc.RecoverAt + *window
+		if err := sc.Validate(); err != nil {
+			return sc, usagef("recommend: %v", flagName(err))
+		}
+		return sc, nil
+	}
+	isRange := capLo != capHi || cliLo != cliHi
 	var preset sim.Preset
 	if *library != "" {
 		var ok bool
@@ -57,87 +141,289 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return usagef("recommend: --library %q: want one of %s", *library, strings.Join(names, ", "))
 		}
 	}
-	var note string
-	aggs, rk, err := fromDataset(*results, q, *retryAfter)
-	if err == nil && preset.Name != "" && !hasPreset(aggs, preset.Name, q) {
-		err = fmt.Errorf("the dataset lacks %s at this scenario", preset.Name)
+	var minePolicy sim.Policy
+	if *mine != "" {
+		if minePolicy, err = parsePolicySpec(*mine); err != nil {
+			return usagef("recommend: --mine %q: %v", *mine, err)
+		}
 	}
-	if err != nil {
-		start := time.Now()
-		cands := experiments.Candidates(sc)
-		if preset.Name != "" {
-			cands = append(cands, experiments.Cell{Scenario: sc, Policy: preset.Policy})
-		}
-		var recs []analysis.Record
-		n := len(cands) * *seeds
-		err := experiments.Execute(ctx, *workers, n, func(i int) experiments.Job {
-			return experiments.Job{Run: experiments.Run{Cell: cands[i / *seeds], Seed: uint32(i%*seeds + 1)}}
-		}, func(i int, o experiments.Outcome) error {
-			if o.Err != nil {
-				return o.Err
-			}
-			r := o.Job.Run
-			recs = append(recs, analysis.Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Label: r.Cell.Label(), Cell: r.Cell, Result: o.Result}})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		aggs = analysis.Aggregates(recs)
-		rk, err = analysis.Recommend(aggs, q)
-		if err != nil {
-			return err
-		}
-		note = fmt.Sprintf("no cell of the dataset in %s covers this scenario: simulated %d candidate policies × %d seeds (%d runs) in %v",
-			*results, len(cands), *seeds, n, time.Since(start).Round(time.Millisecond))
-	} else {
-		note = fmt.Sprintf("answered from the dataset in %s", *results)
+	if isRange && (*library != "" || *mine != "") {
+		return usagef("recommend: --library and --mine judge one scenario: give a single --capacity and --clients")
 	}
-	if err := reports.WriteRecommendation(stdout, rk, note); err != nil {
+
+	m := &measurer{workers: *workers, stderr: stderr}
+	if err := m.open(*results, explicit["results"]); err != nil {
 		return err
 	}
-	if preset.Name != "" {
-		for _, v := range analysis.LibraryVerdicts(aggs, q) {
-			if v.Preset.Cell.Policy.Preset == preset.Name && v.Preset.Cell.Scenario.RetryAfter == *retryAfter {
-				fmt.Fprintf(stdout, "\n%s defaults: t99 %s, peak %s req/s.\nverdict: %s\n", preset.Name,
-					reports.Sprint(analysis.T99, v.Preset.Summary(analysis.T99)), reports.Sprint(analysis.Peak, v.Preset.Summary(analysis.Peak)), v.Verdict)
+	ans := &reports.Answer{}
+	start := time.Now()
+	if isRange {
+		var points []sim.Scenario
+		for _, c := range analysis.Grid(capLo, capHi) {
+			for _, n := range analysis.Grid(cliLo, cliHi) {
+				sc, err := scenario(c, math.Round(n))
+				if err != nil {
+					return err
+				}
+				points = append(points, sc)
 			}
 		}
+		if ans.Robust, err = analysis.SearchRange(ctx, points, q, analysis.Seeding{Initial: *seeds, Max: *seeds}, m.measure); err != nil {
+			return err
+		}
+		ans.Space = len(experiments.CandidateSpace(points[0]))
+	} else {
+		sc, err := scenario(capLo, cliLo)
+		if err != nil {
+			return err
+		}
+		q.Capacity, q.Clients = sc.Capacity, sc.Clients
+		space := experiments.CandidateSpace(sc)
+		ans.Space = len(space)
+		rec, aggs, err := analysis.Search(ctx, space, q, analysis.Seeding{Initial: *seeds, Max: *maxSeeds}, m.measure)
+		if err != nil {
+			return err
+		}
+		ans.Rec = rec
+		if preset.Name != "" {
+			for _, a := range aggs {
+				if a.Cell.Policy.Preset == preset.Name {
+					v := analysis.Judge(rec, a)
+					ans.Library = &v
+				}
+			}
+		}
+		if *mine != "" {
+			cell := experiments.Cell{Scenario: sc, Policy: minePolicy.Normalize()}
+			if err := cell.Validate(); err != nil {
+				return usagef("recommend: --mine %q: %v", *mine, err)
+			}
+			n := *seeds
+			if rec.Best != nil {
+				n = len(rec.Best.Seeds)
+			}
+			var runs []experiments.Run
+			for s := 1; s <= n; s++ {
+				runs = append(runs, experiments.Run{Cell: cell, Seed: uint32(s)})
+			}
+			recs, err := m.measure(ctx, runs)
+			if err != nil {
+				return err
+			}
+			v := analysis.Judge(rec, analysis.Aggregates(recs)[0])
+			ans.Mine = &v
+		}
+	}
+	ans.Notes = append(ans.Notes, m.note(time.Since(start)))
+	if *asJSON {
+		err = reports.WriteAnswerJSON(stdout, ans)
+	} else {
+		err = reports.WriteAnswer(stdout, ans, *top)
+	}
+	if err != nil {
+		return err
+	}
+	if !ans.Answered() {
+		return reported{errors.New("no feasible policy")}
 	}
 	return nil
 }
 
-func hasPreset(aggs []*analysis.Aggregate, name string, q analysis.Query) bool {
-	for _, a := range aggs {
-		if a.Cell.Policy.Preset == name && q.Matches(a) {
-			return true
-		}
-	}
-	return false
+// measurer finds the runs a search asks for: in the dataset when it holds
+// exactly that run (same key), else by simulating.
+type measurer struct {
+	workers          int
+	stderr           io.Writer
+	stored           map[string]analysis.Record
+	dir              string
+	reused, simulated int
 }
 
-// fromDataset answers from a dataset when it has cells for the scenario:
-// fleets of one policy, with the server sending Retry-After ra.
-func fromDataset(dir string, q analysis.Query, ra time.Duration) ([]*analysis.Aggregate, *analysis.Recommendation, error) {
+// open reads the dataset at dir. A dataset the user named must be
+// readable; the default one is used only when it exists.
+func (m *measurer) open(dir string, explicit bool) error {
+	m.dir = dir
+	if _, err := os.Stat(dir); err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("--results %s: %w", dir, err)
+	}
 	ds, err := analysis.Load(os.DirFS(dir))
 	if err != nil {
-		return nil, nil, err
+		if !explicit && strings.Contains(err.Error(), "no Parquet files") {
+			return nil
+		}
+		return fmt.Errorf("--results %s: %w", dir, err)
 	}
-	var aggs []*analysis.Aggregate
-	for _, a := range analysis.Aggregates(ds.Records) {
-		if a.Cell.Scenario.RetryAfter == ra && !a.Cell.Mixed() {
-			aggs = append(aggs, a)
+	m.stored = make(map[string]analysis.Record, len(ds.Records))
+	for _, r := range ds.Records {
+		m.stored[r.RunKey] = r
+	}
+	return nil
+}
+
+func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analysis.Record, error) {
+	out := make([]analysis.Record, len(runs))
+	var todo []int
+	for i, r := range runs {
+		if rec, ok := m.stored[r.Key()]; ok {
+			out[i] = rec
+			m.reused++
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	var mu sync.Mutex
+	prog := newProgress(m.stderr, "simulating candidates", len(todo), false)
+	err := experiments.Execute(ctx, m.workers, len(todo), func(i int) experiments.Job {
+		return experiments.Job{Run: runs[todo[i]]}
+	}, func(i int, o experiments.Outcome) error {
+		if o.Err != nil {
+			return o.Err
+		}
+		r := o.Job.Run
+		mu.Lock()
+		out[todo[i]] = analysis.Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Label: r.Cell.Label(), Cell: r.Cell, Result: o.Result}}
+		mu.Unlock()
+		prog.add(1)
+		return nil
+	})
+	prog.finish()
+	m.simulated += len(todo)
+	return out, err
+}
+
+func (m *measurer) note(d time.Duration) string {
+	src := "no dataset"
+	if m.stored != nil {
+		src = fmt.Sprintf("%d reused from the dataset in %s", m.reused, m.dir)
+	}
+	return fmt.Sprintf("%d runs simulated, %s, in %v", m.simulated, src, d.Round(time.Millisecond))
+}
+
+// parseRange reads "300" or "250..2000".
+func parseRange(flagName, s string) (lo, hi float64, err error) {
+	a, b, isRange := strings.Cut(s, "..")
+	lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	hi = lo
+	var err2 error
+	if isRange {
+		hi, err2 = strconv.ParseFloat(strings.TrimSpace(b), 64)
+	}
+	if err1 != nil || err2 != nil || !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return 0, 0, usagef("recommend: %s %q: want a positive number, or a range LO..HI with LO ≤ HI", flagName, s)
+	}
+	return lo, hi, nil
+}
+
+// parsePolicySpec reads a policy as a user writes it: a family or preset
+// name, then key=value pairs. Keys: base, cap (durations: 1s, 500ms),
+// multiplier (or mult), jitter (full, equal, decorrelated, none, ±25%, or
+// a fraction 0.25), attempts; or any policy key of sweeps.toml (base_s …).
+func parsePolicySpec(spec string) (sim.Policy, error) {
+	f := strings.Fields(spec)
+	if len(f) == 0 {
+		return sim.Policy{}, errors.New("empty: want a family or preset name, then key=value pairs")
+	}
+	var p sim.Policy
+	if pr, ok := sim.PresetByName(f[0]); ok {
+		p = pr.Policy
+	} else if sim.KnownKind(sim.Kind(f[0])) {
+		p = sim.DefaultPolicy(sim.Kind(f[0]))
+	} else {
+		var names []string
+		for _, k := range sim.Kinds() {
+			names = append(names, string(k))
+		}
+		return p, fmt.Errorf("%q is neither a policy family (%s) nor a preset (see 'sweep policies')", f[0], strings.Join(names, ", "))
+	}
+	dur := func(k, v string) (time.Duration, error) {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d, nil
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil && (strings.HasSuffix(k, "_s")) {
+			return time.Duration(x * float64(time.Second)), nil
+		}
+		return 0, fmt.Errorf("%s=%s: want a duration such as 1s or 500ms", k, v)
+	}
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return p, fmt.Errorf("%q: want key=value", kv)
+		}
+		var err error
+		switch k {
+		case "base", "base_s":
+			p.Base, err = dur(k, v)
+		case "cap", "cap_s":
+			p.Cap, err = dur(k, v)
+		case "max_elapsed", "max_elapsed_s":
+			p.MaxElapsed, err = dur(k, v)
+		case "multiplier", "mult":
+			p.Multiplier, err = strconv.ParseFloat(v, 64)
+		case "attempts", "max_attempts":
+			p.MaxAttempts, err = strconv.Atoi(v)
+		case "width":
+			p.Width, err = strconv.ParseFloat(v, 64)
+		case "jitter":
+			switch v {
+			case "full":
+				p.Kind = jitterKind(p.Kind, sim.FullJitter, sim.APICore)
+			case "equal":
+				p.Kind = sim.EqualJitter
+			case "decorrelated":
+				p.Kind = sim.Decorrelated
+			case "none", "0":
+				p.Width = 0
+			default:
+				w := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(v, "±"), "+-"), "%")
+				x, perr := strconv.ParseFloat(w, 64)
+				if perr != nil {
+					return p, fmt.Errorf("jitter=%s: want full, equal, decorrelated, none, ±25%% or a fraction such as 0.25", v)
+				}
+				if strings.HasSuffix(v, "%") {
+					x /= 100
+				}
+				if p.Kind == sim.Exponential {
+					p.Kind = sim.WidthJitter
+				}
+				p.Width = x
+			}
+		case "honor_retry_after":
+			p.HonorRetryAfter, err = strconv.ParseBool(v)
+		default:
+			return p, fmt.Errorf("unknown key %q: want base, cap, multiplier, jitter, attempts, max_elapsed, honor_retry_after", k)
+		}
+		if err != nil {
+			return p, fmt.Errorf("%s=%s: %v", k, v, errors.Unwrap(err))
 		}
 	}
-	rk, err := analysis.Recommend(aggs, q)
-	return aggs, rk, err
+	if err := p.Normalize().Validate(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// jitterKind maps "jitter=full" onto a family: exponential's own full
+// jitter (first retry U(0, 2·base)), or from the base for the families
+// whose first retry waits base.
+func jitterKind(k, exp, fromBase sim.Kind) sim.Kind {
+	switch k {
+	case sim.GRPC, sim.APICore, sim.WatchDog, sim.HTTPRetry:
+		return fromBase
+	}
+	return exp
 }
 
 // flagName rewrites a sim field error in terms of the command's flags.
 func flagName(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
-		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--outage", "RetryAfter": "--retry-after"}
+		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--window", "RetryAfter": "--retry-after"}
 		if n, ok := names[fe.Field]; ok {
 			return fmt.Errorf("%s %v: want %s", n, fe.Value, fe.Want)
 		}

@@ -1,0 +1,214 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Measure returns the records of the given runs, from wherever the caller
+// finds them: a dataset that holds exactly those runs, or the simulator.
+// The analysis never decides that on its own.
+type Measure func(ctx context.Context, runs []experiments.Run) ([]Record, error)
+
+// Seeding is how many seeds a search gives its candidates: Initial to every
+// candidate, then doubling for the contenders (the best and those not
+// separated from it) until the winner is separated or Max is reached.
+// Seeds are 1, 2, …: the same runs whatever is cached.
+type Seeding struct{ Initial, Max int }
+
+// DefaultSeeding: 10 seeds for every candidate, up to 40 for contenders.
+var DefaultSeeding = Seeding{Initial: 10, Max: 40}
+
+// Search answers q over the candidate cells: every candidate runs
+// s.Initial seeds; while the best is not separated from a contender, the
+// contenders run twice as many seeds, up to s.Max. The answer is
+// Recommend's over every run measured.
+func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, measure Measure) (*Recommendation, []*Aggregate, error) {
+	if s.Initial < 2 || s.Max < s.Initial {
+		return nil, nil, fmt.Errorf("seeding %d..%d: want 2 ≤ initial ≤ max", s.Initial, s.Max)
+	}
+	if len(space) == 0 {
+		return nil, nil, fmt.Errorf("no candidates")
+	}
+	m, err := q.Objective.Metric()
+	if err != nil {
+		return nil, nil, err
+	}
+	if why := Impossible(space[0].Scenario); why != "" {
+		return &Recommendation{Query: q, Scenario: space[0].Scenario, Metric: m, NoAnswer: why, Why: map[string]string{}}, nil, nil
+	}
+	recs, err := measure(ctx, runs(space, 1, s.Initial))
+	if err != nil {
+		return nil, nil, err
+	}
+	n := s.Initial
+	for {
+		aggs := Aggregates(recs)
+		rec, err := Recommend(aggs, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec.Best == nil || rec.Separated() || n >= s.Max {
+			return rec, aggs, nil
+		}
+		next := min(2*n, s.Max)
+		var cells []experiments.Cell
+		for _, a := range rec.Contenders() {
+			cells = append(cells, a.Cell)
+		}
+		more, err := measure(ctx, runs(cells, n+1, next))
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, more...)
+		n = next
+	}
+}
+
+func runs(cells []experiments.Cell, from, to int) []experiments.Run {
+	out := make([]experiments.Run, 0, len(cells)*(to-from+1))
+	for _, c := range cells {
+		for s := from; s <= to; s++ {
+			out = append(out, experiments.Run{Cell: c, Seed: uint32(s)})
+		}
+	}
+	return out
+}
+
+// Point is one scenario of a robust recommendation: its best feasible
+// candidate and the winner's regret there.
+type Point struct {
+	Scenario sim.Scenario
+	Best     *Aggregate // nil when nothing is feasible there
+	Winner   *Aggregate // the robust winner's cell at this point
+	Regret   float64    // Winner's t99 over Best's (1 = the best here)
+}
+
+// Robust is the answer over a range of scenarios: the candidate feasible
+// at every point whose worst ratio to the best t99 (its regret) is least.
+type Robust struct {
+	Query       Query
+	Points      []Point
+	Winner      experiments.Cell // zero when none is feasible everywhere
+	WorstRegret float64
+	MeanRegret  float64
+	Feasible    int    // candidates feasible at every point
+	NoAnswer    string // why none is feasible everywhere
+}
+
+// SearchRange answers q for every scenario of points with the candidate
+// space of each, on s.Initial seeds, and picks the policy of least
+// worst-case regret among those feasible at every point. Candidates are
+// matched across points by their policy.
+func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding, measure Measure) (*Robust, error) {
+	type cand struct {
+		cell   experiments.Cell
+		aggs   []*Aggregate
+		ok     bool
+		regret []float64
+	}
+	byPolicy := map[sim.Policy]*cand{}
+	var order []sim.Policy
+	rb := &Robust{Query: q}
+	var recs []*Recommendation
+	for _, sc := range points {
+		if why := Impossible(sc); why != "" {
+			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s clients: %s", num(sc.Capacity), num(float64(sc.Clients)), why)
+			return rb, nil
+		}
+		space := experiments.CandidateSpace(sc)
+		rs, err := measure(ctx, runs(space, 1, s.Initial))
+		if err != nil {
+			return nil, err
+		}
+		aggs := Aggregates(rs)
+		qp := q
+		qp.Capacity, qp.Clients, qp.Outage, qp.RetryAfter = sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter
+		rec, err := Recommend(aggs, qp)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+		rb.Points = append(rb.Points, Point{Scenario: sc, Best: rec.Best})
+		for _, a := range aggs {
+			c, seen := byPolicy[a.Cell.Policy]
+			if !seen {
+				c = &cand{cell: a.Cell, ok: true}
+				byPolicy[a.Cell.Policy] = c
+				order = append(order, a.Cell.Policy)
+			}
+			c.aggs = append(c.aggs, a)
+			if qp.Infeasible(a) != "" || rec.Best == nil {
+				c.ok = false
+				continue
+			}
+			c.regret = append(c.regret, a.Summary(T99).Mean/rec.Best.Summary(T99).Mean)
+		}
+	}
+	var best *cand
+	score := func(c *cand) (float64, float64) {
+		w, sum := 0.0, 0.0
+		for _, r := range c.regret {
+			w, sum = math.Max(w, r), sum+r
+		}
+		return w, sum / float64(len(c.regret))
+	}
+	for _, p := range order {
+		c := byPolicy[p]
+		if !c.ok || len(c.aggs) != len(points) {
+			continue
+		}
+		rb.Feasible++
+		if best == nil {
+			best = c
+			continue
+		}
+		w, m := score(c)
+		bw, bm := score(best)
+		if w < bw || (w == bw && (m < bm || (m == bm && c.cell.Canonical() < best.cell.Canonical()))) {
+			best = c
+		}
+	}
+	if best == nil {
+		var bad []string
+		for i, rec := range recs {
+			if rec.Best == nil {
+				bad = append(bad, fmt.Sprintf("at %s req/s and %s clients: %s", num(points[i].Capacity), num(float64(points[i].Clients)), rec.NoAnswer))
+			}
+		}
+		if len(bad) == 0 {
+			bad = append(bad, "every point has a feasible policy, but none is feasible at all of them; narrow the range")
+		}
+		rb.NoAnswer = fmt.Sprint(bad)
+		return rb, nil
+	}
+	rb.Winner = best.cell
+	rb.WorstRegret, rb.MeanRegret = score(best)
+	for i := range rb.Points {
+		rb.Points[i].Winner = best.aggs[i]
+		rb.Points[i].Regret = best.regret[i]
+	}
+	return rb, nil
+}
+
+// Grid returns a sensible grid inside [lo, hi]: lo, hi and geometric steps
+// of at most a factor of 2 between them.
+func Grid(lo, hi float64) []float64 {
+	if hi <= lo {
+		return []float64{lo}
+	}
+	n := int(math.Ceil(math.Log2(hi / lo)))
+	out := make([]float64, 0, n+1)
+	for i := 0; i <= n; i++ {
+		x := lo * math.Pow(hi/lo, float64(i)/float64(n))
+		out = append(out, math.Round(x*100)/100)
+	}
+	out[len(out)-1] = hi
+	sort.Float64s(out)
+	return out
+}
