@@ -57,7 +57,7 @@ func records(capacity float64, ps []synth) []Record {
 			r := experiments.Run{Cell: c, Seed: uint32(i + 1)}
 			res := sim.Result{Clients: 2000, PeakRPS: p.peak, SentAfterRecovery: int64(p.sent)}
 			if !math.IsNaN(v) {
-				res.T99 = sim.Milestone{At: time.Duration(v * 1e9), Reached: true}
+				res.T99 = sim.Milestone{At: sc.RecoverAt + time.Duration(v*1e9), Reached: true} // v: after recovery
 			}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Label: c.Label(), Cell: c, Result: res}})
 		}
@@ -73,7 +73,7 @@ func TestRecommendKnownAnswer(t *testing.T) {
 		{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9}, 500, 3000},     // fastest
 		{sim.Decorrelated, 0, []float64{10.1, 10.3, 9.7, 10.2, 9.8}, 510, 3100}, // as fast, within noise
 		{sim.EqualJitter, 0, []float64{20, 20, 20, 20, 20}, 100, 2500},          // gentler, slower
-		{sim.Exponential, 0, []float64{nan, 500, nan, nan, nan}, 50, 1000},      // gentlest, never done
+		{sim.Exponential, 0, []float64{nan, 500, nan, nan, nan}, 50, 1000},      // gentlest, never done: infeasible
 		{sim.WidthJitter, 0.5, []float64{25, 25.5, 24.5, 25, 25}, 600, 4000},    // dominated by full jitter
 	}))
 	if len(aggs) != 5 {
@@ -83,28 +83,28 @@ func TestRecommendKnownAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rk.Best.Cell.Policy.Kind != sim.FullJitter {
-		t.Errorf("best by t99: %s, want full-jitter", rk.Best.Label)
+	if rk.Best.Cell.Policy.Kind != sim.FullJitter || rk.Feasible != 4 {
+		t.Errorf("best by t99: %s of %d feasible, want full-jitter of 4", rk.Best.Label, rk.Feasible)
 	}
-	if len(rk.Ties) != 1 || rk.Ties[0].Cell.Policy.Kind != sim.Decorrelated {
-		t.Errorf("ties: %v, want decorrelated alone", labels(rk.Ties))
+	if len(rk.Ties) != 1 || rk.Ties[0].Other.Cell.Policy.Kind != sim.Decorrelated || rk.Separated() {
+		t.Errorf("ties: %+v, want decorrelated alone", rk.Ties)
 	}
-	if last := rk.Ranked[len(rk.Ranked)-1]; last.Cell.Policy.Kind != sim.Exponential {
-		t.Errorf("last: %s, want the unfinished exponential", last.Label)
+	if last := rk.Ranked[len(rk.Ranked)-1]; last.Cell.Policy.Kind != sim.Exponential || !strings.Contains(rk.Why[last.CellKey], "4 of 5 runs did not bring 99 %") {
+		t.Errorf("last: %s (%q), want the unfinished exponential, infeasible", last.Label, rk.Why[last.CellKey])
 	}
 	front := map[sim.Kind]bool{}
 	for _, a := range rk.Pareto {
 		front[a.Cell.Policy.Kind] = true
 	}
-	if !front[sim.FullJitter] || !front[sim.EqualJitter] || !front[sim.Exponential] || front[sim.WidthJitter] {
-		t.Errorf("Pareto front %v: want full-jitter, equal-jitter and exponential, not width-jitter", labels(rk.Pareto))
+	if !front[sim.FullJitter] || !front[sim.EqualJitter] || front[sim.Exponential] || front[sim.WidthJitter] {
+		t.Errorf("Pareto front %v: want full-jitter and equal-jitter, not the infeasible exponential nor width-jitter", labels(rk.Pareto))
 	}
 	if !strings.Contains(strings.Join(rk.Warnings, "\n"), "winner changes between seeds") {
 		t.Errorf("warnings %q: want the t99 winner to change between seeds (decorrelated wins seeds 3 and 5)", rk.Warnings)
 	}
 	byPeak, _ := Recommend(aggs, Query{Capacity: 100, Objective: ByPeak})
-	if byPeak.Best.Cell.Policy.Kind != sim.Exponential {
-		t.Errorf("best by peak: %s, want exponential", byPeak.Best.Label)
+	if byPeak.Best.Cell.Policy.Kind != sim.EqualJitter {
+		t.Errorf("best by peak: %s, want equal-jitter (the gentler exponential never finishes)", byPeak.Best.Label)
 	}
 	if _, err := Recommend(aggs, Query{Capacity: 300, Objective: ByT99}); err == nil || !strings.Contains(err.Error(), "no cells with capacity 300") {
 		t.Errorf("Recommend(300) = %v", err)
@@ -125,7 +125,7 @@ func labels(as []*Aggregate) []string {
 func TestTable5FromData(t *testing.T) {
 	t.Parallel()
 	aggs := Aggregates(records(120, []synth{
-		{sim.Fixed, 0, []float64{40, 40, 40}, 2000, 17000},      // fast by hammering: not "fastest"
+		{sim.Fixed, 0, []float64{40, 40, 40}, 2000, 17000},      // fast by hammering (8.5 requests per client): not feasible
 		{sim.FullJitter, 0, []float64{84, 85, 84}, 152, 2011},   // lowest peak
 		{sim.Decorrelated, 0, []float64{70, 71, 70}, 264, 2324}, // fastest among the gentle
 		{sim.WidthJitter, 0.1, []float64{129, 130, 129}, 706, 3754},
@@ -134,7 +134,7 @@ func TestTable5FromData(t *testing.T) {
 	}))
 	got := Table5(aggs, Query{Capacity: 120})
 	want := []struct{ situation, recommended string }{
-		{"server has no spare capacity", "exponential + full jitter"},
+		{"server has no spare capacity", "exponential backoff with full jitter"},
 		{"fastest user recovery", "decorrelated jitter"},
 		{"server can send Retry-After", "—"},
 		{"smallest code change", "widen ±10 % jitter to ±25 % or more"},
@@ -233,34 +233,43 @@ func TestLoadErrors(t *testing.T) {
 func TestLibraryVerdicts(t *testing.T) {
 	t.Parallel()
 	recs := records(120, []synth{
-		{sim.Decorrelated, 0, []float64{70, 71, 70}, 260, 2300},
-		{sim.FullJitter, 0, []float64{85, 84, 85}, 150, 2000},
+		{sim.Decorrelated, 0, []float64{40, 41, 40}, 260, 2300},
+		{sim.FullJitter, 0, []float64{55, 54, 55}, 150, 2000},
 	})
-	add := func(p sim.Policy, t99 float64) {
+	add := func(p sim.Policy, t99 float64, gaveUp int) {
 		sc := sim.Article()
 		c := experiments.Cell{Scenario: sc, Policy: p}
 		for s := uint32(1); s <= 3; s++ {
 			r := experiments.Run{Cell: c, Seed: s}
-			res := sim.Result{Clients: 2000, PeakRPS: 300, SentAfterRecovery: 2400, T99: sim.Milestone{At: time.Duration(t99 * 1e9), Reached: true}}
+			res := sim.Result{Clients: 2000, PeakRPS: 300, SentAfterRecovery: 2400, GaveUp: gaveUp, T99: sim.Milestone{At: sc.RecoverAt + time.Duration(t99*1e9), Reached: true}}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: s, Cell: c, Result: res}})
 		}
 	}
 	grpc, _ := sim.PresetByName("grpc")
 	rh, _ := sim.PresetByName("go-retryablehttp")
-	add(grpc.Policy, 75) // within 1.2× of 70: fine
-	add(rh.Policy, 300)  // far off; the data has a better http-retry:
+	cb, _ := sim.PresetByName("cenkalti-backoff")
+	add(grpc.Policy, 45, 0) // within 1.2× of 40 after recovery: fine
+	add(rh.Policy, 300, 0)  // far off; the data has a better http-retry:
+	add(cb.Policy, 30, 12)  // fastest, but clients give up: infeasible
 	better := rh.Policy
 	better.Preset, better.Width, better.Cap = "", 0.5, 60*time.Second
-	add(better, 72)
-	vs := LibraryVerdicts(Aggregates(recs), Query{Capacity: 120, Server: ""})
-	if len(vs) != 2 {
-		t.Fatalf("%d verdicts, want 2", len(vs))
+	add(better, 42, 0)
+	vs := LibraryVerdicts(Aggregates(recs), Query{Capacity: 120, Objective: ByT99})
+	if len(vs) != 3 {
+		t.Fatalf("%d verdicts, want 3", len(vs))
 	}
-	if vs[0].Verdict != "your library's defaults are fine here" {
-		t.Errorf("grpc: %q", vs[0].Verdict)
+	byName := map[string]LibraryVerdict{}
+	for _, v := range vs {
+		byName[v.Preset.Cell.Policy.Preset] = v
 	}
-	if vs[1].Verdict != "set cap_s 30 → 60, width 0 → 0.5" {
-		t.Errorf("go-retryablehttp: %q", vs[1].Verdict)
+	if v := byName["grpc"]; !v.Fine || !strings.HasPrefix(v.Verdict, "fine here: t99 45.0 s after recovery, 1.12× the best (40.3 s)") {
+		t.Errorf("grpc: %+v", v)
+	}
+	if v := byName["go-retryablehttp"]; v.Fine || !strings.Contains(v.Verdict, "set cap_s 30 → 60, width 0 → 0.5") {
+		t.Errorf("go-retryablehttp: %q", v.Verdict)
+	}
+	if v := byName["cenkalti-backoff"]; v.Fine || !strings.Contains(v.Verdict, "clients give up") || !strings.Contains(v.Verdict, "switch to decorrelated jitter") {
+		t.Errorf("cenkalti-backoff: %q", v.Verdict)
 	}
 }
 
@@ -269,14 +278,19 @@ func TestLibraryVerdicts(t *testing.T) {
 func TestRecommendDoesNotBuryTheServer(t *testing.T) {
 	t.Parallel()
 	aggs := Aggregates(records(120, []synth{
-		{sim.Fixed, 0, []float64{40, 40, 40}, 2000, 17000},
-		{sim.Decorrelated, 0, []float64{70, 71, 70}, 260, 2300},
+		{sim.Fixed, 0, []float64{10, 10, 10}, 2000, 17000},
+		{sim.Decorrelated, 0, []float64{40, 41, 40}, 260, 2300},
 	}))
 	rk, err := Recommend(aggs, Query{Capacity: 120, Objective: ByT99})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rk.Best.Cell.Policy.Kind != sim.Decorrelated || !strings.Contains(strings.Join(rk.Warnings, "\n"), "sends 7.4× the traffic") {
-		t.Errorf("best %s, warnings %q", rk.Best.Label, rk.Warnings)
+	fixed := rk.Ranked[1]
+	if rk.Best.Cell.Policy.Kind != sim.Decorrelated || !strings.Contains(rk.Why[fixed.CellKey], "sends 8.5 requests per client after recovery, above the budget of 8") {
+		t.Errorf("best %s, why not fixed: %q", rk.Best.Label, rk.Why[fixed.CellKey])
+	}
+	loose, _ := Recommend(aggs, Query{Capacity: 120, Objective: ByT99, Budget: 9})
+	if loose.Best.Cell.Policy.Kind != sim.Fixed {
+		t.Errorf("with a budget of 9 requests per client: %s, want fixed", loose.Best.Label)
 	}
 }

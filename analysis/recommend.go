@@ -554,7 +554,9 @@ func Table5(aggs []*Aggregate, q Query) []Situation {
 	return out
 }
 
-func readsRA(p sim.Policy) bool { return raAware[p.Kind] && (p.Kind != sim.HTTPRetry || p.HonorRetryAfter) }
+func readsRA(p sim.Policy) bool {
+	return raAware[p.Kind] && (p.Kind != sim.HTTPRetry || p.HonorRetryAfter)
+}
 
 func containsDur(xs []time.Duration, x time.Duration) bool {
 	for _, y := range xs {

@@ -63,10 +63,10 @@ const (
 	ColT90After     = "t90_after_s"
 	ColT99After     = "t99_after_s"
 	ColAllDoneAfter = "all_done_after_s"
-	ColSucceeded         = "succeeded"
-	ColGaveUp            = "gave_up"
-	ColPending           = "pending"
-	ColEnd               = "end_s"
+	ColSucceeded    = "succeeded"
+	ColGaveUp       = "gave_up"
+	ColPending      = "pending"
+	ColEnd          = "end_s"
 )
 
 // Column documents one column for the README and `sweep schema`.

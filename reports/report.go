@@ -80,11 +80,13 @@ func Write(w io.Writer, r *Report) error {
 	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; times are counted from recovery. Every row picks among feasible policies only: no client gives up, 99 %% are back within the window in every seed, and at most %g requests per client are sent after recovery, so that a policy cannot win by burying the server.\n\n", float64(analysis.DefaultBudget))
 	for _, ct := range r.Capacities {
 		ew.printf("### %s\n\n", heading(ct.Query))
-		ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
-		for _, s := range ct.Situations {
-			ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))
+		if len(ct.Situations) > 0 {
+			ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
+			for _, s := range ct.Situations {
+				ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))
+			}
+			ew.printf("\n")
 		}
-		ew.printf("\n")
 		if rk := ct.Ranking; rk != nil {
 			writeRanking(ew, rk, 8)
 		}
@@ -239,6 +241,9 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 // heading names a scenario group.
 func heading(q analysis.Query) string {
 	h := fmt.Sprintf("%s requests/s, %s clients, %v outage", thousands(q.Capacity), thousands(float64(q.Clients)), q.Outage)
+	if q.RetryAfter > 0 {
+		h += fmt.Sprintf(", server sends Retry-After %v", q.RetryAfter)
+	}
 	if q.Server != "" {
 		h += "; " + q.Server
 	}

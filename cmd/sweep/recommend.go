@@ -232,10 +232,10 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // measurer finds the runs a search asks for: in the dataset when it holds
 // exactly that run (same key), else by simulating.
 type measurer struct {
-	workers          int
-	stderr           io.Writer
-	stored           map[string]analysis.Record
-	dir              string
+	workers           int
+	stderr            io.Writer
+	stored            map[string]analysis.Record
+	dir               string
 	reused, simulated int
 }
 

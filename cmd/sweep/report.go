@@ -53,7 +53,10 @@ func writeReport(_ context.Context, results, out string, stdout, stderr io.Write
 		}
 	}
 	for _, q := range analysis.Groups(single) {
-		ct := reports.CapacityTable{Query: q, Situations: analysis.Table5(single, q)}
+		ct := reports.CapacityTable{Query: q}
+		if q.RetryAfter == 0 { // table 5 has its own Retry-After row
+			ct.Situations = analysis.Table5(single, q)
+		}
 		if rk, err := analysis.Recommend(single, q); err == nil {
 			ct.Ranking = rk
 		}
