@@ -160,7 +160,7 @@ func TestSearchOnTheSimulator(t *testing.T) {
 	}
 	// A cache with other seeds and other cells than the search asks for
 	// changes nothing.
-	extra, err := simulate(context.Background(), append(runs(space[:20], 17, 30), runs([]experiments.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Fixed)}}, 1, 16)...))
+	extra, err := simulate(context.Background(), append(Runs(space[:20], 17, 30), Runs([]experiments.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Fixed)}}, 1, 16)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestTimesAfterRecoveryIndependentOfOutage(t *testing.T) {
 		sc.RecoverAt = outage
 		sc.Horizon = outage + 20*time.Minute
 		c := experiments.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
-		recs, err := simulate(context.Background(), runs([]experiments.Cell{c}, 1, 5))
+		recs, err := simulate(context.Background(), Runs([]experiments.Cell{c}, 1, 5))
 		if err != nil {
 			t.Fatal(err)
 		}

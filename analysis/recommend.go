@@ -299,14 +299,14 @@ func (r *Recommendation) TiedWithin() float64 {
 // feasible candidate (identical ones aside).
 func (r *Recommendation) Separated() bool { return r.Best != nil && len(r.Ties) == 0 }
 
-// Contenders are the best and the candidates not separated from it: the
-// ones more seeds could reorder.
+// Contenders are the best, the candidates not separated from it and its
+// identical twins: the ones more seeds could reorder.
 func (r *Recommendation) Contenders() []*Aggregate {
 	if r.Best == nil {
 		return nil
 	}
 	out := []*Aggregate{r.Best}
-	for _, c := range r.Ties {
+	for _, c := range append(append([]Comparison(nil), r.Ties...), r.Same...) {
 		out = append(out, c.Other)
 	}
 	return out

@@ -42,35 +42,44 @@ func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, m
 	if why := Impossible(space[0].Scenario); why != "" {
 		return &Recommendation{Query: q, Scenario: space[0].Scenario, Metric: m, NoAnswer: why, Why: map[string]string{}}, nil, nil
 	}
-	recs, err := measure(ctx, runs(space, 1, s.Initial))
+	recs, err := measure(ctx, Runs(space, 1, s.Initial))
 	if err != nil {
 		return nil, nil, err
 	}
-	n := s.Initial
 	for {
 		aggs := Aggregates(recs)
 		rec, err := Recommend(aggs, q)
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec.Best == nil || rec.Separated() || n >= s.Max {
+		if rec.Best == nil || rec.Separated() {
 			return rec, aggs, nil
 		}
-		next := min(2*n, s.Max)
-		var cells []experiments.Cell
-		for _, a := range rec.Contenders() {
-			cells = append(cells, a.Cell)
+		// The contenders (the best, those not separated from it, and its
+		// identical twins) run twice the seeds of the best-seeded one.
+		cont := rec.Contenders()
+		most := 0
+		for _, a := range cont {
+			most = max(most, len(a.Seeds))
 		}
-		more, err := measure(ctx, runs(cells, n+1, next))
+		next := min(2*most, s.Max)
+		var more []experiments.Run
+		for _, a := range cont {
+			more = append(more, Runs([]experiments.Cell{a.Cell}, len(a.Seeds)+1, next)...)
+		}
+		if len(more) == 0 {
+			return rec, aggs, nil
+		}
+		got, err := measure(ctx, more)
 		if err != nil {
 			return nil, nil, err
 		}
-		recs = append(recs, more...)
-		n = next
+		recs = append(recs, got...)
 	}
 }
 
-func runs(cells []experiments.Cell, from, to int) []experiments.Run {
+// Runs lists the runs of cells with seeds from … to, cell by cell.
+func Runs(cells []experiments.Cell, from, to int) []experiments.Run {
 	out := make([]experiments.Run, 0, len(cells)*(to-from+1))
 	for _, c := range cells {
 		for s := from; s <= to; s++ {
@@ -122,7 +131,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 			return rb, nil
 		}
 		space := experiments.CandidateSpace(sc)
-		rs, err := measure(ctx, runs(space, 1, s.Initial))
+		rs, err := measure(ctx, Runs(space, 1, s.Initial))
 		if err != nil {
 			return nil, err
 		}

@@ -129,11 +129,9 @@ func writeRanking(ew *errWriter, rk *analysis.Recommendation, top int) {
 		if front[a] {
 			mark = " *"
 		}
-		notes := rk.Why[a.CellKey]
-		if notes == "" {
-			notes = strings.Join(a.Warnings, "; ")
-		} else {
-			notes = "not feasible: " + notes
+		notes := strings.Join(a.Warnings, "; ")
+		if why := rk.Why[a.CellKey]; why != "" {
+			notes = "not feasible: " + why + " (" + notes + ")"
 		}
 		ew.printf("| %d | %s%s | %s | %s | %s | %d | %s |\n", i+1, cell(analysis.PolicyLabel(a.Cell)), mark,
 			summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)),

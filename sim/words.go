@@ -179,6 +179,14 @@ func (p Policy) Short() string {
 		return fmt.Sprintf("decorrelated %v %s", p.Base, c)
 	case Fixed:
 		return fmt.Sprintf("fixed %v", p.Base)
+	case Exponential:
+		return fmt.Sprintf("exp %v ×%g %s, no jitter", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, c)
+	case FullJitter:
+		return fmt.Sprintf("full jitter U(0, %v) ×%g %s", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, c)
+	case EqualJitter:
+		return fmt.Sprintf("equal jitter %v ×%g %s", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, c)
+	case WidthJitter:
+		return fmt.Sprintf("exp %v ×%g %s ±%g %%", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, c, roundTo(100*p.Width, 1e-9))
 	}
 	return p.String()
 }

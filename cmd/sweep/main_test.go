@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"bytes"
 	"context"
 	"errors"
@@ -248,18 +249,6 @@ func TestReportRecommendAndErrors(t *testing.T) {
 		t.Error("report from the dataset differs from the one the run wrote")
 	}
 
-	out = mustRun(t, "recommend", "--capacity", "30", "--clients", "150", "--outage", "10s", "--results", res)
-	if !strings.Contains(out, "answered from the dataset") || !strings.Contains(out, "use: ") {
-		t.Errorf("recommend from the dataset:\n%s", out)
-	}
-	out = mustRun(t, "recommend", "--capacity", "45", "--clients", "150", "--outage", "10s", "--results", res, "--seeds", "3")
-	if !strings.Contains(out, "simulated") || !strings.Contains(out, "Pareto front") {
-		t.Errorf("recommend for a capacity the dataset lacks:\n%s", out)
-	}
-	if _, stderr, code := sweep(t, "recommend", "--capacity", "0"); code != 2 || !strings.Contains(stderr, "--capacity 0: want") {
-		t.Errorf("recommend --capacity 0: exit %d, %s", code, stderr)
-	}
-
 	// A folder without a dataset, and an output path that is a file.
 	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "no Parquet files under runs/") {
 		t.Errorf("report of an empty folder: exit %d, %s", code, stderr)
@@ -401,5 +390,86 @@ func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(parts, "part-00000.parquet.stale-herd-0")); err != nil {
 		t.Errorf("the stale part was not set aside: %v", err)
+	}
+}
+
+// timing hides the durations of a note, for goldens.
+var timing = regexp.MustCompile(`in [0-9.]+(ms|s|µs)|"in [^"]*"`)
+
+// recommend's answer is the same with and without a dataset, whatever
+// --library asks, and its output is pinned as users see it.
+func TestRecommend(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", "testdata/small.toml", "--out", res, "--quiet", "--no-report")
+	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--top", "5"}
+	withDS := mustRun(t, append(args, "--results", res)...)
+	use := func(s string) string {
+		i := strings.Index(s, "use: ")
+		if i < 0 {
+			t.Fatalf("no use: line in\n%s", s)
+		}
+		return s[i : i+strings.Index(s[i:], "\n")]
+	}
+	plain := mustRun(t, args...) // no dataset: the default out/ does not exist here
+	if use(plain) != use(withDS) {
+		t.Errorf("use: with a dataset %q, without %q", use(withDS), use(plain))
+	}
+	for _, lib := range []string{"cenkalti-backoff", "go-retryablehttp", "sgc-watchdog"} {
+		out := mustRun(t, append(args, "--library", lib)...)
+		if use(out) != use(plain) || !strings.Contains(out, "\n"+lib+": ") || !strings.Contains(out, "verdict: ") {
+			t.Errorf("--library %s changed the answer or gave no verdict:\n%s", lib, out)
+		}
+	}
+	golden(t, "recommend.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
+
+	var doc struct {
+		Answered bool `json:"answered"`
+		Use      struct {
+			Policy struct {
+				Plain    string `json:"plain"`
+				Settings []struct {
+					Library string `json:"library"`
+				} `json:"settings"`
+			} `json:"policy"`
+			T99 struct {
+				Mean float64 `json:"mean"`
+			} `json:"t99_after_s"`
+		} `json:"use"`
+		Candidates []struct {
+			Feasible bool   `json:"feasible"`
+			Why      string `json:"why_not"`
+		} `json:"candidates"`
+		Mine *struct {
+			Verdict string `json:"verdict"`
+		} `json:"mine"`
+	}
+	js := mustRun(t, append(args, "--json", "--mine", "fixed base=5s")...)
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, js)
+	}
+	if !doc.Answered || "use: "+doc.Use.Policy.Plain != use(plain) || doc.Use.T99.Mean <= 0 || len(doc.Use.Policy.Settings) == 0 || len(doc.Candidates) < 50 || doc.Mine == nil || doc.Mine.Verdict == "" {
+		t.Errorf("--json document: %+v", doc)
+	}
+
+	// Errors: a dataset that is not there, a missing capacity, a scenario
+	// no policy can serve, a bad --mine.
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--capacity", "40", "--results", dir + "/typo"}, 1, "--results " + dir + "/typo"},
+		{[]string{"--clients", "300"}, 2, "--capacity is required"},
+		{[]string{"--capacity", "0"}, 2, "--capacity \"0\": want a positive number"},
+		{[]string{"--capacity", "50", "--clients", "100000", "--outage", "10s"}, 1, "100,000 clients need at least 1,980 s"},
+		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" is neither a policy family"},
+		{[]string{"--capacity", "40", "--mine", "full-jitter jitter=wide"}, 2, "jitter=wide: want full, equal"},
+		{[]string{"--capacity", "40..20"}, 2, "LO ≤ HI"},
+	} {
+		stdout, stderr, code := sweep(t, append([]string{"recommend"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("recommend %v: exit %d, want %d and %q\n%s%s", tt.args, code, tt.code, tt.want, stdout, stderr)
+		}
 	}
 }

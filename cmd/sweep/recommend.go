@@ -185,33 +185,39 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		ans.Rec = rec
-		if preset.Name != "" {
+		// judge measures a policy outside the decision on the best's seeds
+		// (or reuses its runs when the search had it) and judges it.
+		judge := func(p sim.Policy) (*analysis.LibraryVerdict, error) {
+			cell := experiments.Cell{Scenario: sc, Policy: p.Normalize()}
 			for _, a := range aggs {
-				if a.Cell.Policy.Preset == preset.Name {
+				if a.Cell == cell {
 					v := analysis.Judge(rec, a)
-					ans.Library = &v
+					return &v, nil
 				}
 			}
-		}
-		if *mine != "" {
-			cell := experiments.Cell{Scenario: sc, Policy: minePolicy.Normalize()}
 			if err := cell.Validate(); err != nil {
-				return usagef("recommend: --mine %q: %v", *mine, err)
+				return nil, usagef("recommend: --mine %q: %v", *mine, err)
 			}
 			n := *seeds
 			if rec.Best != nil {
 				n = len(rec.Best.Seeds)
 			}
-			var runs []experiments.Run
-			for s := 1; s <= n; s++ {
-				runs = append(runs, experiments.Run{Cell: cell, Seed: uint32(s)})
-			}
-			recs, err := m.measure(ctx, runs)
+			recs, err := m.measure(ctx, analysis.Runs([]experiments.Cell{cell}, 1, n))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			v := analysis.Judge(rec, analysis.Aggregates(recs)[0])
-			ans.Mine = &v
+			return &v, nil
+		}
+		if preset.Name != "" {
+			if ans.Library, err = judge(preset.Policy); err != nil {
+				return err
+			}
+		}
+		if *mine != "" {
+			if ans.Mine, err = judge(minePolicy); err != nil {
+				return err
+			}
 		}
 	}
 	ans.Notes = append(ans.Notes, m.note(time.Since(start)))
