@@ -124,6 +124,13 @@ type GroupAggregate struct {
 	T99     Summary // over the seeds where the group reached 99 %
 	GaveUp  Summary
 	Alone   *Aggregate // the same policy without the mix, same scenario; nil if absent
+	// Effect is the group's t99 minus Alone's, paired by seed over the
+	// seeds both ran (the same seed gives the same initial draws): Diff
+	// with its 95 % interval. Seeds is 0 without a paired comparison.
+	Effect struct {
+		Seeds          int
+		Diff, Lo, High float64
+	}
 	Clients int
 }
 
@@ -170,6 +177,9 @@ func MixedFleets(aggs []*Aggregate, rows []dataset.GroupRow) []MixedFleet {
 				alone := a.Cell
 				alone.Mix = [sim.MaxGroups - 1]sim.Group{}
 				ga.Alone = find(aggs, alone.Key())
+				if ga.Alone != nil {
+					ga.Effect.Seeds, ga.Effect.Diff, ga.Effect.Lo, ga.Effect.High = pairedGroup(rs, ga.Alone, a.Cell.Scenario.RecoverAt)
+				}
 			}
 			mf.Groups = append(mf.Groups, ga)
 		}
@@ -265,4 +275,19 @@ func serverLabel(sc sim.Scenario) string {
 		parts = append(parts, fmt.Sprintf("Retry-After U(%v, %v)", sc.RetryAfter, sc.RetryAfterMax))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// pairedGroup compares a group's t99 after recovery with the policy alone,
+// seed by seed: the mean difference and its Student-t 95 % interval.
+func pairedGroup(rows []dataset.GroupRow, alone *Aggregate, recoverAt time.Duration) (n int, diff, lo, hi float64) {
+	per := alone.PerSeed(T99)
+	var d []float64
+	for _, r := range rows {
+		i := sort.Search(len(alone.Seeds), func(i int) bool { return alone.Seeds[i] >= r.Seed })
+		if i < len(alone.Seeds) && alone.Seeds[i] == r.Seed && r.Result.T99.Reached && !math.IsNaN(per[i]) {
+			d = append(d, (r.Result.T99.At-recoverAt).Seconds()-per[i])
+		}
+	}
+	s := Summarize(d, 0)
+	return s.N, s.Mean, s.Lo, s.Hi
 }
