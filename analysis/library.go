@@ -118,12 +118,12 @@ func fmtv(v any) string {
 
 // GroupAggregate is one policy group of a mixed fleet over its seeds.
 type GroupAggregate struct {
-	Group   int
-	Share   float64
-	Label   string
-	T99     Summary // over the seeds where the group reached 99 %
-	GaveUp  Summary
-	Alone   *Aggregate // the same policy without the mix, same scenario; nil if absent
+	Group  int
+	Share  float64
+	Label  string
+	T99    Summary // over the seeds where the group reached 99 %
+	GaveUp Summary
+	Alone  *Aggregate // the same policy without the mix, same scenario; nil if absent
 	// Effect is the group's t99 minus Alone's, paired by seed over the
 	// seeds both ran (the same seed gives the same initial draws): Diff
 	// with its 95 % interval. Seeds is 0 without a paired comparison.
