@@ -100,7 +100,7 @@ func WidthT99(aggs []*analysis.Aggregate, capacity float64) Figure {
 	f := Figure{File: "t99-width.png", Style: Lines,
 		Title:   fmt.Sprintf("t99 against jitter width (exponential ± width, %g req/s)", capacity),
 		XLabel:  "jitter width (fraction of the delay)",
-		YLabel:  "t99 (s), mean with 95 % interval",
+		YLabel:  "t99 after recovery (s), mean with 95 % interval",
 		Caption: "Narrow jitter leaves clients in step: t99 falls steeply up to about ±25 % and little after; caps change where the curve settles.",
 	}
 	byCap := map[time.Duration][]Point{}
@@ -132,7 +132,7 @@ func WidthT99(aggs []*analysis.Aggregate, capacity float64) Figure {
 // clients at one cap. NaN marks cells that did not finish or are missing.
 func Heatmap(aggs []*analysis.Aggregate, cap time.Duration) Figure {
 	f := Figure{File: "t99-heatmap.png", Style: Heat,
-		Title:   fmt.Sprintf("t99 (s) over capacity × jitter width (exponential ± width, cap %v)", cap),
+		Title:   fmt.Sprintf("t99 after recovery (s) over capacity × jitter width (exponential ± width, cap %v)", cap),
 		XLabel:  "capacity (req/s)",
 		YLabel:  "jitter width (fraction)",
 		Caption: "Darker is faster recovery; blank cells did not finish within the horizon. More capacity forgives narrow jitter, and wide jitter forgives little capacity.",
@@ -152,7 +152,7 @@ func Heatmap(aggs []*analysis.Aggregate, cap time.Duration) Figure {
 			val[[2]float64{x, y}] = math.NaN()
 		}
 	}
-	g := &Grid{X: sortedKeys(xs), Y: sortedKeys(ys), ZName: "t99 (s)"}
+	g := &Grid{X: sortedKeys(xs), Y: sortedKeys(ys), ZName: "t99 after recovery (s)"}
 	for _, y := range g.Y {
 		row := make([]float64, len(g.X))
 		for i, x := range g.X {
@@ -182,12 +182,18 @@ func sortedKeys(m map[float64]bool) []float64 {
 func ParetoScatter(reps []*analysis.Aggregate, capacity float64) Figure {
 	f := Figure{File: "pareto.png", Style: Scatter, HLine: capacity, HName: fmt.Sprintf("capacity %g req/s", capacity),
 		Title:   fmt.Sprintf("Fast or gentle? peak load against t99 at %g req/s", capacity),
-		XLabel:  "t99 (s), mean with 95 % interval",
+		XLabel:  "t99 after recovery (s), mean with 95 % interval",
 		YLabel:  "peak after recovery (req/s)",
 		Caption: "Down and to the left is better on both; points marked * are on the Pareto front (no policy beats them on t99, peak and traffic at once).",
 	}
 	front := map[*analysis.Aggregate]bool{}
-	for _, a := range analysis.Pareto(reps) {
+	var feasible []*analysis.Aggregate // a policy whose clients gave up sends little: not a front to be on
+	for _, a := range reps {
+		if (analysis.Query{Capacity: capacity}).Infeasible(a) == "" {
+			feasible = append(feasible, a)
+		}
+	}
+	for _, a := range analysis.Pareto(feasible) {
 		front[a] = true
 	}
 	for _, a := range reps {
@@ -214,7 +220,7 @@ func CapacityT99(aggs []*analysis.Aggregate, reps []*analysis.Aggregate) Figure 
 	f := Figure{File: "t99-capacity.png", Style: Lines,
 		Title:   "t99 against server capacity, per policy",
 		XLabel:  "capacity after recovery (req/s)",
-		YLabel:  "t99 (s), mean with 95 % band",
+		YLabel:  "t99 after recovery (s), mean with 95 % band",
 		Caption: "How much capacity each policy needs to bring 99 % of clients back quickly; lines stop where runs did not finish.",
 	}
 	for _, r := range reps {

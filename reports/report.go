@@ -157,7 +157,7 @@ func writeLibrary(ew *errWriter, tables []LibraryTable) {
 		return
 	}
 	ew.printf("## Library defaults at each capacity\n\n")
-	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the best policy of the same scenario: \"fine here\" when its t99 is within %g× of the best; otherwise the change that the data shows helps most.\n\n", analysis.FineFactor)
+	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario (feasible, within the traffic budget): \"fine here\" when it is feasible and its t99 after recovery is within %g× of the best; otherwise the change that the data shows helps most.\n\n", analysis.FineFactor)
 	for _, t := range tables {
 		ew.printf("### %s\n\n", heading(t.Query))
 		ew.printf("| library | recovery time t99 (s) | peak load (req/s) | verdict |\n|---|--:|--:|---|\n")
@@ -167,11 +167,11 @@ func writeLibrary(ew *errWriter, tables []LibraryTable) {
 			if a.Cell.Scenario.RetryAfter > 0 {
 				name += fmt.Sprintf(" (server sends Retry-After %v)", a.Cell.Scenario.RetryAfter)
 			}
-			verdict := v.Verdict
-			if v.Better != nil {
-				verdict += fmt.Sprintf(" (t99 %s s)", summary(analysis.T99, v.Better.Summary(analysis.T99)))
+			peak := summary(analysis.Peak, a.Summary(analysis.Peak))
+			if a.Summary(analysis.GaveUp).Min >= float64(a.Cell.Scenario.Clients) {
+				peak = "— (every client gave up)"
 			}
-			ew.printf("| %s | %s | %s | %s |\n", cell(name), summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)), cell(verdict))
+			ew.printf("| %s | %s | %s | %s |\n", cell(name), summary(analysis.T99, a.Summary(analysis.T99)), peak, cell(v.Verdict))
 		}
 		ew.printf("\n")
 	}
