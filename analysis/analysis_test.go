@@ -286,7 +286,7 @@ func TestRecommendDoesNotBuryTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixed := rk.Ranked[1]
-	if rk.Best.Cell.Policy.Kind != sim.Decorrelated || !strings.Contains(rk.Why[fixed.CellKey], "sends 8.5 requests per client after recovery, above the budget of 8") {
+	if rk.Best.Cell.Policy.Kind != sim.Decorrelated || !strings.Contains(rk.Why[fixed.CellKey], "sends 8.5 requests per client after recovery, above the budget of 4") {
 		t.Errorf("best %s, why not fixed: %q", rk.Best.Label, rk.Why[fixed.CellKey])
 	}
 	loose, _ := Recommend(aggs, Query{Capacity: 120, Objective: ByT99, Budget: 9})

@@ -15,7 +15,7 @@ var (
 	// Jittered exponential backoff as most libraries write it (grpc-go,
 	// cenkalti/backoff): first retry after base, ×multiplier, cap, ±width.
 	SpaceBases       = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
-	SpaceCaps        = []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}
+	SpaceCaps        = []time.Duration{5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}
 	SpaceMultipliers = []float64{1.5, 2}
 	SpaceWidths      = []float64{0.2, 0.5, 1}
 )
