@@ -67,7 +67,7 @@ func assign(dst []uint8, groups []Group) {
 	for i := range dst {
 		best, lag := 0, math.Inf(-1)
 		for g, gr := range groups {
-			if l := gr.Share*float64(i+1) - count[g]; l > lag+1e-12 {
+			if l := float64(gr.Share*float64(i+1)) - count[g]; l > lag+1e-12 {
 				best, lag = g, l
 			}
 		}

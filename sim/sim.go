@@ -190,7 +190,7 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Re
 			}
 			continue
 		}
-		t := float64(k) * tk.tick
+		t := float64(float64(k) * tk.tick) // float64(): never fused with the + below
 		resp.up = t >= recoverAt
 		resp.tick = int32(k)
 		var m int
