@@ -118,6 +118,10 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 			l.fail(path, "empty list: want at least one value")
 			return nil
 		}
+		if len(x) > MaxList {
+			l.fail(path, "a list of %d values: want at most %d", len(x), MaxList)
+			return nil
+		}
 		for _, e := range x {
 			if t, ok := e.(map[string]any); ok && p != nil && p.Key == "policy" {
 				l.policyTable(path, t, add)
@@ -240,7 +244,10 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 				}
 				p = c.Policy.Normalize()
 				if err := p.Validate(); err != nil {
-					l.fail(path, "%v", err)
+					for _, fe := range fieldErrors(err) {
+						k, msg := userWords(fe)
+						l.fail(path, "%s: %s", k, msg)
+					}
 					ok = false
 				}
 			})
@@ -382,12 +389,33 @@ func locate(src string, path []string) int {
 	return best
 }
 
+// splitKey splits a dotted TOML key, keeping the dots inside quoted parts
+// (sweep."a.b" is two parts).
 func splitKey(k string) []string {
-	parts := strings.Split(k, ".")
-	for i, p := range parts {
-		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	var parts []string
+	var cur strings.Builder
+	var quote byte
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			if c == '\\' && quote == '"' && i+1 < len(k) {
+				i++
+				c = k[i]
+			}
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '.':
+			parts = append(parts, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
 	}
-	return parts
+	return append(parts, strings.TrimSpace(cur.String()))
 }
 
 func prefixLen(a, b []string) int {

@@ -154,3 +154,19 @@ func (s Scenario) budget() int {
 func (s Scenario) ticks() int {
 	return int((s.Horizon + s.Tick - 1) / s.Tick)
 }
+
+// MemoryBytes is an upper estimate of the memory a Sim takes for one run of
+// s (tested against what it holds after runs), with the per-tick timeline
+// when timeline is set: 40 bytes per client (its state, the calendar's
+// entries with the slack of growing slices, the sort and fleet tables), 32
+// per tick, 160 per tick that can hold a client, up to 16 MiB for a dense
+// calendar, and 96 per tick of timeline (the Timeline and its rows in the
+// dataset). Callers compare it with a memory budget before running.
+func (s Scenario) MemoryBytes(timeline bool) int64 {
+	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
+	b := 40*clients + 32*ticks + 160*min(ticks, clients) + denseLimit
+	if timeline {
+		b += 96 * ticks
+	}
+	return b
+}

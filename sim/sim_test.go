@@ -182,3 +182,32 @@ func golden(t *testing.T, path, got string) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+// MemoryBytes is an upper bound of what a Sim holds after a run, on random
+// scenarios and policies.
+func TestMemoryBytesBoundsTheFootprint(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(5)
+	pick := func(n int) int { return int(r.Float64() * float64(n)) }
+	policies := everyPolicy()
+	for i := range 60 {
+		sc := Scenario{
+			Clients:   1 + pick(20000),
+			Tick:      time.Duration(1+pick(200)) * time.Millisecond,
+			RecoverAt: time.Duration(pick(60)) * time.Second,
+			Spread:    time.Duration(pick(5000)) * time.Millisecond,
+		}
+		sc.Capacity = float64(1+pick(500)) * 1000 / float64(sc.Tick.Milliseconds())
+		sc.Horizon = sc.RecoverAt + time.Duration(1+pick(600))*time.Second
+		p := policies[i%len(policies)]
+		var s Sim
+		var tl Timeline
+		if _, err := s.Run(sc, p, NewMulberry32(uint32(i)), &tl); err != nil {
+			t.Fatalf("%+v %s: %v", sc, p, err)
+		}
+		got := int64(s.footprint() + cap(s.fleet.group) + 12*cap(tl.Arrivals))
+		if est := sc.MemoryBytes(true); got > est {
+			t.Errorf("%+v %s: holds %d bytes, estimate %d", sc, p, got, est)
+		}
+	}
+}
