@@ -439,7 +439,7 @@ func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
 	if 2*one.MemoryBytes(timeline) > est { // the ticks take most of it
 		field, v = "Horizon", c.Scenario.Horizon
 	}
-	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("a run this large needs an estimated %s of memory: more than %s, %s",
+	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("a smaller value: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s",
 		Bytes(est), Bytes(l.lim.RunBytes), l.lim.Why)}
 }
 

@@ -172,7 +172,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"several fields of one policy", base + "[sweep.s]\npolicy = \"exponential\"\nmultiplier = 200\nmax_attempts = -1\n", []string{"t.toml:6: sweep.s.multiplier: 200: want a number in [1, 100]", "t.toml:7: sweep.s.max_attempts: -1"}},
 		{"a default that no longer fits", base + "[sweep.s]\npolicy = \"fixed\"\nrecover_s = 1300\n", []string{"t.toml:4: sweep.s.horizon_s: 1200: want a time after recover_s (21m40s)"}},
 		{"bucket", base + "[sweep.s]\npolicy = \"fixed\"\nbucket_tokens = 2000000000\n", []string{"t.toml:6: sweep.s.bucket_tokens: 2000000000: want 0 (no bucket) or a whole number of tokens ≤ 1000000000"}},
-		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix: multiplier: 0.5: want a number in [1, 100]"}},
+		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
 		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.../../victim/runs/sweep=v: "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
@@ -254,8 +254,8 @@ func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
 	lim := Limits{RunBytes: 1 << 30, Why: "the test's limit"}
 	tests := []struct{ src, want string }{
-		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a run this large needs an estimated 40.0 GiB of memory: more than 1.0 GiB, the test's limit"},
-		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nhorizon_s = 10000\n", "t.toml:9: sweep.s.horizon_s: 10000: want a run this large needs an estimated"},
+		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 1.0 GiB each run may take under the test's limit"},
+		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nhorizon_s = 10000\n", "t.toml:9: sweep.s.horizon_s: 10000: want a smaller value: a run of this size needs an estimated"},
 	}
 	for _, tt := range tests {
 		_, err := LoadWith("t.toml", []byte(tt.src), lim)
