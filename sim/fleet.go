@@ -35,7 +35,7 @@ func (s *Sim) RunFleet(sc Scenario, groups []Group, rng *Mulberry32, tl *Timelin
 	if err := ValidateFleet(groups); err != nil {
 		return Result{}, err
 	}
-	return s.run(sc, groups, rng, tl), nil
+	return s.run(sc, groups, rng, tl)
 }
 
 // ValidateFleet checks a fleet's groups: 1 to MaxGroups valid policies whose

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,6 +210,43 @@ func TestMemoryBytesBoundsTheFootprint(t *testing.T) {
 		got := int64(s.footprint() + cap(s.fleet.group) + 12*cap(tl.Arrivals))
 		if est := sc.MemoryBytes(true); got > est {
 			t.Errorf("%+v %s: holds %d bytes, estimate %d", sc, p, got, est)
+		}
+	}
+}
+
+// Stop interrupts a run within StopEvery ticks; the Sim then runs the next
+// run exactly as a fresh one.
+func TestStopInterruptsARun(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 300, Tick: 100 * time.Millisecond, RecoverAt: 10 * time.Second, Capacity: 10,
+		Spread: 2 * time.Second, Horizon: 100_000 * time.Second, RejectCost: 0.5} // never recovers
+	p := Policy{Kind: Fixed, Base: 100 * time.Millisecond}
+	var stop atomic.Bool
+	s := Sim{Stop: &stop}
+	last := 0
+	s.Trace = func(e Event) {
+		last = e.Tick
+		if e.Tick >= 3000 {
+			stop.Store(true)
+		}
+	}
+	if _, err := s.Run(sc, p, NewMulberry32(1), nil); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Run: %v, want ErrStopped", err)
+	}
+	if last >= 3000+StopEvery {
+		t.Errorf("the run went on to tick %d after the stop at 3000, want less than %d", last, 3000+StopEvery)
+	}
+	stop.Store(false)
+	s.Trace = nil
+	for _, sc := range []Scenario{Article(), sc} {
+		sc.Horizon = min(sc.Horizon, 20*time.Minute)
+		got, err := s.Run(sc, DefaultPolicy(Decorrelated), NewMulberry32(7), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Run(sc, DefaultPolicy(Decorrelated), 7)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("after a stop (-fresh +reused):\n%s", diff)
 		}
 	}
 }
