@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -104,6 +105,9 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 				return
 			}
 			v = cv
+			if !l.inRange(path, p, v) {
+				return
+			}
 			if p.Key == "policy" && policyNamed(v.(string)).Validate() != nil {
 				l.fail(path, "%q: want a family (%s) or a preset (%s)", v, kindNames(), presetNames())
 				l.badPolicy = true
@@ -116,6 +120,10 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 	case []any:
 		if len(x) == 0 {
 			l.fail(path, "empty list: want at least one value")
+			return nil
+		}
+		if len(x) > MaxList {
+			l.fail(path, "a list of %d values: want at most %d", len(x), MaxList)
 			return nil
 		}
 		for _, e := range x {
@@ -150,6 +158,37 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 		return nil
 	}
 	return a
+}
+
+// inRange reports whether v is a value p may take whatever the policy
+// family, so that a value out of range is an error even in a sweep whose
+// families all ignore it (Normalize clears it there). sim's Validate is
+// the judge: v is tried on the first family that reads it (with base 1 ms
+// and no cap, so that it meets no other bound), and only errors about p's
+// own field count; the cells check the rest.
+func (l *loader) inRange(path []string, p *Param, v any) bool {
+	if !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
+		return true
+	}
+	for _, k := range sim.Kinds() {
+		c := Cell{Policy: sim.DefaultPolicy(k)}
+		c.Policy.Base, c.Policy.Cap = time.Millisecond, 0
+		p.set(&c, v)
+		n := Cell{Policy: c.Policy.Normalize()}
+		if p.get(&n) != p.get(&c) {
+			continue // k does not read p
+		}
+		ok := true
+		for _, fe := range fieldErrors(n.Policy.Validate()) {
+			if fe.Field == p.Field {
+				_, msg := userWords(fe)
+				l.fail(path, "%s", msg)
+				ok = false
+			}
+		}
+		return ok
+	}
+	return true
 }
 
 // policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
@@ -240,7 +279,10 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 				}
 				p = c.Policy.Normalize()
 				if err := p.Validate(); err != nil {
-					l.fail(path, "%v", err)
+					for _, fe := range fieldErrors(err) {
+						k, msg := userWords(fe)
+						l.fail(path, "%s: %s", k, msg)
+					}
 					ok = false
 				}
 			})
@@ -281,6 +323,9 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 		cv, err := p.coerce(v)
 		if err != nil {
 			l.fail(append(append([]string{}, path...), k), "%v", err)
+			continue
+		}
+		if !l.inRange(append(append([]string{}, path...), k), p, cv) {
 			continue
 		}
 		bundle[k] = cv
@@ -382,12 +427,33 @@ func locate(src string, path []string) int {
 	return best
 }
 
+// splitKey splits a dotted TOML key, keeping the dots inside quoted parts
+// (sweep."a.b" is two parts).
 func splitKey(k string) []string {
-	parts := strings.Split(k, ".")
-	for i, p := range parts {
-		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	var parts []string
+	var cur strings.Builder
+	var quote byte
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			if c == '\\' && quote == '"' && i+1 < len(k) {
+				i++
+				c = k[i]
+			}
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '.':
+			parts = append(parts, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
 	}
-	return parts
+	return append(parts, strings.TrimSpace(cur.String()))
 }
 
 func prefixLen(a, b []string) int {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -32,8 +35,44 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
 }
 
-// MaxCells bounds the cells one sweep may expand to.
-const MaxCells = 5_000_000
+// Bounds on what a config may ask for, checked before anything is
+// allocated for it: the grid's size is the product of its axes' lengths,
+// counted before the grid is expanded (a cell takes about 3 KB while the
+// config is loaded), and the runs are those cells times the seeds.
+const (
+	MaxCells = 100_000    // cells of one sweep, before equal cells are merged
+	MaxRuns  = 10_000_000 // cells × seeds of one sweep
+	MaxList  = 100_000    // values in one list or range, seeds included
+)
+
+// Limits bound the memory of what a config asks for. The zero value sets
+// no limit.
+type Limits struct {
+	// RunBytes is the most memory one run may take, as estimated by
+	// sim.Scenario.MemoryBytes; 0 for no limit.
+	RunBytes int64
+	// Why says where RunBytes comes from, for the error message, e.g.
+	// "the memory limit 4 GiB over 2 workers (--memory, HERDSWEEP_MEMORY)".
+	Why string
+}
+
+// MaxNameLen bounds a sweep's name.
+const MaxNameLen = 64
+
+// CheckName reports whether name may name a sweep: it becomes a folder
+// (runs/sweep=NAME), so it is 1 to 64 lower-case letters, digits, '-' and
+// '_', starting with a letter or a digit: no separator, no leading dot.
+func CheckName(name string) error {
+	ok := len(name) > 0 && len(name) <= MaxNameLen
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '-' || c == '_')
+	}
+	if !ok {
+		return fmt.Errorf("%q: want a sweep name of 1 to %d characters a-z, 0-9, '-' and '_', starting with a letter or digit (it names the folder sweep=NAME)", name, MaxNameLen)
+	}
+	return nil
+}
 
 // maxErrors is how many mistakes Load reports at once.
 const maxErrors = 20
@@ -78,6 +117,7 @@ func (c *Config) Names() []string {
 type loader struct {
 	file string
 	src  string
+	lim  Limits
 	errs []error
 	// badPolicy: a policy value was refused; the rest of the grid is still
 	// checked, with a stand-in policy, so that one run reports every mistake.
@@ -107,8 +147,12 @@ func dotted(path []string) string {
 
 // Load parses a sweeps.toml. file names it in errors. Every mistake found
 // (up to 20) is reported in one error, each as file:line: key: message.
-func Load(file string, src []byte) (*Config, error) {
-	l := &loader{file: file, src: string(src)}
+func Load(file string, src []byte) (*Config, error) { return LoadWith(file, src, Limits{}) }
+
+// LoadWith is Load with memory limits: a cell whose run would take more
+// than lim.RunBytes is an error at the key that makes it large.
+func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
+	l := &loader{file: file, src: string(src), lim: lim}
 	var raw map[string]any
 	md, err := toml.Decode(l.src, &raw)
 	if err != nil {
@@ -138,6 +182,10 @@ func Load(file string, src []byte) (*Config, error) {
 		l.fail([]string{"sweep"}, "want tables [sweep.NAME]")
 	}
 	for _, name := range sweepOrder(md, sweeps) {
+		if err := CheckName(name); err != nil {
+			l.fail([]string{"sweep", name}, "%v", err)
+			continue
+		}
 		t, ok := sweeps[name].(map[string]any)
 		if !ok {
 			l.fail([]string{"sweep", name}, "want a table")
@@ -235,21 +283,55 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if seedAxis != nil {
 		s.Seeds = l.seeds(seedAxis)
 	}
+	var grids []axes
 	switch cells, _ := t["cell"].([]map[string]any); {
 	case t["cell"] != nil && cells == nil:
 		l.fail(at("cell"), "want [[sweep.%s.cell]] tables", name)
 	case len(cells) > 0:
 		for i, ct := range cells {
 			cp := append(at("cell"), fmt.Sprintf("#%d", i))
-			l.expand(s, grid.merge(l.axes(cp, ct, false)), seen)
+			grids = append(grids, grid.merge(l.axes(cp, ct, false)))
 		}
 	case ownParams > 0 || len(s.Cells) == 0:
-		l.expand(s, grid, seen)
+		grids = append(grids, grid)
+	}
+	if !l.sizeOK(path, grids, len(s.Cells), len(s.Seeds)) {
+		return s
+	}
+	for _, g := range grids {
+		l.expand(s, g, seen)
 	}
 	if len(s.Cells) == 0 && len(l.errs) == 0 {
 		l.fail(path, "no cells: give it a policy axis, [[cell]] tables or an experiment")
 	}
 	return s
+}
+
+// sizeOK counts the cells of grids (the product of each grid's axis
+// lengths) plus n built-in cells, before anything is expanded, and reports
+// a sweep over MaxCells cells or MaxRuns runs.
+func (l *loader) sizeOK(path []string, grids []axes, n, seeds int) bool {
+	cells := n
+	for _, g := range grids {
+		c := 1
+		for _, a := range g {
+			if c *= len(a.values); c > MaxCells {
+				break
+			}
+		}
+		if cells += c; cells > MaxCells {
+			break
+		}
+	}
+	switch {
+	case cells > MaxCells:
+		l.fail(path, "more than %d cells (the product of the axes' lengths): split the sweep", MaxCells)
+	case cells*max(seeds, 1) > MaxRuns:
+		l.fail(path, "%d cells × %d seeds = %d runs: more than %d; split the sweep", cells, seeds, cells*seeds, MaxRuns)
+	default:
+		return true
+	}
+	return false
 }
 
 func (l *loader) seeds(a *axis) []uint32 {
@@ -283,15 +365,9 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 		standIn = true
 	}
 	var keys []string
-	n := 1
 	for i := range Params {
-		if a := g[Params[i].Key]; a != nil {
+		if g[Params[i].Key] != nil {
 			keys = append(keys, Params[i].Key)
-			n *= len(a.values)
-			if n > MaxCells {
-				l.fail([]string{"sweep", s.Name}, "more than %d cells: split the sweep", MaxCells)
-				return
-			}
 		}
 	}
 	idx := make([]int, len(keys))
@@ -324,8 +400,12 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			}
 		}
 		c.Policy = c.Policy.Normalize()
-		if err := c.Validate(); err != nil {
-			l.cellError(err, used)
+		err := c.Validate()
+		if err == nil {
+			err = l.memory(c, s.TimelineSeeds > 0, used)
+		}
+		if err != nil {
+			l.cellError(s.Name, err, used)
 			if len(l.errs) >= maxErrors {
 				return
 			}
@@ -346,35 +426,116 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 	}
 }
 
-// cellError reports a sim validation error at the key that set the field.
-func (l *loader) cellError(err error, used map[string][]string) {
-	var fe *sim.FieldError
-	if !errors.As(err, &fe) {
-		l.fail(nil, "%v", err)
-		return
+// memory reports a cell whose run would take more than the limit, at the
+// key that makes it large: clients, or window_s for a long timeline.
+func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
+	est := c.Scenario.MemoryBytes(timeline)
+	if l.lim.RunBytes <= 0 || est <= l.lim.RunBytes {
+		return nil
 	}
-	isPolicy := fe.Field == "Kind" || fe.Field == "Base" || fe.Field == "Cap" || fe.Field == "Multiplier" ||
-		fe.Field == "Width" || fe.Field == "MaxAttempts" || fe.Field == "HonorRetryAfter"
-	p := paramByField(fe.Field, isPolicy)
-	if fe.Field == "Share" || fe.Field == "Groups" {
-		p = ParamByKey("mix")
+	field, v := "Clients", any(c.Scenario.Clients)
+	one := c.Scenario
+	one.Clients = 1
+	if 2*one.MemoryBytes(timeline) > est { // the ticks take most of it
+		field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
 	}
-	key := fe.Field
-	if p != nil {
-		key = p.Key
-	}
-	path := used[key]
-	if path == nil {
-		path = []string{key}
-	}
-	msg := fmt.Sprintf("%v: want %s", fe.Value, fe.Want)
-	for _, e := range l.errs { // one line per distinct mistake, not per cell
-		if ce, ok := e.(*Error); ok && ce.Key == dotted(path) && ce.Msg == msg {
-			return
+	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("a smaller value: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s",
+		Bytes(est), Bytes(l.lim.RunBytes), l.lim.Why)}
+}
+
+// Bytes formats n as KiB, MiB or GiB.
+func Bytes(n int64) string {
+	for _, u := range []struct {
+		unit string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.unit
 		}
 	}
-	l.fail(path, "%s", msg)
+	return strconv.FormatInt(n, 10) + " B"
 }
+
+// cellError reports the sim validation errors in err, each at the key that
+// set its field: sim.FieldError.Field is a Param's Field, one mapping, and
+// the message is in the config's words (userWords). A field the cell took
+// from the article's defaults is reported at the sweep's table.
+func (l *loader) cellError(sweep string, err error, used map[string][]string) {
+	fes := fieldErrors(err)
+	if len(fes) == 0 {
+		l.fail([]string{"sweep", sweep}, "%v", err)
+		return
+	}
+	for _, fe := range fes {
+		key, msg := userWords(fe)
+		path := used[key]
+		if path == nil {
+			path = []string{"sweep", sweep, key}
+		}
+		dup := false
+		for _, e := range l.errs { // one line per distinct mistake, not per cell
+			if ce, ok := e.(*Error); ok && ce.Key == dotted(path) && ce.Msg == msg {
+				dup = true
+			}
+		}
+		if !dup {
+			l.fail(path, "%s", msg)
+		}
+	}
+}
+
+// fieldErrors returns the sim.FieldErrors in err, which may join or wrap
+// several.
+func fieldErrors(err error) []*sim.FieldError {
+	if fe, ok := err.(*sim.FieldError); ok {
+		return []*sim.FieldError{fe}
+	}
+	var out []*sim.FieldError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, fieldErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = fieldErrors(u.Unwrap())
+	}
+	return out
+}
+
+// userWords says a sim.FieldError in the config's words: the key of the
+// Param whose Field it names, the value as the file writes it (seconds for
+// a _s key), and sim's want with every field name replaced by its key.
+// A fleet's fields (Share, Groups) are the mix key's.
+func userWords(fe *sim.FieldError) (key, msg string) {
+	key, v := fe.Field, fe.Value
+	if p := paramByField(fe.Field); p != nil {
+		key = p.Key
+		if d, ok := v.(time.Duration); ok {
+			if strings.HasSuffix(key, "_ms") {
+				v = d.Milliseconds()
+			} else {
+				v = strconv.FormatFloat(d.Seconds(), 'g', -1, 64)
+			}
+		}
+	} else if fe.Field == "Share" || fe.Field == "Groups" {
+		key = "mix"
+	}
+	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
+		if p := paramByField(f); p != nil {
+			return p.Key
+		}
+		return f
+	}))
+}
+
+// fieldNames matches the sim field names of Params, as whole words.
+var fieldNames = func() *regexp.Regexp {
+	var fs []string
+	for _, p := range Params {
+		fs = append(fs, regexp.QuoteMeta(p.Field))
+	}
+	return regexp.MustCompile(`\b(` + strings.Join(fs, "|") + `)\b`)
+}()
 
 func kindNames() string {
 	var ns []string

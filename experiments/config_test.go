@@ -3,6 +3,7 @@ package experiments
 import (
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -148,10 +149,10 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"wrong type", base + "[sweep.s]\npolicy = \"fixed\"\nclients = \"many\"\n", []string{`t.toml:6: sweep.s.clients: "many": want a whole number`}},
 		{"empty axis", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = []\n", []string{"t.toml:6: sweep.s.capacity_rps: empty list"}},
 		{"out of range", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = 0\n", []string{"t.toml:6: sweep.s.capacity_rps: 0: want a finite number of requests/s"}},
-		{"in defaults", "[defaults]\nseeds = [1]\ntick_ms = 0\n[sweep.s]\npolicy = \"fixed\"\n", []string{"t.toml:3: defaults.tick_ms: 0: want a whole number in [1, 3600000]"}},
-		{"cap below base", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = 2\ncap_s = 1\n", []string{"t.toml:7: sweep.s.cap_s: 1s: want 0 (no cap) or at least Base (2s)"}},
-		{"width", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = 1.5\n", []string{"t.toml:6: sweep.s.width: 1.5: want a number in [0, 1]"}},
-		{"cap below base, per cell", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = [1, 2]\ncap_s = 1.5\n", []string{"t.toml:7: sweep.s.cap_s: 1.5s: want 0 (no cap) or at least Base (2s)"}},
+		{"in defaults", "[defaults]\nseeds = [1]\ntick_ms = 0\n[sweep.s]\npolicy = \"fixed\"\n", []string{"t.toml:3: defaults.tick_ms: 0: want a whole number of milliseconds ≥ 1ms"}},
+		{"cap below base", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = 2\ncap_s = 1\n", []string{"t.toml:7: sweep.s.cap_s: 1: want 0 (no cap) or at least base_s (2s)"}},
+		{"width", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = 1.5\n", []string{"t.toml:6: sweep.s.width: 1.5: want a fraction in [0, 1]"}},
+		{"cap below base, per cell", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = [1, 2]\ncap_s = 1.5\n", []string{"t.toml:7: sweep.s.cap_s: 1.5: want 0 (no cap) or at least base_s (2s)"}},
 		{"bad range", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = {from = 1, to = 0, step = 0.1}\n", []string{"t.toml:6: sweep.s.width: from 1 to 0 step 0.1"}},
 		{"in a cell", base + "[sweep.s]\n[[sweep.s.cell]]\npolicy = \"fixed\"\n[[sweep.s.cell]]\npolicy = \"fixed\"\nbase_s = -1\n", []string{"t.toml:9: sweep.s.cell[1].base_s"}},
 		{"no seeds", "[sweep.s]\npolicy = \"fixed\"\n", []string{"sweep.s.seeds: missing"}},
@@ -163,6 +164,25 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"mix shares sum", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.6, kind = \"fixed\"}, {share = 0.6, kind = \"decorrelated\"}]\n", []string{"t.toml:6: sweep.s.mix"}},
 		{"top level", "[sweeps.s]\npolicy = \"fixed\"\n", []string{"t.toml:1: sweeps: unknown key: want defaults or sweep"}},
 		{"nothing", "", []string{"t.toml: no [sweep.NAME] table"}},
+		// Bounds live in sim's Validate; the loader reports them at the key,
+		// in the config's words, whichever type owns the field.
+		{"policy field sim names", base + "[sweep.s]\npolicy = \"fixed\"\nbudget_min_rps = 2\n", []string{"t.toml:6: sweep.s.budget_min_rps: 2: want retries/s ≥ 0, with a retry_budget"}},
+		{"scenario field", base + "[sweep.s]\npolicy = \"fixed\"\nreject_cost = 1\n", []string{"t.toml:6: sweep.s.reject_cost: 1: want a fraction of a request's work in [0, 1)"}},
+		{"field of another field", base + "[sweep.s]\npolicy = \"fixed\"\nramp_from = 2\n", []string{"t.toml:6: sweep.s.ramp_from: 2: want a fraction of capacity_rps in [0, 1]"}},
+		{"several fields of one policy", base + "[sweep.s]\npolicy = \"exponential\"\nmultiplier = 200\nmax_attempts = -1\n", []string{"t.toml:6: sweep.s.multiplier: 200: want a number in [1, 100]", "t.toml:7: sweep.s.max_attempts: -1"}},
+		{"an empty window", base + "[sweep.s]\npolicy = \"fixed\"\nwindow_s = 0\n", []string{"t.toml:6: sweep.s.window_s: 0: want"}},
+		{"bucket", base + "[sweep.s]\npolicy = \"fixed\"\nbucket_tokens = 2000000000\n", []string{"t.toml:6: sweep.s.bucket_tokens: 2000000000: want 0 (no bucket) or a whole number of tokens ≤ 1000000000"}},
+		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
+		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
+		// Names become folders: runs/sweep=NAME.
+		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.../../victim/runs/sweep=v: "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
+		{"name with a leading dot", base + "[sweep.\".hidden\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep..hidden: ".hidden": want a sweep name`}},
+		{"name in capitals", base + "[sweep.Nightly]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.Nightly: "Nightly": want a sweep name`}},
+		{"name too long", base + "[sweep." + strings.Repeat("a", 65) + "]\npolicy = \"fixed\"\n", []string{"t.toml:4: sweep.aaaa", "want a sweep name of 1 to 64"}},
+		// Sizes are counted before anything is expanded.
+		{"a million cells", base + "[sweep.s]\npolicy = \"fixed\"\nclients = {from = 1, to = 1000}\ncapacity_rps = {from = 10, to = 10000, step = 10}\n", []string{"t.toml:4: sweep.s: more than 100000 cells"}},
+		{"too many runs", "[sweep.s]\nseeds = {from = 1, to = 100000}\npolicy = \"fixed\"\nclients = {from = 1, to = 101}\n", []string{"t.toml:1: sweep.s: 101 cells × 100000 seeds = 10100000 runs: more than 10000000"}},
+		{"a long list", "[sweep.s]\npolicy = \"fixed\"\nseeds = [" + strings.Repeat("1, ", MaxList) + "1]\n", []string{"t.toml:3: sweep.s.seeds: a list of 100001 values: want at most 100000"}},
 	}
 	for _, tt := range tests {
 		_, err := Load("t.toml", []byte(tt.src))
@@ -174,6 +194,76 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error\n%v\nwant it to contain\n%s", tt.name, err, w)
 			}
+		}
+	}
+}
+
+// Each bound lives in sim's Validate and reaches the user at its key: every
+// parameter's field, set out of range, comes back as that parameter's key.
+func TestEveryFieldErrorMapsToItsKey(t *testing.T) {
+	t.Parallel()
+	fields := map[string]string{}
+	for _, p := range Params {
+		if other, ok := fields[p.Field]; ok {
+			t.Errorf("field %s is set by both %s and %s: sim's errors could not name the key", p.Field, other, p.Key)
+		}
+		fields[p.Field] = p.Key
+	}
+	bad := map[Type]any{Int: int64(-1), Float: -1.0}
+	for i := range Params {
+		p := &Params[i]
+		v, ok := bad[p.Type]
+		if !ok {
+			continue
+		}
+		c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.WidthJitter)}
+		if p.Key == "budget_min_rps" {
+			c.Policy.RetryBudget = 0.1
+		}
+		p.Set(&c, v)
+		fes := fieldErrors(c.Validate())
+		if len(fes) == 0 {
+			t.Errorf("%s = %v: no sim.FieldError", p.Key, v)
+			continue
+		}
+		if key, msg := userWords(fes[0]); key != p.Key || fieldNames.MatchString(msg) {
+			t.Errorf("%s = %v: reported as %s: %s; want the key, and keys in the message", p.Key, v, key, msg)
+		}
+	}
+}
+
+// Refusing a grid of a million cells allocates next to nothing: the cells
+// are counted, not built.
+func TestHugeGridIsRefusedWithoutBuildingIt(t *testing.T) {
+	src := []byte(base + "[sweep.s]\npolicy = \"fixed\"\nclients = {from = 1, to = 1000}\ncapacity_rps = {from = 10, to = 10000, step = 10}\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Load("t.toml", src)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 cells") {
+		t.Fatalf("error %v, want the grid refused", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 20<<20 {
+		t.Errorf("refusing the grid allocated %d MB, want under 20", alloc>>20)
+	}
+}
+
+// A cell whose run would take more memory than the limit is refused at the
+// key that makes it large, with the estimate and the limit.
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	lim := Limits{RunBytes: 1 << 30, Why: "the test's limit"}
+	tests := []struct{ src, want string }{
+		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 1.0 GiB each run may take under the test's limit"},
+		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nwindow_s = 9000\n", "t.toml:9: sweep.s.window_s: 9000: want a smaller value: a run of this size needs an estimated"},
+	}
+	for _, tt := range tests {
+		_, err := LoadWith("t.toml", []byte(tt.src), lim)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("error %v\nwant %s", err, tt.want)
+		}
+		if _, err := Load("t.toml", []byte(tt.src)); err != nil {
+			t.Errorf("without a limit: %v", err)
 		}
 	}
 }

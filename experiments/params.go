@@ -60,9 +60,6 @@ type Param struct {
 	// Policy is true for the policy's parameters, false for the scenario's.
 	Policy bool
 
-	// Min and Max bound a numeric value whatever the family (NaN: none).
-	Min, Max float64
-
 	get func(c *Cell) any
 	set func(c *Cell, v any)
 }
@@ -149,7 +146,7 @@ var Params = []Param{
 	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
 	// window_s is the horizon counted from recovery: a longer outage does
 	// not shorten the time clients have to come back.
-	{Key: "window_s", Type: Float, Field: "Horizon", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
+	{Key: "window_s", Type: Float, Field: "Window", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
 		get: func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
 		set: func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
@@ -261,19 +258,6 @@ func parseValue(t Type, s string) (any, error) {
 	return strconv.ParseBool(s)
 }
 
-// bounds are the values a parameter may take whatever the policy family;
-// sim's Validate checks the rest (a cap below the base, a capacity that
-// serves nothing per tick …) cell by cell.
-var bounds = map[string][2]float64{
-	"base_s": {0, math.Inf(1)}, "cap_s": {0, math.Inf(1)}, "multiplier": {1, 100}, "width": {0, 1},
-	"max_attempts": {0, math.MaxInt32}, "clients": {1, 1 << 30}, "tick_ms": {1, 3_600_000},
-	"max_elapsed_s": {0, math.Inf(1)}, "bucket_tokens": {0, 1e9}, "bucket_cost": {0, 1e9}, "retry_budget": {0, 10},
-	"budget_min_rps": {0, 1e6}, "retry_after_max_s": {0, math.Inf(1)}, "ramp_s": {0, math.Inf(1)}, "ramp_from": {0, 1},
-	"reject_cost": {0, 0.99},
-	"recover_s":   {0, math.Inf(1)}, "capacity_rps": {0, math.Inf(1)}, "spread_s": {0, math.Inf(1)},
-	"window_s": {0, math.Inf(1)}, "retry_after_s": {0, math.Inf(1)},
-}
-
 // ParamByKey returns the parameter named key, or nil.
 func ParamByKey(key string) *Param {
 	for i := range Params {
@@ -284,53 +268,34 @@ func ParamByKey(key string) *Param {
 	return nil
 }
 
-func paramByField(field string, policy bool) *Param {
+// paramByField returns the parameter that sets the sim field named field
+// (sim.FieldError.Field), or nil. Field names are unique across
+// sim.Scenario and sim.Policy (tested).
+func paramByField(field string) *Param {
 	for i := range Params {
-		if Params[i].Field == field && Params[i].Policy == policy {
+		if Params[i].Field == field {
 			return &Params[i]
 		}
 	}
 	return nil
 }
 
-// coerce checks that v, as decoded from TOML, fits p and returns it in p's
-// Go type.
+// coerce checks that v, as decoded from TOML, has p's type and converts it
+// to p's Go type. It checks no bounds: each bound lives in the Validate of
+// the sim type that owns the field, and the loader reports its errors at
+// the key (cellError).
 func (p *Param) coerce(v any) (any, error) {
-	cv, err := p.coerceType(v)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := bounds[p.Key]
-	if !ok {
-		return cv, nil
-	}
-	var f float64
-	switch x := cv.(type) {
-	case int64:
-		f = float64(x)
-	case float64:
-		f = x
-	}
-	if math.IsNaN(f) || f < b[0] || f > b[1] {
-		num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-		want := fmt.Sprintf("%s in [%s, %s]", p.Type, num(b[0]), num(b[1]))
-		if math.IsInf(b[1], 1) {
-			want = fmt.Sprintf("%s ≥ %s", p.Type, num(b[0]))
-		}
-		return nil, fmt.Errorf("%s: want %s", show(v), want)
-	}
-	return cv, nil
-}
-
-func (p *Param) coerceType(v any) (any, error) {
 	switch p.Type {
 	case Int:
 		switch x := v.(type) {
 		case int64:
+			if strings.HasSuffix(p.Key, "_ms") && (x > maxMS || x < -maxMS) {
+				return nil, fmt.Errorf("%d: want a number of milliseconds within ±%d", x, maxMS)
+			}
 			return x, nil
 		case float64:
 			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-				return int64(x), nil
+				return p.coerce(int64(x))
 			}
 		}
 	case Float:
@@ -358,6 +323,9 @@ func (p *Param) coerceType(v any) (any, error) {
 	}
 	return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
 }
+
+// maxMS is the most milliseconds a time.Duration holds.
+const maxMS = math.MaxInt64 / int64(time.Millisecond)
 
 func show(v any) string {
 	switch x := v.(type) {

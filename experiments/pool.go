@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -28,8 +30,10 @@ type Outcome struct {
 // flight ahead of the last emitted one, so memory does not grow with n.
 //
 // job(i) must be safe to call from several goroutines. When ctx is done or
-// emit returns an error, Execute stops handing out jobs, emits the outcomes
-// that complete an unbroken prefix, and returns the error.
+// emit returns an error, Execute stops handing out jobs, stops the runs in
+// progress (sim.Sim.Stop: a long run does not hold it up), emits the
+// outcomes that complete an unbroken prefix, and returns the error. A
+// stopped run is never emitted.
 func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func(i int, o Outcome) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -37,6 +41,8 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 	window := workers * 64
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 
 	type done struct {
 		i int
@@ -66,7 +72,7 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var s sim.Sim
+			s := sim.Sim{Stop: &stop}
 			var rng sim.Mulberry32
 			for i := range indices {
 				j := job(i)
@@ -94,6 +100,13 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 		pending[slot], have[slot] = &o, true
 		for err == nil && next < n && have[next%window] {
 			s := next % window
+			if errors.Is(pending[s].Err, sim.ErrStopped) {
+				err = context.Cause(ctx)
+				if err == nil {
+					err = pending[s].Err
+				}
+				break
+			}
 			if e := emit(next, *pending[s]); e != nil {
 				err = e
 				cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -101,5 +102,28 @@ func TestExecuteHonoursCancellation(t *testing.T) {
 		})
 	if !errors.Is(err, context.Canceled) || emitted >= s.Len() {
 		t.Errorf("Execute = %v after %d of %d emits, want context.Canceled before the end", err, emitted, s.Len())
+	}
+}
+
+// When the context is done, a run in progress stops (it would take minutes
+// here) and is never emitted; Execute returns the context's error.
+func TestExecuteStopsRunsInProgress(t *testing.T) {
+	t.Parallel()
+	slow := sim.Scenario{Clients: 2000, Tick: 100 * time.Millisecond, RecoverAt: 10 * time.Second, Capacity: 10,
+		Spread: 2 * time.Second, Horizon: 100_000 * time.Second, RejectCost: 0.5} // 2,000 arrivals a tick for 10⁶ ticks: minutes
+	jobs := []Job{
+		{Run: Run{Cell: Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}},
+		{Run: Run{Cell: Cell{Scenario: slow, Policy: sim.Policy{Kind: sim.Fixed, Base: 100 * time.Millisecond}}, Seed: 1}},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var emitted []int
+	err := Execute(ctx, 1, len(jobs), func(i int) Job { return jobs[i] }, func(i int, o Outcome) error {
+		emitted = append(emitted, i)
+		cancel() // after the first outcome: the slow run is in progress or next
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || len(emitted) != 1 {
+		t.Errorf("Execute: %v, emitted %v; want context.Canceled and only the first outcome", err, emitted)
 	}
 }

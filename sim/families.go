@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 )
@@ -273,14 +274,14 @@ func (e expDelay) delay(c *client, _ response, _ *Mulberry32) float64 { return e
 type fullJitterDelay struct{ curve }
 
 func (e fullJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
-	return rng.Float64() * e.at(c.att)
+	return float64(rng.Float64() * e.at(c.att))
 }
 
 type equalJitterDelay struct{ curve }
 
 func (e equalJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	d := e.at(c.att)
-	return d/2 + rng.Float64()*d/2
+	return d/2 + float64(rng.Float64()*d)/2
 }
 
 type widthJitterDelay struct {
@@ -289,7 +290,7 @@ type widthJitterDelay struct {
 }
 
 func (e widthJitterDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
-	return e.at(c.att) * (1 + e.width*(2*rng.Float64()-1))
+	return float64(e.at(c.att) * (1 + float64(e.width*(float64(2*rng.Float64())-1))))
 }
 
 // decorrelated is the article's decorrelated jitter; it reads and sets prev.
@@ -298,7 +299,7 @@ type decorrelated struct{ base, cap float64 }
 func newDecorrelated(p Policy) decorrelated { return decorrelated{ms(p.Base), capMS(p)} }
 
 func (d decorrelated) next(c *client, rng *Mulberry32) float64 {
-	v := minf(d.cap, d.base+rng.Float64()*(maxf(2*d.base, 3*c.prev)-d.base))
+	v := minf(d.cap, d.base+float64(rng.Float64()*(maxf(2*d.base, 3*c.prev)-d.base)))
 	c.prev = v
 	return v
 }
@@ -333,9 +334,9 @@ func (d raDelay) delay(c *client, r response, rng *Mulberry32) float64 {
 	if r.up {
 		switch d.rule {
 		case raFullJitterRule:
-			v = rng.Float64() * ra
+			v = float64(rng.Float64() * ra)
 		case raLowerBoundRule:
-			v = ra + rng.Float64()*maxf(ra, d.base)
+			v = ra + float64(rng.Float64()*maxf(ra, d.base))
 		}
 	}
 	c.prev = v
@@ -347,12 +348,12 @@ type articleClientDelay struct{ decorrelated }
 func (d articleClientDelay) delay(c *client, r response, rng *Mulberry32) float64 {
 	var w float64
 	if ra := r.retryAfter; ra > 0 {
-		w = ra + rng.Float64()*maxf(ra, d.base)
+		w = ra + float64(rng.Float64()*maxf(ra, d.base))
 		c.prev = w
 	} else {
 		w = d.next(c, rng)
 	}
-	return minf(d.cap, w+InstallOffset(r.index)*d.base)
+	return minf(d.cap, w+float64(InstallOffset(r.index)*d.base))
 }
 
 // InstallOffset is the article's per-install offset in [0, 1) for client i:
@@ -398,7 +399,7 @@ func (d sgcDelay) delay(c *client, r response, rng *Mulberry32) float64 {
 	}
 	v := d.at(c.att - 1)
 	if d.width > 0 {
-		v *= 1 + d.width*(rng.Float64()-0.5)
+		v = float64(v * (1 + float64(d.width*(rng.Float64()-0.5))))
 	}
 	return v
 }
@@ -410,13 +411,13 @@ type symmetricDelay struct {
 }
 
 func (d symmetricDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
-	return d.at(c.att-1) * (1 + d.width*(2*rng.Float64()-1))
+	return float64(d.at(c.att-1) * (1 + float64(d.width*(float64(2*rng.Float64())-1))))
 }
 
 type apiCoreDelay struct{ curve }
 
 func (d apiCoreDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
-	return rng.Float64() * d.at(c.att-1)
+	return float64(rng.Float64() * d.at(c.att-1))
 }
 
 // awsMaxN is int(log2(cap in base units)): the last attempt with jitter.
@@ -424,7 +425,12 @@ func awsMaxN(p Policy) float64 {
 	if p.Cap == 0 {
 		return 62
 	}
-	return math.Floor(math.Log2(float64(p.Cap) / float64(p.Base)))
+	if p.Cap < p.Base {
+		return math.Floor(math.Log2(float64(p.Cap) / float64(p.Base)))
+	}
+	// ⌊log2(cap/base)⌋ = ⌊log2(⌊cap/base⌋)⌋, in integers: math.Log2 may
+	// round differently on other CPUs.
+	return float64(bits.Len64(uint64(p.Cap/p.Base)) - 1)
 }
 
 type awsDelay struct {
@@ -436,7 +442,7 @@ func (d awsDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	if c.att > d.maxN {
 		return d.cap
 	}
-	return rng.Float64() * d.base * float64(int64(1)<<uint(c.att))
+	return float64(rng.Float64() * d.base * float64(int64(1)<<uint(c.att)))
 }
 
 type pollyDelay struct{ base, cap float64 }
@@ -449,7 +455,7 @@ func (d pollyDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 		prev = 0
 	}
 	t := float64(c.att-1) + rng.Float64()
-	next := math.Exp2(t) * math.Tanh(2*math.Sqrt(t)) // 2^t·tanh(√(4t)), as Polly writes it
+	next := float64(exp2(t) * tanh(2*math.Sqrt(t))) // 2^t·tanh(√(4t)), as Polly writes it
 	c.prev = next
-	return minf(d.cap, (next-prev)*(1/1.4)*d.base)
+	return minf(d.cap, float64((next-prev)*(1/1.4)*d.base))
 }

@@ -35,7 +35,7 @@ func (s *Sim) RunFleet(sc Scenario, groups []Group, rng *Mulberry32, tl *Timelin
 	if err := ValidateFleet(groups); err != nil {
 		return Result{}, err
 	}
-	return s.run(sc, groups, rng, tl), nil
+	return s.run(sc, groups, rng, tl)
 }
 
 // ValidateFleet checks a fleet's groups: 1 to MaxGroups valid policies whose
@@ -67,7 +67,7 @@ func assign(dst []uint8, groups []Group) {
 	for i := range dst {
 		best, lag := 0, math.Inf(-1)
 		for g, gr := range groups {
-			if l := gr.Share*float64(i+1) - count[g]; l > lag+1e-12 {
+			if l := float64(gr.Share*float64(i+1)) - count[g]; l > lag+1e-12 {
 				best, lag = g, l
 			}
 		}

@@ -26,10 +26,10 @@ func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
 		return giveUp
 	}
 	if l.raSpan > 0 {
-		r.retryAfter = l.raLo + rng.Float64()*l.raSpan
+		r.retryAfter = l.raLo + float64(rng.Float64()*l.raSpan)
 	}
 	d := l.inner.delay(c, r, rng)
-	if l.maxElapsed > 0 && float64(r.tick-c.first)*l.tick+d > l.maxElapsed {
+	if l.maxElapsed > 0 && float64(float64(r.tick-c.first)*l.tick)+d > l.maxElapsed {
 		return giveUp
 	}
 	return d
@@ -85,7 +85,7 @@ func (b *budget) sent(k, m int) {
 
 // allow grants one retry at the current tick if the budget has room.
 func (b *budget) allow() bool {
-	if float64(b.retSum+1) > b.frac*float64(b.reqSum)+b.min {
+	if float64(b.retSum+1) > float64(b.frac*float64(b.reqSum))+b.min {
 		return false
 	}
 	b.ret[b.last%len(b.ret)]++
@@ -116,7 +116,7 @@ func newServer(sc Scenario) *server {
 // capacityAt is the requests/s served at time t (ms) after recovery.
 func (s *server) capacityAt(t float64) float64 {
 	if s.rampUp > 0 && t < s.recoverAt+s.rampUp {
-		return s.capacity * (s.rampFrom + (1-s.rampFrom)*(t-s.recoverAt)/s.rampUp)
+		return s.capacity * (s.rampFrom + float64((1-s.rampFrom)*(t-s.recoverAt))/s.rampUp)
 	}
 	return s.capacity
 }
@@ -127,7 +127,7 @@ func (s *server) served(t float64, m int) int {
 	b := s.capacityAt(t) * s.tick / 1000
 	whole := int(math.Floor(b))
 	if s.rejectCost > 0 {
-		x := math.Floor((b - s.rejectCost*float64(m)) / (1 - s.rejectCost))
+		x := math.Floor((b - float64(s.rejectCost*float64(m))) / (1 - s.rejectCost))
 		if x < float64(whole) {
 			whole = max(int(x), 0)
 		}

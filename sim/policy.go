@@ -229,6 +229,9 @@ func or(v, def time.Duration) time.Duration {
 	return v
 }
 
+// MaxBucket bounds Policy.BucketTokens and BucketCost.
+const MaxBucket = 1_000_000_000
+
 // Validate reports every parameter out of range, in one error.
 func (p Policy) Validate() error {
 	f := lookup(p.Kind)
@@ -276,8 +279,11 @@ func (p Policy) Validate() error {
 	if err := wholeMS("MaxElapsed", p.MaxElapsed, 0); err != nil {
 		errs = append(errs, err)
 	}
-	if p.BucketTokens < 0 || p.BucketCost < 0 || (p.BucketTokens > 0 && p.BucketCost == 0) {
-		add("BucketTokens", fmt.Sprintf("%d/%d", p.BucketTokens, p.BucketCost), "whole numbers ≥ 0, with a cost ≥ 1 when there are tokens")
+	if p.BucketTokens < 0 || p.BucketTokens > MaxBucket {
+		add("BucketTokens", p.BucketTokens, fmt.Sprintf("0 (no bucket) or a whole number of tokens ≤ %d", MaxBucket))
+	}
+	if p.BucketCost < 0 || p.BucketCost > MaxBucket || (p.BucketTokens > 0 && p.BucketCost == 0) {
+		add("BucketCost", p.BucketCost, fmt.Sprintf("a whole number of tokens ≤ %d, ≥ 1 when there are BucketTokens", MaxBucket))
 	}
 	if !(p.RetryBudget >= 0 && p.RetryBudget <= 10) {
 		add("RetryBudget", p.RetryBudget, "a fraction of requests in [0, 10]")

@@ -74,7 +74,10 @@ func TestDeterministicDelaySequences(t *testing.T) {
 }
 
 // Jittered families: the n-th delay is its formula applied to the n-th
-// draw of the stream, in that order and no other.
+// draw of the stream, in that order and no other. The formulas convert
+// their products with float64() as sim does: without it Go may fuse them on
+// arm64 and compute a different last bit than sim on purpose does not
+// (TestDelaysMatchJavaScript checks the values themselves).
 func TestJitteredDelaysFollowTheStream(t *testing.T) {
 	t.Parallel()
 	const n = 12
@@ -90,20 +93,20 @@ func TestJitteredDelaysFollowTheStream(t *testing.T) {
 		want func(i int, prev *float64) float64
 	}{
 		{DefaultPolicy(FullJitter), 0, func(i int, _ *float64) float64 { return u[i] * exp(i) }},
-		{DefaultPolicy(EqualJitter), 0, func(i int, _ *float64) float64 { return exp(i)/2 + u[i]*exp(i)/2 }},
-		{Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.1}, 0, func(i int, _ *float64) float64 { return exp(i) * (1 + 0.1*(2*u[i]-1)) }},
+		{DefaultPolicy(EqualJitter), 0, func(i int, _ *float64) float64 { return exp(i)/2 + float64(u[i]*exp(i))/2 }},
+		{Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.1}, 0, func(i int, _ *float64) float64 { return exp(i) * (1 + float64(0.1*(2*u[i]-1))) }},
 		{DefaultPolicy(Decorrelated), 0, func(i int, prev *float64) float64 {
-			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000))
+			*prev = math.Min(60000, 1000+float64(u[i]*(math.Max(2000, 3**prev)-1000)))
 			return *prev
 		}},
 		{DefaultPolicy(RAFullJitter), 30 * time.Second, func(i int, _ *float64) float64 { return u[i] * 30000 }},
-		{DefaultPolicy(RALowerBound), 30 * time.Second, func(i int, _ *float64) float64 { return 30000 + u[i]*30000 }},
+		{DefaultPolicy(RALowerBound), 30 * time.Second, func(i int, _ *float64) float64 { return 30000 + float64(u[i]*30000) }},
 		{Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}, 0, func(i int, _ *float64) float64 {
-			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + 0.5*(u[i]-0.5))
+			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + float64(0.5*(u[i]-0.5)))
 		}},
 		{DefaultPolicy(ArticleClient), 0, func(i int, prev *float64) float64 {
-			*prev = math.Min(60000, 1000+u[i]*(math.Max(2000, 3**prev)-1000)) // prev is w, not the wait
-			return math.Min(60000, *prev+InstallOffset(0)*1000)
+			*prev = math.Min(60000, 1000+float64(u[i]*(math.Max(2000, 3**prev)-1000))) // prev is w, not the wait
+			return math.Min(60000, *prev+float64(InstallOffset(0)*1000))
 		}},
 	}
 	for _, tt := range tests {

@@ -27,7 +27,9 @@ func TestPresetSequences(t *testing.T) {
 		want   func(i int) float64 // ms, rejection i+1
 	}{
 		// grpc-go: BaseDelay 1 s × 1.6^retries, capped at 120 s, ×(1 ± 0.2).
-		{"grpc", 0, func(i int) float64 { return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + 0.2*(2*u[i]-1)) }},
+		{"grpc", 0, func(i int) float64 {
+			return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + float64(0.2*(2*u[i]-1)))
+		}},
 		// aws-sdk-go-v2: U·2^attempt s for attempt ≤ int(log2 20) = 4, then exactly 20 s.
 		{"aws-sdk-go-v2", 0, func(i int) float64 {
 			if i+1 > 4 {
@@ -36,7 +38,9 @@ func TestPresetSequences(t *testing.T) {
 			return u[i] * 1000 * math.Pow(2, float64(i+1))
 		}},
 		// cenkalti: 500 ms × 1.5^k, capped at 60 s before ±50 % randomisation.
-		{"cenkalti-backoff", 0, func(i int) float64 { return math.Min(60000, 500*math.Pow(1.5, float64(i))) * (1 + 0.5*(2*u[i]-1)) }},
+		{"cenkalti-backoff", 0, func(i int) float64 {
+			return math.Min(60000, 500*math.Pow(1.5, float64(i))) * (1 + float64(0.5*(2*u[i]-1)))
+		}},
 		// go-retryablehttp: 1 s · 2^k up to 30 s, no jitter …
 		{"go-retryablehttp", 0, func(i int) float64 { return math.Min(30000, 1000*math.Pow(2, float64(i))) }},
 		// … and a Retry-After of 45 s used as is, above RetryWaitMax.
@@ -46,7 +50,9 @@ func TestPresetSequences(t *testing.T) {
 		// Envoy: 25 ms base doubling to 250 ms, fully jittered.
 		{"envoy", 0, func(i int) float64 { return u[i] * math.Min(250, 25*math.Pow(2, float64(i))) }},
 		// second source's fleet profile: 2 s × 1.5^k to 120 s, a band 50 % wide.
-		{"sgc-fleet", 0, func(i int) float64 { return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + 0.5*(u[i]-0.5)) }},
+		{"sgc-fleet", 0, func(i int) float64 {
+			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + float64(0.5*(u[i]-0.5)))
+		}},
 		{"sgc-watchdog", 0, func(int) float64 { return 1000 }},
 	}
 	for _, tt := range tests {

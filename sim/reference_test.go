@@ -192,9 +192,25 @@ func TestArrivalAtTickBoundary(t *testing.T) {
 	}
 }
 
+type nanDelay struct{}
+
+func (nanDelay) delay(*client, response, *Mulberry32) float64 { return math.NaN() }
+
+// A delay that is not a number schedules nothing: the client is neither
+// rescheduled nor counted as active (next <= lastT is false for NaN).
 func TestNaNDelayNeverArrives(t *testing.T) {
 	t.Parallel()
-	if next := math.NaN(); next <= 1e9 {
-		t.Fatal("NaN compared true")
+	var s Sim
+	s.clients = make([]client, 1)
+	s.cal.reset(100, 1)
+	s.order.reset(1)
+	quit, active := s.reject([]int32{0}, 0, 0, 9900, ticker{tick: 100, inv: 0.01}, nanDelay{}, response{}, NewMulberry32(1), 0, 0)
+	if quit != 0 || active != 0 {
+		t.Errorf("a NaN delay: %d gave up, %d active; want 0, 0", quit, active)
+	}
+	for k := range 100 {
+		if !s.cal.empty(k) {
+			t.Errorf("a NaN delay scheduled an arrival at tick %d", k)
+		}
 	}
 }

@@ -104,14 +104,14 @@ func (s Scenario) Validate() error {
 	if err := wholeMS("Spread", s.Spread, 0); err != nil {
 		return err
 	}
-	if err := wholeMS("Horizon", s.Horizon, s.Tick); err != nil {
+	// The horizon's errors name the window Horizon − RecoverAt (field
+	// "Window"): the time clients have after recovery, which is what a
+	// user sets.
+	if err := wholeMS("Window", s.Horizon-s.RecoverAt, time.Millisecond); err != nil {
 		return err
 	}
-	if s.Horizon <= s.RecoverAt {
-		return &FieldError{"Horizon", s.Horizon, fmt.Sprintf("a time after RecoverAt (%v)", s.RecoverAt)}
-	}
 	if s.ticks() > MaxTicks {
-		return &FieldError{"Horizon", s.Horizon, fmt.Sprintf("at most %d ticks of %v", MaxTicks, s.Tick)}
+		return &FieldError{"Window", s.Horizon - s.RecoverAt, fmt.Sprintf("at most %d ticks of %v in all, with RecoverAt (%v)", MaxTicks, s.Tick, s.RecoverAt)}
 	}
 	if err := wholeMS("RetryAfter", s.RetryAfter, 0); err != nil {
 		return err
@@ -153,4 +153,20 @@ func (s Scenario) budget() int {
 // ticks is the number of ticks t = k·Tick with t < Horizon.
 func (s Scenario) ticks() int {
 	return int((s.Horizon + s.Tick - 1) / s.Tick)
+}
+
+// MemoryBytes is an upper estimate of the memory a Sim takes for one run of
+// s (tested against what it holds after runs), with the per-tick timeline
+// when timeline is set: 40 bytes per client (its state, the calendar's
+// entries with the slack of growing slices, the sort and fleet tables), 32
+// per tick, 160 per tick that can hold a client, up to 16 MiB for a dense
+// calendar, and 96 per tick of timeline (the Timeline and its rows in the
+// dataset). Callers compare it with a memory budget before running.
+func (s Scenario) MemoryBytes(timeline bool) int64 {
+	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
+	b := 40*clients + 32*ticks + 160*min(ticks, clients) + denseLimit
+	if timeline {
+		b += 96 * ticks
+	}
+	return b
 }

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"time"
 )
 
@@ -73,6 +75,10 @@ type client struct {
 type Sim struct {
 	// Trace, when set, is called for every arrival in service order.
 	Trace func(Event)
+	// Stop, when set, is read every StopEvery ticks: once it is true, the
+	// run stops and Run returns ErrStopped. It is how a caller on another
+	// goroutine interrupts a long run (a signal, a deadline).
+	Stop *atomic.Bool
 
 	clients []client
 	cal     calendar
@@ -81,6 +87,13 @@ type Sim struct {
 	bud     budget
 	fleet   fleet // a mixed fleet's groups
 }
+
+// ErrStopped is returned by a run that Sim.Stop interrupted; its result is
+// incomplete and must not be recorded.
+var ErrStopped = errors.New("sim: run stopped")
+
+// StopEvery is how often, in ticks, a run reads Sim.Stop.
+const StopEvery = 1024
 
 // Run simulates sc with every client on policy p and the random stream rng.
 // If tl is not nil it receives the run's timeline.
@@ -91,7 +104,7 @@ func (s *Sim) Run(sc Scenario, p Policy, rng *Mulberry32, tl *Timeline) (Result,
 	if err := p.Validate(); err != nil {
 		return Result{}, err
 	}
-	return s.run(sc, []Group{{Share: 1, Policy: p}}, rng, tl), nil
+	return s.run(sc, []Group{{Share: 1, Policy: p}}, rng, tl)
 }
 
 // Run simulates sc under p with the stream of seed, on a fresh Sim.
@@ -121,7 +134,7 @@ func (c ticker) arrival(next float64) int {
 	return int(k)
 }
 
-func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Result {
+func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (Result, error) {
 	p := groups[0].Policy
 	n := sc.Clients
 	nt := sc.ticks()
@@ -183,14 +196,19 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Re
 	ok, gaveUp := 0, 0
 	half, ninety, ninetyNine := float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
 	k := 0
+	stop := s.Stop
 	for ; k < nt && active > 0; k++ {
+		if k%StopEvery == 0 && stop != nil && stop.Load() {
+			s.drain(k, nt)
+			return Result{}, ErrStopped
+		}
 		if s.cal.empty(k) {
 			if tl != nil {
 				tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, 0), append(tl.Served, 0), append(tl.GaveUp, 0)
 			}
 			continue
 		}
-		t := float64(k) * tk.tick
+		t := float64(float64(k) * tk.tick) // float64(): never fused with the + below
 		resp.up = t >= recoverAt
 		resp.tick = int32(k)
 		var m int
@@ -283,7 +301,17 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) Re
 		k = nt // pending clients wait past the horizon: the run went to its end
 	}
 	r.End = time.Duration(max(k-1, 0)) * sc.Tick
-	return r
+	return r, nil
+}
+
+// drain empties the calendar's ticks k … nt-1, as a finished run leaves
+// it, so that the Sim can run again after a stop.
+func (s *Sim) drain(k, nt int) {
+	for ; k < nt; k++ {
+		if !s.cal.empty(k) {
+			s.cal.take(k, &s.order)
+		}
+	}
 }
 
 func mark(m *Milestone, reached bool, at time.Duration) {

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,9 +33,9 @@ func TestScenarioValidate(t *testing.T) {
 		{"zero capacity", func(s *Scenario) { s.Capacity = 0 }, "Capacity: 0: want a finite number of requests/s that serves at least one request per 100ms tick (≥ 10)"},
 		{"NaN capacity", func(s *Scenario) { s.Capacity = math.NaN() }, "Capacity: NaN"},
 		{"infinite capacity", func(s *Scenario) { s.Capacity = math.Inf(1) }, "Capacity: +Inf"},
-		{"horizon before recovery", func(s *Scenario) { s.Horizon = 20 * time.Second }, "Horizon: 20s: want a time after RecoverAt (30s)"},
+		{"horizon before recovery", func(s *Scenario) { s.Horizon = 20 * time.Second }, "Window: -10s: want a whole number of milliseconds ≥ 1ms"},
 		{"negative spread", func(s *Scenario) { s.Spread = -1 }, "Spread: -1ns"},
-		{"too many ticks", func(s *Scenario) { s.Tick = time.Millisecond; s.Capacity = 1200; s.Horizon = 3 * time.Hour }, "Horizon: 3h0m0s: want at most 10000000 ticks"},
+		{"too many ticks", func(s *Scenario) { s.Tick = time.Millisecond; s.Capacity = 1200; s.Horizon = 3 * time.Hour }, "Window: 2h59m30s: want at most 10000000 ticks"},
 		{"negative Retry-After", func(s *Scenario) { s.RetryAfter = -time.Second }, "RetryAfter: -1s"},
 	}
 	for _, tt := range tests {
@@ -180,5 +182,71 @@ func golden(t *testing.T, path, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// MemoryBytes is an upper bound of what a Sim holds after a run, on random
+// scenarios and policies.
+func TestMemoryBytesBoundsTheFootprint(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(5)
+	pick := func(n int) int { return int(r.Float64() * float64(n)) }
+	policies := everyPolicy()
+	for i := range 60 {
+		sc := Scenario{
+			Clients:   1 + pick(20000),
+			Tick:      time.Duration(1+pick(200)) * time.Millisecond,
+			RecoverAt: time.Duration(pick(60)) * time.Second,
+			Spread:    time.Duration(pick(5000)) * time.Millisecond,
+		}
+		sc.Capacity = float64(1+pick(500)) * 1000 / float64(sc.Tick.Milliseconds())
+		sc.Horizon = sc.RecoverAt + time.Duration(1+pick(600))*time.Second
+		p := policies[i%len(policies)]
+		var s Sim
+		var tl Timeline
+		if _, err := s.Run(sc, p, NewMulberry32(uint32(i)), &tl); err != nil {
+			t.Fatalf("%+v %s: %v", sc, p, err)
+		}
+		got := int64(s.footprint() + cap(s.fleet.group) + 12*cap(tl.Arrivals))
+		if est := sc.MemoryBytes(true); got > est {
+			t.Errorf("%+v %s: holds %d bytes, estimate %d", sc, p, got, est)
+		}
+	}
+}
+
+// Stop interrupts a run within StopEvery ticks; the Sim then runs the next
+// run exactly as a fresh one.
+func TestStopInterruptsARun(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 300, Tick: 100 * time.Millisecond, RecoverAt: 10 * time.Second, Capacity: 10,
+		Spread: 2 * time.Second, Horizon: 100_000 * time.Second, RejectCost: 0.5} // never recovers
+	p := Policy{Kind: Fixed, Base: 100 * time.Millisecond}
+	var stop atomic.Bool
+	s := Sim{Stop: &stop}
+	last := 0
+	s.Trace = func(e Event) {
+		last = e.Tick
+		if e.Tick >= 3000 {
+			stop.Store(true)
+		}
+	}
+	if _, err := s.Run(sc, p, NewMulberry32(1), nil); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Run: %v, want ErrStopped", err)
+	}
+	if last >= 3000+StopEvery {
+		t.Errorf("the run went on to tick %d after the stop at 3000, want less than %d", last, 3000+StopEvery)
+	}
+	stop.Store(false)
+	s.Trace = nil
+	for _, sc := range []Scenario{Article(), sc} {
+		sc.Horizon = min(sc.Horizon, 20*time.Minute)
+		got, err := s.Run(sc, DefaultPolicy(Decorrelated), NewMulberry32(7), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Run(sc, DefaultPolicy(Decorrelated), 7)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("after a stop (-fresh +reused):\n%s", diff)
+		}
 	}
 }

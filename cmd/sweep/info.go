@@ -84,12 +84,23 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
-	workers := fs.Int("workers", 0, "workers the estimate assumes (0 = one per CPU)")
-	sample := fs.Int("sample", 120, "runs simulated to calibrate the estimate")
+	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
+	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
+	sample := fs.Int("sample", 120, "runs simulated to calibrate the estimate (at most 100000)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(*config)
+	if err := checkWorkers("plan", *workers); err != nil {
+		return err
+	}
+	if *sample < 1 || *sample > 100_000 {
+		return usagef("plan: --sample %d: want 1 to 100000", *sample)
+	}
+	mem, memFrom, err := memoryLimit(*memory)
+	if err != nil {
+		return err
+	}
+	cfg, _, err := loadConfig(*config, limits(mem, memFrom, workersOr(*workers)))
 	if err != nil {
 		return err
 	}

@@ -8,19 +8,35 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go onSignals(sigs, cancel, os.Stderr, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	if err != nil {
 		if !alreadyPrinted(err) {
 			fmt.Fprintln(os.Stderr, "sweep:", err)
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// onSignals cancels the command on the first SIGINT or SIGTERM (it
+// finishes the part in hand and exits 130) and exits 130 at once on the
+// second.
+func onSignals(sigs <-chan os.Signal, cancel func(), stderr io.Writer, exit func(int)) {
+	s := <-sigs
+	fmt.Fprintf(stderr, "sweep: %v: stopping after the part in hand; signal again to stop at once\n", s)
+	cancel()
+	s = <-sigs
+	fmt.Fprintf(stderr, "sweep: %v again: exiting at once\n", s)
+	exit(130)
 }

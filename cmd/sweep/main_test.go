@@ -192,39 +192,91 @@ func TestKilledRunResumes(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1780000000")
 	dir := t.TempDir()
 	killed, whole := filepath.Join(dir, "killed"), filepath.Join(dir, "whole")
-	cfg := filepath.Join(dir, "big.toml")
-	src, _ := os.ReadFile("testdata/small.toml")
-	src = bytes.ReplaceAll(src, []byte("clients = 150"), []byte("clients = 1500"))
-	src = bytes.ReplaceAll(src, []byte("to = 6}"), []byte("to = 40}"))
-	os.WriteFile(cfg, src, 0o644)
-
+	cfg, fast := signalConfigs(t, dir)
 	cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", killed, "--part-rows", "10", "--workers", "2", "--no-report", "--quiet")
 	cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	parts := filepath.Join(killed, "runs", "sweep=a")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		es, _ := os.ReadDir(parts)
-		if len(es) >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitForParts(t, cmd, filepath.Join(killed, "runs", "sweep=a"), 3)
 	cmd.Process.Signal(syscall.SIGKILL)
-	err := cmd.Wait()
-	if err == nil {
-		t.Skip("the run finished before it could be killed")
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the run finished before it was killed: its slow cell should take hours")
 	}
 	before := len(files(t, killed))
-	out := mustRun(t, "run", "--config", cfg, "--out", killed, "--no-report", "--quiet")
+	out := mustRun(t, "run", "--config", fast, "--out", killed, "--no-report", "--quiet")
 	if m := doneLine.FindStringSubmatch(out); m == nil || m[3] == "0" {
 		t.Errorf("rerun after kill (%d files were there): %q, want some runs skipped", before, out)
 	}
-	mustRun(t, "run", "--config", cfg, "--out", whole, "--no-report", "--quiet")
+	mustRun(t, "run", "--config", fast, "--out", whole, "--no-report", "--quiet")
 	if stdout, stderr, code := sweep(t, "diff", killed, whole); code != 0 {
 		t.Errorf("killed and resumed vs whole: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// signalConfigs writes two configs of sweep a: cfg, whose fast cells (240
+// runs) are followed by a slow one that takes hours (a metastable server
+// over a 10⁶ s horizon), so that a process signalled while it writes parts
+// cannot have finished; and fast, the same fast cells alone, for reruns.
+func signalConfigs(t *testing.T, dir string) (cfg, fast string) {
+	t.Helper()
+	const head = `[defaults]
+clients = 1500
+capacity_rps = 15
+recover_s = 10
+window_s = 590
+seeds = {from = 1, to = 40}
+
+[sweep.a]
+[[sweep.a.cell]]
+policy = ["full-jitter", "decorrelated", {kind = "fixed", base_s = 5}]
+capacity_rps = [15, 30]
+`
+	const slow = `[[sweep.a.cell]]
+policy = {kind = "fixed", base_s = 0.1}
+capacity_rps = 10
+reject_cost = 0.5
+window_s = 999990
+`
+	cfg, fast = filepath.Join(dir, "slow.toml"), filepath.Join(dir, "fast.toml")
+	if err := os.WriteFile(cfg, []byte(head+slow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fast, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, fast
+}
+
+// waitForParts waits until dir holds n files; the test fails if the
+// process exits first or nothing comes within a minute.
+func waitForParts(t *testing.T, cmd *exec.Cmd, dir string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if es, _ := os.ReadDir(dir); len(es) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no %d parts in %s after a minute", n, dir)
+		}
+	}
+}
+
+// waitExit waits for cmd, killing it (and failing) if a signal did not
+// stop it within a minute: a hang guard, not a speed check.
+func waitExit(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the process did not stop within a minute of the signal")
+		return nil
 	}
 }
 
@@ -317,49 +369,94 @@ func FuzzParseShard(f *testing.F) {
 	})
 }
 
-// SIGINT finishes the part in hand, says so and exits 130; a rerun
-// completes the sweep.
+// SIGINT and SIGTERM finish the part in hand, say so and exit 130, also
+// in the middle of a run that would take hours; a rerun completes the
+// sweep.
 func TestInterruptFinishesThePartInHand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as a process")
 	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			cfg, fast := signalConfigs(t, dir)
+			cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", out, "--part-rows", "10", "--no-report", "--quiet")
+			cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			parts := filepath.Join(out, "runs", "sweep=a")
+			waitForParts(t, cmd, parts, 2)
+			cmd.Process.Signal(sig)
+			err := waitExit(t, cmd)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("the run finished (%v) before the signal: its slow cell should take hours", err)
+			}
+			if ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted:") || !strings.Contains(stderr.String(), "run the same command again") {
+				t.Errorf("exit %d, stderr %q; want 130 and a message", ee.ExitCode(), stderr.String())
+			}
+			for _, e := range mustReadDir(t, parts) {
+				if strings.HasSuffix(e.Name(), ".tmp") {
+					t.Errorf("a temporary file was left: %s", e.Name())
+				}
+			}
+			stdout := mustRun(t, "run", "--config", fast, "--out", out, "--no-report", "--quiet")
+			if m := doneLine.FindStringSubmatch(stdout); m == nil || m[3] == "0" {
+				t.Errorf("rerun: %q, want the interrupted part's runs skipped", stdout)
+			}
+		})
+	}
+}
+
+// plan's calibration and the report stop when the context is done, and
+// the command exits 130.
+func TestPlanAndReportStopWhenInterrupted(t *testing.T) {
 	dir := t.TempDir()
+	cfg, _ := signalConfigs(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	var o, e bytes.Buffer
+	if code := exitCode(run(ctx, []string{"plan", "--config", cfg}, &o, &e)); code != 130 {
+		t.Errorf("plan interrupted: exit %d, want 130\n%s", code, e.String())
+	}
 	out := filepath.Join(dir, "out")
-	cfg := filepath.Join(dir, "big.toml")
-	src, _ := os.ReadFile("testdata/small.toml")
-	src = bytes.ReplaceAll(src, []byte("clients = 150"), []byte("clients = 1500"))
-	src = bytes.ReplaceAll(src, []byte("to = 6}"), []byte("to = 60}"))
-	os.WriteFile(cfg, src, 0o644)
-	cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", out, "--part-rows", "10", "--no-report", "--quiet")
-	cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
+	mustRun(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", out, "--no-report", "--quiet")
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	err := run(done, []string{"report", "--results", out}, &o, &e)
+	if code := exitCode(err); code != 130 {
+		t.Errorf("report interrupted: exit %d (%v), want 130", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err == nil {
+		t.Error("an interrupted report wrote report.md")
+	}
+}
+
+// The first signal cancels the command; the second exits at once.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	t.Parallel()
+	sigs := make(chan os.Signal, 2)
+	cancelled := make(chan bool, 1)
+	exited := make(chan int, 1)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	go onSignals(sigs, func() { cancelled <- true }, &stderr, func(code int) { exited <- code })
+	sigs <- syscall.SIGTERM
+	<-cancelled
+	select {
+	case code := <-exited:
+		t.Fatalf("exit %d after one signal", code)
+	default:
 	}
-	parts := filepath.Join(out, "runs", "sweep=a")
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if es, _ := os.ReadDir(parts); len(es) >= 2 {
-			break
-		}
+	sigs <- os.Interrupt
+	if code := <-exited; code != 130 {
+		t.Errorf("exit %d after the second signal, want 130", code)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Skip("the run finished before it could be interrupted")
-	}
-	if ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted:") || !strings.Contains(stderr.String(), "run the same command again") {
-		t.Errorf("exit %d, stderr %q; want 130 and a message", ee.ExitCode(), stderr.String())
-	}
-	for _, e := range mustReadDir(t, parts) {
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			t.Errorf("a temporary file was left: %s", e.Name())
-		}
-	}
-	stdout := mustRun(t, "run", "--config", cfg, "--out", out, "--no-report", "--quiet")
-	if m := doneLine.FindStringSubmatch(stdout); m == nil || m[3] == "0" {
-		t.Errorf("rerun: %q, want the interrupted part's runs skipped", stdout)
+	if !strings.Contains(stderr.String(), "signal again to stop at once") {
+		t.Errorf("stderr %q: want the first signal explained", stderr.String())
 	}
 }
 

@@ -429,7 +429,7 @@ func jitterKind(k, exp, fromBase sim.Kind) sim.Kind {
 func flagName(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
-		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--window", "RetryAfter": "--retry-after"}
+		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Window": "--window", "RetryAfter": "--retry-after"}
 		if n, ok := names[fe.Field]; ok {
 			return fmt.Errorf("%s %v: want %s", n, fe.Value, fe.Want)
 		}

@@ -35,12 +35,17 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // writeReport renders plots and report.md from the dataset in results into
-// out, without running anything.
-func writeReport(_ context.Context, results, out string, stdout, stderr io.Writer) error {
+// out, without running anything. When ctx is done it stops between steps
+// and returns ctx's error (exit 130); what it wrote is whole (each file is
+// written atomically) but the report may be missing or older than the plots.
+func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
 	fsys := os.DirFS(results)
 	ds, err := analysis.Load(fsys)
 	if err != nil {
 		return fmt.Errorf("%s: %w", results, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("report interrupted: %w", err)
 	}
 	aggs := analysis.Aggregates(ds.Records)
 	r := &reports.Report{Provenance: provenance(ds)}
@@ -72,6 +77,9 @@ func writeReport(_ context.Context, results, out string, stdout, stderr io.Write
 	r.Mixed = analysis.MixedFleets(aggs, groups)
 	r.Recovery = analysis.RecoveryGrids(single)
 
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("report interrupted: %w", err)
+	}
 	figs, err := figures(fsys, aggs)
 	if err != nil {
 		return err
@@ -87,6 +95,9 @@ func writeReport(_ context.Context, results, out string, stdout, stderr io.Write
 	slices.Sort(all)
 	footer := fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", r.Provenance.Tool, r.Provenance.Sim, short(r.Provenance.ConfigHash), ranges(slices.Compact(all)))
 	for _, f := range figs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("report interrupted: %w", err)
+		}
 		buf := &partBuffer{}
 		if err := plots.Render(buf, f, footer); err != nil {
 			return err
@@ -99,6 +110,9 @@ func writeReport(_ context.Context, results, out string, stdout, stderr io.Write
 	buf := &partBuffer{}
 	if err := reports.Write(buf, r); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("report interrupted: %w", err)
 	}
 	if err := writeAtomic(out, "report.md", buf); err != nil {
 		return err

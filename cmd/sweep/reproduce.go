@@ -23,25 +23,27 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *many < 0 || *many == 1 || *many > 1_000_000 {
-		return usagef("reproduce: --seeds %d: want 0, or 2 to 1000000", *many)
+	if *many < 0 || *many == 1 || *many > 100_000 {
+		return usagef("reproduce: --seeds %d: want 0, or 2 to 100000", *many)
+	}
+	if err := checkWorkers("reproduce", *workers); err != nil {
+		return err
 	}
 	start := time.Now()
 	cells, _ := experiments.Builtin("article")
-	var jobs []experiments.Job
-	for _, c := range cells {
-		for _, s := range experiments.ArticleSeeds {
-			jobs = append(jobs, experiments.Job{Run: experiments.Run{Cell: c, Seed: s}})
+	per := len(experiments.ArticleSeeds) + *many
+	job := func(i int) experiments.Job { // each cell on the article's seeds, then on 1 … many
+		seed := uint32(i%per - len(experiments.ArticleSeeds) + 1)
+		if j := i % per; j < len(experiments.ArticleSeeds) {
+			seed = experiments.ArticleSeeds[j]
 		}
-		for s := 1; s <= *many; s++ {
-			jobs = append(jobs, experiments.Job{Run: experiments.Run{Cell: c, Seed: uint32(s)}})
-		}
+		return experiments.Job{Run: experiments.Run{Cell: cells[i/per], Seed: seed}}
 	}
+	n := len(cells) * per
 	five := map[string][]sim.Result{}
 	spread := map[string][]sim.Result{}
-	per := len(experiments.ArticleSeeds) + *many
-	prog := newProgress(stderr, "reproduce", len(jobs), *quiet)
-	err := experiments.Execute(ctx, *workers, len(jobs), func(i int) experiments.Job { return jobs[i] },
+	prog := newProgress(stderr, "reproduce", n, *quiet)
+	err := experiments.Execute(ctx, *workers, n, job,
 		func(i int, o experiments.Outcome) error {
 			prog.add(1)
 			if o.Err != nil {
@@ -76,6 +78,6 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := writeAtomic(*out, "reproduce.md", buf); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d runs in %v; markdown: %s\n", len(jobs), time.Since(start).Round(time.Millisecond), filepath.Join(*out, "reproduce.md"))
+	fmt.Fprintf(stdout, "\n%d runs in %v; markdown: %s\n", n, time.Since(start).Round(time.Millisecond), filepath.Join(*out, "reproduce.md"))
 	return nil
 }

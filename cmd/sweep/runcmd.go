@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,14 +16,14 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// loadConfig reads and validates a sweeps file; every mistake is a usage
-// error (exit 2).
-func loadConfig(path string) (*experiments.Config, string, error) {
-	src, err := os.ReadFile(path)
+// loadConfig reads and validates a sweeps file within the memory limits;
+// every mistake is a usage error (exit 2).
+func loadConfig(path string, lim experiments.Limits) (*experiments.Config, string, error) {
+	src, err := readConfig(path)
 	if err != nil {
-		return nil, "", usagef("reading config: %w", err)
+		return nil, "", err
 	}
-	cfg, err := experiments.Load(path, src)
+	cfg, err := experiments.LoadWith(path, src, lim)
 	if err != nil {
 		return nil, "", usageError{err: err}
 	}
@@ -38,6 +37,9 @@ func selectSweeps(cfg *experiments.Config, names []string, path string) ([]*expe
 	}
 	var out []*experiments.Sweep
 	for _, n := range names {
+		if err := experiments.CheckName(n); err != nil {
+			return nil, usagef("--sweep %v", err)
+		}
 		s := cfg.Sweep(n)
 		if s == nil {
 			return nil, usagef("%s: no sweep %q: want one of %s", path, n, strings.Join(cfg.Names(), ", "))
@@ -79,10 +81,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: every sweep not marked on_demand)")
 	out := fs.String("out", "out", "output folder: the dataset (runs/, timelines/), plots/ and report.md")
-	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("simulations in parallel (0 = one per CPU; at most %d)", maxWorkers))
+	memory := fs.String("memory", "", "memory the simulations may take in all, e.g. 8GiB (default HERDSWEEP_MEMORY, else 4GiB); a run may take its worker's share")
 	shardFlag := fs.String("shard", "", "run only shard i of n (0-based, e.g. 0/4); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	shards := fs.Int("shards", 0, "number of shards, with JOB_COMPLETION_INDEX (or set HERDSWEEP_SHARDS)")
-	partRows := fs.Int("part-rows", 5000, "runs per part file: a killed run loses at most the part in hand")
+	partRows := fs.Int("part-rows", 5000, fmt.Sprintf("runs per part file (at most %d): a killed run loses at most the part in hand", maxPartRows))
 	maxRuns := fs.Int("max-runs", 250_000, "refuse to start more runs than this without --yes")
 	yes := fs.Bool("yes", false, "run even past --max-runs")
 	noReport := fs.Bool("no-report", false, "write the dataset only, no plots or report")
@@ -90,14 +93,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *workers < 0 || *partRows < 1 {
-		return usagef("run: --workers must be ≥ 0 and --part-rows ≥ 1")
+	if err := checkWorkers("run", *workers); err != nil {
+		return err
+	}
+	if *partRows < 1 || *partRows > maxPartRows {
+		return usagef("run: --part-rows %d: want 1 to %d", *partRows, maxPartRows)
+	}
+	mem, memFrom, err := memoryLimit(*memory)
+	if err != nil {
+		return err
 	}
 	shard, shardFrom, err := resolveShard(*shardFlag, *shards, getenv)
 	if err != nil {
 		return usageError{err: err}
 	}
-	cfg, hash, err := loadConfig(*config)
+	cfg, hash, err := loadConfig(*config, limits(mem, memFrom, workersOr(*workers)))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// Guards on what a command line or a config may ask for, checked before
+// anything is allocated for it.
+const (
+	// maxWorkers bounds --workers: each worker holds a simulator and a
+	// window of 64 outcomes.
+	maxWorkers = 1024
+	// maxConfigBytes bounds a sweeps file: the repository's is 6 KB; a
+	// list of millions of seeds would take gigabytes to parse.
+	maxConfigBytes = 4 << 20
+	// maxPartRows bounds --part-rows: a part is held in memory until it
+	// is written.
+	maxPartRows = 1_000_000
+	// defaultMemory is the memory the simulations of one command may take
+	// in all, unless --memory or HERDSWEEP_MEMORY says otherwise; each
+	// worker's run may take its share.
+	defaultMemory = 4 << 30
+)
+
+// checkWorkers refuses a worker count outside 0 … maxWorkers.
+func checkWorkers(cmd string, n int) error {
+	if n < 0 || n > maxWorkers {
+		return usagef("%s: --workers %d: want 0 (one per CPU) to %d", cmd, n, maxWorkers)
+	}
+	return nil
+}
+
+// workersOr returns n, or one per CPU for 0.
+func workersOr(n int) int {
+	if n <= 0 {
+		return defaultWorkers()
+	}
+	return n
+}
+
+// memoryLimit is the memory budget: the --memory flag, else
+// HERDSWEEP_MEMORY, else defaultMemory; with where it came from.
+func memoryLimit(flagValue string) (int64, string, error) {
+	v, from := flagValue, "--memory"
+	if v == "" {
+		v, from = getenv("HERDSWEEP_MEMORY"), "HERDSWEEP_MEMORY"
+	}
+	if v == "" {
+		return defaultMemory, "the default; --memory or HERDSWEEP_MEMORY to change it", nil
+	}
+	n, err := parseBytes(v)
+	if err != nil {
+		return 0, "", usagef("%s %q: %v", from, v, err)
+	}
+	return n, from, nil
+}
+
+// limits splits the memory budget between w workers.
+func limits(mem int64, from string, w int) experiments.Limits {
+	return experiments.Limits{RunBytes: mem / int64(w),
+		Why: fmt.Sprintf("the memory limit %s (%s) over %d workers", experiments.Bytes(mem), from, w)}
+}
+
+// parseBytes reads a size: a whole number of bytes, or with a unit KiB,
+// MiB, GiB or TiB (KB, MB, GB, TB, K, M, G and T mean the same).
+func parseBytes(s string) (int64, error) {
+	t, shift := strings.TrimSpace(s), 0
+	for _, u := range []struct {
+		suffix string
+		shift  int
+	}{{"TiB", 40}, {"TB", 40}, {"T", 40}, {"GiB", 30}, {"GB", 30}, {"G", 30}, {"MiB", 20}, {"MB", 20}, {"M", 20},
+		{"KiB", 10}, {"KB", 10}, {"K", 10}, {"B", 0}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, shift = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(n > 0) || n*float64(int64(1)<<shift) >= 1<<62 {
+		return 0, fmt.Errorf("want a size such as 4GiB, 512MiB or a number of bytes")
+	}
+	return int64(n * float64(int64(1)<<shift)), nil
+}
+
+// readConfig reads a sweeps file of at most maxConfigBytes.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("reading config: %w", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, usagef("reading config: %w", err)
+	}
+	if len(src) > maxConfigBytes {
+		return nil, usagef("%s: more than %d MiB: want a sweeps file of ranges ({from, to, step}), not of long lists", path, maxConfigBytes>>20)
+	}
+	return src, nil
+}
