@@ -225,8 +225,21 @@ func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a a
 // ReadRunKeys returns the run_key column of a runs file: what a resumed
 // sweep skips.
 func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, Meta, error) {
-	fields := runsFields()[:1]
-	tbl, meta, err := readTable(r, RunsSchema, fields, []string{ColRunKey})
+	return ReadKeys(r, RunsDir)
+}
+
+// ReadKeys returns the run_key column of a file of the given table (RunsDir,
+// TimelinesDir or GroupsDir), one per row.
+func ReadKeys(r parquet.ReaderAtSeeker, table string) ([]string, Meta, error) {
+	schema, fields := RunsSchema, runsFields()
+	switch table {
+	case TimelinesDir:
+		schema, fields = TimelineSchema, timelineFields()
+	case GroupsDir:
+		schema, fields = GroupsSchema, groupsFields()
+	}
+	fields = fields[:1]
+	tbl, meta, err := readTable(r, schema, fields, []string{ColRunKey})
 	if err != nil {
 		return nil, meta, err
 	}

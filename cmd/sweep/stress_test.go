@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,18 +20,24 @@ import (
 // sorted: runs, timelines and groups.
 type tables map[string][]string
 
-// readTables reads every committed part of every table of dir.
+// readTables reads every visible part of every table of dir: the runs
+// parts, and the side-table parts their commit made visible.
 func readTables(t *testing.T, dir string) tables {
 	t.Helper()
 	out := tables{}
+	l, err := dataset.List(os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, table := range []string{"runs", "timelines", "groups"} {
 		var files []string
-		filepath.WalkDir(filepath.Join(dir, table), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") && !strings.HasPrefix(d.Name(), "_") {
-				files = append(files, p)
-			}
-			return nil
-		})
+		parts := l.Runs
+		if table != "runs" {
+			parts = l.Side[table]
+		}
+		for _, p := range parts {
+			files = append(files, filepath.Join(dir, filepath.FromSlash(p.Path())))
+		}
 		var rows []string
 		for _, p := range files {
 			b, err := os.ReadFile(p)
