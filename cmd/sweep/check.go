@@ -86,8 +86,8 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 
 	// Runs: every row readable, its key its parameters' hash, stored once.
 	type place struct{ path, sweep string }
-	first := map[string]place{}           // run key → where it was read first
-	dups := map[[2]string]int{}           // (first path, this path) → runs
+	first := map[string]place{}            // run key → where it was read first
+	dups := map[[2]string]int{}            // (first path, this path) → runs
 	runsOf := map[string]map[string]bool{} // sweep/name → its run keys
 	manifest := map[string]dataset.Meta{}  // sweep/name → its runs part's metadata
 	runs := tableCount{Table: dataset.RunsDir}

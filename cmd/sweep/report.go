@@ -42,9 +42,12 @@ func writeReport(_ context.Context, results, out string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("%s: %w", results, err)
 	}
+	for _, w := range ds.Warnings {
+		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
+	}
 	aggs := analysis.Aggregates(ds.Records)
 	r := &reports.Report{Provenance: provenance(ds)}
-	r.Warnings = datasetWarnings(ds, aggs)
+	r.Warnings = append(datasetWarnings(ds, aggs), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	for _, a := range aggs {

@@ -70,8 +70,8 @@ type runOptions struct {
 
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
-	parts                                 []string // paths of the runs parts committed
-	own                                   []string // their names
+	parts                                 []string      // paths of the runs parts committed
+	own                                   []string      // their names
 	elapsed, writing                      time.Duration // writing: building and writing Parquet parts
 }
 
