@@ -48,7 +48,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 		p := part.Path()
 		recs, meta, err := readParquet(fsys, p, dataset.ReadRuns)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, &FileError{Path: p, Err: err}
 		}
 		ds.Metas = append(ds.Metas, meta)
 		for _, r := range recs {
@@ -76,6 +76,15 @@ func Load(fsys fs.FS) (*Dataset, error) {
 	return ds, nil
 }
 
+// FileError is an error reading one file of a dataset.
+type FileError struct {
+	Path string // in the dataset's fs.FS
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
 func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) ([]T, dataset.Meta, error)) ([]T, dataset.Meta, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
@@ -102,7 +111,7 @@ func sideRows[T any](fsys fs.FS, table string, read func(parquet.ReaderAtSeeker)
 		p := part.Path()
 		rows, _, err := readParquet(fsys, p, read)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, &FileError{Path: p, Err: err}
 		}
 		for _, r := range rows {
 			k := key(r)

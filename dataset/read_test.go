@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -228,4 +229,18 @@ func FuzzReadParts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// testdata/corrupt-runs.parquet is a real runs part with two bytes of its
+// footer changed, which makes the Parquet library panic (makeslice: len
+// out of range, in arrow-go v18.8.0): the panic comes back as an error.
+func TestReadRecoversLibraryPanic(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("testdata/corrupt-runs.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadRuns(bytes.NewReader(b)); err == nil || !strings.HasPrefix(err.Error(), "corrupt Parquet file: ") {
+		t.Errorf("ReadRuns: %v, want a corrupt Parquet file", err)
+	}
 }

@@ -44,7 +44,11 @@ type lockHolder struct {
 }
 
 func (h lockHolder) String() string {
-	return fmt.Sprintf("host %s, pid %d, since %s, last seen %v ago", h.host, h.pid, h.since, h.age.Round(time.Second))
+	s := fmt.Sprintf("host %s, pid %d", h.host, h.pid)
+	if h.since != "" {
+		s += ", since " + h.since
+	}
+	return s + fmt.Sprintf(", last seen %v ago", h.age.Round(time.Second))
 }
 
 // abandoned reports whether the lock's writer is gone.

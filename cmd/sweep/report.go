@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -39,6 +40,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func writeReport(_ context.Context, results, out string, stdout, stderr io.Writer) error {
 	fsys := os.DirFS(results)
 	ds, err := analysis.Load(fsys)
+	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+		return fmt.Errorf("%s: %w", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", results, err)
 	}

@@ -374,6 +374,9 @@ func newPart(meta dataset.Meta) *part {
 // writer uses. On failure the side parts it placed are removed and the
 // error names the file.
 func (s *store) commit(p *part) (string, error) {
+	if commitHook != nil {
+		commitHook(s)
+	}
 	name := s.partFile(s.next)
 	s.next++ // a name is never used twice, even after a failure
 	var placed []string
@@ -413,6 +416,9 @@ func (s *store) commit(p *part) (string, error) {
 	s.own = append(s.own, name)
 	return path, nil
 }
+
+// commitHook, when set by a test, runs before each commit.
+var commitHook func(*store)
 
 // partBuffer collects a part's bytes before they go to disk.
 type partBuffer struct{ b []byte }
