@@ -185,7 +185,7 @@ func TestCheck(t *testing.T) {
 	part := firstPart(t, dir, dataset.RunsDir)
 	b, _ := os.ReadFile(part)
 	twin := strings.Replace(filepath.Base(part), "-00000-", "-00099-", 1)
-	os.WriteFile(filepath.Join(runs, twin), b, 0o644)                                // every run of a part again
+	os.WriteFile(filepath.Join(runs, twin), b, 0o644)                                   // every run of a part again
 	os.WriteFile(filepath.Join(runs, ".part-x.parquet.123.tmp"), []byte("half"), 0o644) // a temporary file
 	os.WriteFile(filepath.Join(runs, "_lock.3of4"), []byte("host=elsewhere\npid=1\n"), 0o644)
 	os.WriteFile(filepath.Join(runs, "_part-00000.parquet.stale-herd-0"), b, 0o644)

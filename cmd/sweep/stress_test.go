@@ -138,5 +138,11 @@ func TestStressConcurrentShards(t *testing.T) {
 				t.Errorf("trial %d: %s rows differ from one process's (-want +got): %d lines of diff", trial, table, strings.Count(diff, "\n"))
 			}
 		}
+		if stdout, stderr, code := sweep(t, "diff", single, out); code != 0 {
+			t.Errorf("trial %d: diff of one process and four shards: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
+		if stdout, stderr, code := sweep(t, "check", out); code != 0 {
+			t.Errorf("trial %d: check: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
 	}
 }
