@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,7 +32,19 @@ import (
 var (
 	lockBeat  = 20 * time.Second
 	lockStale = 2 * time.Minute
+	// A writer finding a lock of another host waits up to lockWait (long
+	// enough for an abandoned lock to go stale), polling every lockPoll:
+	// a pod replaced by Kubernetes finds its predecessor's lock.
+	lockWait  = lockStale + 2*lockBeat
+	lockPoll  = 5 * time.Second
+	lockSleep = time.Sleep
 )
+
+// heldHere is the random ids of the locks this process holds: a lock of
+// this host and process id that is not one of them was left by an earlier
+// process with the same id (a restarted container, where every process is
+// pid 1).
+var heldHere sync.Map
 
 // lockHolder is what a lock file says.
 type lockHolder struct {
@@ -55,6 +68,11 @@ func (h lockHolder) String() string {
 func (h lockHolder) abandoned(self writerID) bool {
 	if h.host == self.host && h.pid > 0 && !pidAlive(h.pid) {
 		return true
+	}
+	if h.host == self.host && h.pid == self.pid {
+		if _, ok := heldHere.Load(h.id); !ok {
+			return true
+		}
 	}
 	return h.age > lockStale
 }
@@ -90,6 +108,7 @@ func readLock(path string, now time.Time) (lockHolder, []byte, error) {
 // sweepLock is a lock this process holds.
 type sweepLock struct {
 	path    string
+	id      string // the writer's random id
 	content []byte
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -110,16 +129,38 @@ func conflicts(a, b string) bool {
 }
 
 // acquireLock takes the lock of id's shard in dir (a runs/sweep=NAME
-// folder), taking over an abandoned one, and refuses when a live writer
-// holds it or a conflicting one. now is the file server's time.
-func acquireLock(dir string, id writerID, now time.Time) (*sweepLock, error) {
-	l := &sweepLock{path: filepath.Join(dir, lockName(id.tag)), stop: make(chan struct{})}
+// folder), taking over an abandoned one. When a live writer holds it, or a
+// conflicting one, it refuses at once if that writer runs on this host, and
+// otherwise waits up to lockWait for it to finish or go silent.
+func acquireLock(dir string, id writerID, stderr io.Writer) (*sweepLock, error) {
+	var waited time.Duration
+	for {
+		now, err := serverNow(dir)
+		if err != nil {
+			return nil, err
+		}
+		l, h, path, err := tryLock(dir, id, now)
+		if l != nil || err != nil {
+			return l, err
+		}
+		if h.host == id.host || waited >= lockWait {
+			return nil, fmt.Errorf("%s is being written by another sweep run (%s; lock %s): wait for it to finish, or remove the lock if that process is gone",
+				dir, h, path)
+		}
+		if waited == 0 {
+			fmt.Fprintf(stderr, "sweep: %s is being written by %s (lock %s): waiting up to %v for it to finish or go silent\n", dir, h, path, lockWait)
+		}
+		lockSleep(lockPoll)
+		waited += lockPoll
+	}
+}
+
+// tryLock takes the lock once, or returns the live writer that holds it or
+// a conflicting one, and the path of that writer's lock.
+func tryLock(dir string, id writerID, now time.Time) (*sweepLock, lockHolder, string, error) {
+	l := &sweepLock{path: filepath.Join(dir, lockName(id.tag)), id: id.rand, stop: make(chan struct{})}
 	l.content = fmt.Appendf(nil, "host=%s\npid=%d\nid=%s\nshard=%s\nsince=%s\n",
 		id.host, id.pid, id.rand, id.tag, now.UTC().Format(time.RFC3339))
-	busy := func(path string, h lockHolder) error {
-		return fmt.Errorf("%s is being written by another sweep run (%s; lock %s): wait for it to finish, or remove the lock if that process is gone",
-			dir, h, path)
-	}
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
@@ -132,32 +173,33 @@ func acquireLock(dir string, id writerID, now time.Time) (*sweepLock, error) {
 			}
 			if err != nil {
 				os.Remove(l.path)
-				return nil, fmt.Errorf("writing lock %s: %w", l.path, err)
+				return nil, lockHolder{}, "", fmt.Errorf("writing lock %s: %w", l.path, err)
 			}
 			break
 		}
-		if !errors.Is(err, fs.ErrExist) || attempt > 0 {
-			return nil, fmt.Errorf("taking lock %s: %w", l.path, err)
+		if !errors.Is(err, fs.ErrExist) || attempt > 1 {
+			return nil, lockHolder{}, "", fmt.Errorf("taking lock %s: %w", l.path, err)
 		}
 		h, b, err := readLock(l.path, now)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // released meanwhile
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading lock %s: %w", l.path, err)
+			return nil, lockHolder{}, "", fmt.Errorf("reading lock %s: %w", l.path, err)
 		}
 		if !h.abandoned(id) {
-			return nil, busy(l.path, h)
+			return nil, h, l.path, nil
 		}
 		// Abandoned: remove it unless it changed since it was read.
 		if cur, err := os.ReadFile(l.path); err == nil && bytes.Equal(cur, b) {
 			os.Remove(l.path)
 		}
 	}
+	heldHere.Store(l.id, true)
 	es, err := os.ReadDir(dir)
 	if err != nil {
 		l.release()
-		return nil, err
+		return nil, lockHolder{}, "", err
 	}
 	for _, e := range es {
 		tag, ok := strings.CutPrefix(e.Name(), "_lock.")
@@ -167,12 +209,12 @@ func acquireLock(dir string, id writerID, now time.Time) (*sweepLock, error) {
 		p := filepath.Join(dir, e.Name())
 		if h, _, err := readLock(p, now); err == nil && !h.abandoned(id) {
 			l.release()
-			return nil, busy(p, h)
+			return nil, h, p, nil
 		}
 	}
 	l.wg.Add(1)
 	go l.beat()
-	return l, nil
+	return l, lockHolder{}, "", nil
 }
 
 // beat rewrites the lock every lockBeat: the file server stamps it, which
@@ -216,4 +258,5 @@ func (l *sweepLock) release() {
 	if l.held() == nil {
 		os.Remove(l.path)
 	}
+	heldHere.Delete(l.id)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,24 +242,28 @@ func TestCheckFindsMissingSideRows(t *testing.T) {
 }
 
 // Writers of one sweep: an unsharded writer excludes every other, shards of
-// one count run side by side, a lock of a writer that is gone is taken over.
+// one count run side by side, a lock of a writer that is gone is taken over,
+// a writer of another host is waited for.
 func TestLocks(t *testing.T) {
+	defer func(w time.Duration, s func(time.Duration)) { lockWait, lockSleep = w, s }(lockWait, lockSleep)
+	lockWait = 0
 	dir := t.TempDir()
 	now, err := serverNow(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := func(tag string) writerID { w := newWriterID(shardSpec{}); w.tag = tag; return w }
-	a, err := acquireLock(dir, id("0of4"), now)
+	acquire := func(tag string) (*sweepLock, error) { return acquireLock(dir, id(tag), io.Discard) }
+	a, err := acquire("0of4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := acquireLock(dir, id("1of4"), now)
+	b, err := acquire("1of4")
 	if err != nil {
 		t.Fatalf("two shards of one count: %v", err)
 	}
 	for _, tag := range []string{"all", "0of4", "0of2"} {
-		if _, err := acquireLock(dir, id(tag), now); err == nil || !strings.Contains(err.Error(), "is being written by another sweep run") {
+		if _, err := acquire(tag); err == nil || !strings.Contains(err.Error(), "is being written by another sweep run") {
 			t.Errorf("%s beside shards 0of4 and 1of4: %v, want refused", tag, err)
 		}
 	}
@@ -268,26 +273,32 @@ func TestLocks(t *testing.T) {
 		t.Errorf("released locks left %v", es)
 	}
 
-	// Abandoned: a process of this host that is gone; a host that has not
+	// Abandoned: a process of this host that is gone; an earlier process
+	// with this process's id (a restarted container); a host that has not
 	// rewritten its lock for longer than lockStale.
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
 	lock := filepath.Join(dir, "_lock.all")
-	os.WriteFile(lock, fmt.Appendf(nil, "host=%s\npid=%d\n", hostName(), gone.Process.Pid), 0o644)
-	l, err := acquireLock(dir, id("all"), now)
-	if err != nil {
-		t.Fatalf("lock of a dead process: %v", err)
+	for _, content := range []string{
+		fmt.Sprintf("host=%s\npid=%d\nid=00000000\n", hostName(), gone.Process.Pid),
+		fmt.Sprintf("host=%s\npid=%d\nid=00000000\n", hostName(), os.Getpid()),
+	} {
+		os.WriteFile(lock, []byte(content), 0o644)
+		l, err := acquire("all")
+		if err != nil {
+			t.Fatalf("lock %q: %v", content, err)
+		}
+		l.release()
 	}
-	l.release()
 	os.WriteFile(lock, []byte("host=elsewhere\npid=1\n"), 0o644)
-	if _, err := acquireLock(dir, id("all"), now); err == nil {
+	if _, err := acquire("all"); err == nil {
 		t.Error("a live lock of another host was taken over")
 	}
 	old := now.Add(-lockStale - time.Second)
 	os.Chtimes(lock, old, old)
-	l, err = acquireLock(dir, id("all"), now)
+	l, err := acquire("all")
 	if err != nil {
 		t.Fatalf("lock of another host, silent for longer than %v: %v", lockStale, err)
 	}
@@ -296,6 +307,26 @@ func TestLocks(t *testing.T) {
 	if err := l.held(); err == nil || !strings.Contains(err.Error(), "lost the lock") {
 		t.Errorf("held after a takeover: %v", err)
 	}
+	l.release()
+	if _, err := os.Stat(lock); err != nil {
+		t.Errorf("a writer that lost its lock removed the new holder's: %v", err)
+	}
+
+	// A live lock of another host is waited for: here it is released
+	// during the first wait.
+	lockWait = time.Hour
+	waits := 0
+	lockSleep = func(time.Duration) {
+		if waits++; waits == 1 {
+			os.Remove(lock)
+		}
+	}
+	var note bytes.Buffer
+	l, err = acquireLock(dir, id("all"), &note)
+	if err != nil || waits != 1 || !strings.Contains(note.String(), "waiting up to 1h0m0s") {
+		t.Errorf("after one wait: %v, %d waits, %q", err, waits, note.String())
+	}
+	l.release()
 }
 
 // The first error is the one reported, with its path: a commit that failed

@@ -161,11 +161,13 @@ func openStore(root, sweep string, shard shardSpec, stderr io.Writer) (*store, e
 			return nil, fmt.Errorf("output folder: %w", err)
 		}
 	}
-	now, err := serverNow(s.dir(dataset.RunsDir))
-	if err != nil {
+	var err error
+	if s.lock, err = acquireLock(s.dir(dataset.RunsDir), s.id, stderr); err != nil {
 		return nil, err
 	}
-	if s.lock, err = acquireLock(s.dir(dataset.RunsDir), s.id, now); err != nil {
+	now, err := serverNow(s.dir(dataset.RunsDir))
+	if err != nil {
+		s.close()
 		return nil, err
 	}
 	if err := s.clean(now, stderr); err != nil {

@@ -105,7 +105,7 @@ func TestStressConcurrentShards(t *testing.T) {
 			t.Fatalf("the single-process dataset has no %s rows", table)
 		}
 	}
-	const trials = 4
+	const trials = 3
 	for trial := range trials {
 		out := filepath.Join(dir, fmt.Sprintf("shards-%d", trial))
 		var wg sync.WaitGroup
