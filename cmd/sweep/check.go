@@ -91,6 +91,8 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 	runsOf := map[string]map[string]bool{} // sweep/name → its run keys
 	manifest := map[string]dataset.Meta{}  // sweep/name → its runs part's metadata
 	runs := tableCount{Table: dataset.RunsDir}
+	type crossDup struct{ key, first, again string }
+	var cross []crossDup // a run stored again in another sweep
 	for _, p := range l.Runs {
 		path := p.Path()
 		f, err := open(path)
@@ -137,15 +139,42 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 				first[k] = place{path, p.Sweep}
 				continue
 			}
-			if mine(p) || only != nil && mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)}) {
-				dups[[2]string{at.path, path}]++
+			if !mine(p) && (only == nil || !mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)})) {
+				continue
 			}
+			if at.sweep != p.Sweep {
+				cross = append(cross, crossDup{k, at.path, path})
+				continue
+			}
+			dups[[2]string{at.path, path}]++
 		}
 		runsOf[p.Sweep+"/"+p.Name] = set
 		manifest[p.Sweep+"/"+p.Name] = meta
 	}
 	runs.Runs = len(first)
 	rep.Tables = append(rep.Tables, runs)
+	// A run stored in two sweeps is a duplicate unless exactly one copy has
+	// a timeline: the later sweep asked for one the first did not keep.
+	tl := map[string]map[string]bool{} // runs part path → run keys of its timelines part
+	withTimeline := func(runsPath string) map[string]bool {
+		if m, ok := tl[runsPath]; ok {
+			return m
+		}
+		m := map[string]bool{}
+		ks, _, err := readKeys(filepath.Join(dir, dataset.TimelinesDir, strings.TrimPrefix(filepath.FromSlash(runsPath), dataset.RunsDir+string(filepath.Separator))), dataset.TimelinesDir)
+		if err == nil {
+			for _, k := range ks {
+				m[k] = true
+			}
+		}
+		tl[runsPath] = m
+		return m
+	}
+	for _, c := range cross {
+		if withTimeline(c.first)[c.key] == withTimeline(c.again)[c.key] {
+			dups[[2]string{c.first, c.again}]++
+		}
+	}
 	var pairs [][2]string
 	for k := range dups {
 		pairs = append(pairs, k)

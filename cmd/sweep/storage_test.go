@@ -355,3 +355,49 @@ func TestObjectStorageIsRefused(t *testing.T) {
 		t.Errorf("exit %d, %s", code, stderr)
 	}
 }
+
+// A run stored in one sweep's folder is not run again for another, unless
+// that sweep wants its timeline and the stored copy has none; check takes
+// that second copy for what it is, not a duplicate.
+func TestRunsSharedBetweenSweeps(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "shared.toml")
+	os.WriteFile(cfg, []byte(`[defaults]
+clients = 60
+capacity_rps = 15
+recover_s = 5
+horizon_s = 300
+seeds = {from = 1, to = 4}
+[sweep.plain]
+policy = ["decorrelated", "full-jitter"]
+[sweep.tl]
+policy = ["decorrelated", "fixed"]
+timeline_seeds = 1
+`), 0o644)
+	for _, order := range [][]string{{"plain", "tl"}, {"tl", "plain"}} {
+		out := filepath.Join(t.TempDir(), "out")
+		var done []string
+		for _, s := range order {
+			stdout := mustRun(t, "run", "--config", cfg, "--sweep", s, "--out", out, "--no-report", "--quiet")
+			m := doneLine.FindStringSubmatch(stdout)
+			done = append(done, m[1]+" "+m[2]+" done "+m[3]+" skipped")
+		}
+		want := []string{"plain 8 done 0 skipped", "tl 5 done 3 skipped"} // tl reruns decorrelated seed 1 for its timeline
+		if order[0] == "tl" {
+			want = []string{"tl 8 done 0 skipped", "plain 4 done 4 skipped"}
+		}
+		if strings.Join(done, ", ") != strings.Join(want, ", ") {
+			t.Errorf("%v: %v, want %v", order, done, want)
+		}
+		if stdout, _, code := sweep(t, "check", out); code != 0 {
+			t.Errorf("%v: check: exit %d\n%s", order, code, stdout)
+		}
+		// The same part copied into a third sweep's folder is a duplicate.
+		part := firstPart(t, out, dataset.RunsDir)
+		b, _ := os.ReadFile(part)
+		os.MkdirAll(filepath.Join(out, "runs", "sweep=zz"), 0o755)
+		os.WriteFile(filepath.Join(out, "runs", "sweep=zz", filepath.Base(part)), b, 0o644)
+		if stdout, _, code := sweep(t, "check", out); code != 1 || !strings.Contains(stdout, "duplicate: "+filepath.Join(out, "runs", "sweep=zz")) {
+			t.Errorf("%v: check of a part copied to another sweep: exit %d\n%s", order, code, stdout)
+		}
+	}
+}
