@@ -177,7 +177,8 @@ func TestCheck(t *testing.T) {
 	if stdout, stderr, code := sweep(t, "check", dir); code != 0 || !strings.Contains(stdout, "no problems") {
 		t.Fatalf("check of a fresh dataset: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{"check", filepath.Join(dir, "nope")}, {"check", filepath.Join(dir, "runs")}, {"check"}} {
+	for _, args := range [][]string{{"check", filepath.Join(dir, "nope")}, {"check", filepath.Join(dir, "runs")}, {"check"},
+		{"diff", dir, filepath.Join(dir, "nope")}, {"diff", filepath.Join(dir, "runs"), dir}, {"diff", dir}} {
 		if _, stderr, code := sweep(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, stderr)
 		}
