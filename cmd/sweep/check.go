@@ -65,104 +65,146 @@ func (r *checkReport) unreadable(path string, err error) {
 // everything; otherwise only the parts only names (by sweep), as `sweep
 // run` does on what it wrote while other writers may be at work.
 func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
-	fsys := os.DirFS(dir)
-	l, err := dataset.List(fsys)
+	l, err := dataset.List(os.DirFS(dir))
 	if err != nil {
 		return nil, err
 	}
-	rep := &checkReport{Dir: dir, Problems: []problem{}}
-	mine := func(p dataset.Part) bool {
-		if only == nil {
+	c := &checker{dir: dir, only: only, l: l, rep: &checkReport{Dir: dir, Problems: []problem{}},
+		first: map[string]place{}, dups: map[[2]string]int{}, runsOf: map[string]map[string]bool{}, manifest: map[string]dataset.Meta{}}
+	if err := c.runs(); err != nil {
+		return nil, err
+	}
+	c.duplicates()
+	for _, table := range dataset.SideTables {
+		if err := c.side(table); err != nil {
+			return nil, err
+		}
+	}
+	c.other()
+	return c.rep, nil
+}
+
+// place is where a run was read first.
+type place struct{ path, sweep string }
+
+// crossDup is a run stored again in another sweep's folder.
+type crossDup struct{ key, first, again string }
+
+// checker is one check of a dataset in progress.
+type checker struct {
+	dir      string
+	only     map[string][]string // nil: everything
+	l        *dataset.Listing
+	rep      *checkReport
+	first    map[string]place           // run key → where it was read first
+	dups     map[[2]string]int          // (first path, this path) → runs
+	cross    []crossDup                 // candidates, see duplicates
+	runsOf   map[string]map[string]bool // sweep/name → its run keys
+	manifest map[string]dataset.Meta    // sweep/name → its runs part's metadata
+}
+
+// mine reports whether the check covers part p.
+func (c *checker) mine(p dataset.Part) bool {
+	if c.only == nil {
+		return true
+	}
+	for _, n := range c.only[p.Sweep] {
+		if n == p.Name {
 			return true
 		}
-		for _, n := range only[p.Sweep] {
-			if n == p.Name {
-				return true
-			}
-		}
-		return false
 	}
-	open := func(p string) (*os.File, error) { return os.Open(filepath.Join(dir, filepath.FromSlash(p))) }
+	return false
+}
 
-	// Runs: every row readable, its key its parameters' hash, stored once.
-	type place struct{ path, sweep string }
-	first := map[string]place{}            // run key → where it was read first
-	dups := map[[2]string]int{}            // (first path, this path) → runs
-	runsOf := map[string]map[string]bool{} // sweep/name → its run keys
-	manifest := map[string]dataset.Meta{}  // sweep/name → its runs part's metadata
+func (c *checker) open(p string) (*os.File, error) {
+	return os.Open(filepath.Join(c.dir, filepath.FromSlash(p)))
+}
+
+// runs checks the runs parts: every row readable, its key its parameters'
+// hash, every run stored once.
+func (c *checker) runs() error {
 	runs := tableCount{Table: dataset.RunsDir}
-	type crossDup struct{ key, first, again string }
-	var cross []crossDup // a run stored again in another sweep
-	for _, p := range l.Runs {
+	for _, p := range c.l.Runs {
 		path := p.Path()
-		f, err := open(path)
+		f, err := c.open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // set aside meanwhile
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var keys []string
-		var meta dataset.Meta
-		if mine(p) {
-			var recs []dataset.Record
-			recs, meta, err = dataset.ReadRuns(f)
-			for i, rec := range recs {
-				if meta.Sim == sim.Version && (experiments.Run{Cell: rec.Cell, Seed: rec.Seed}).Key() != rec.RunKey {
-					rep.add("corrupt", path, "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
-					break
-				}
-			}
-			for _, rec := range recs {
-				keys = append(keys, rec.RunKey)
-			}
-		} else {
-			keys, meta, err = dataset.ReadKeys(f, dataset.RunsDir)
-		}
+		keys, meta, err := c.runKeys(f, p)
 		f.Close()
 		if err != nil {
-			if mine(p) {
-				rep.unreadable(path, err)
+			if c.mine(p) {
+				c.rep.unreadable(path, err)
 			}
 			continue
 		}
-		if meta.Sim != sim.Version && mine(p) {
-			rep.add("stale", path, "holds simulator %s, this is %s: `sweep run` sets it aside and runs its runs again", meta.Sim, sim.Version)
+		if meta.Sim != sim.Version && c.mine(p) {
+			c.rep.add("stale", path, "holds simulator %s, this is %s: `sweep run` sets it aside and runs its runs again", meta.Sim, sim.Version)
 		}
 		runs.Parts++
 		runs.Rows += len(keys)
 		set := map[string]bool{}
 		for _, k := range keys {
 			set[k] = true
-			at, ok := first[k]
+			at, ok := c.first[k]
 			if !ok {
-				first[k] = place{path, p.Sweep}
+				c.first[k] = place{path, p.Sweep}
 				continue
 			}
-			if !mine(p) && (only == nil || !mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)})) {
+			if !c.mine(p) && (c.only == nil || !c.mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)})) {
 				continue
 			}
 			if at.sweep != p.Sweep {
-				cross = append(cross, crossDup{k, at.path, path})
+				c.cross = append(c.cross, crossDup{k, at.path, path})
 				continue
 			}
-			dups[[2]string{at.path, path}]++
+			c.dups[[2]string{at.path, path}]++
 		}
-		runsOf[p.Sweep+"/"+p.Name] = set
-		manifest[p.Sweep+"/"+p.Name] = meta
+		c.runsOf[p.Sweep+"/"+p.Name] = set
+		c.manifest[p.Sweep+"/"+p.Name] = meta
 	}
-	runs.Runs = len(first)
-	rep.Tables = append(rep.Tables, runs)
-	// A run stored in two sweeps is a duplicate unless exactly one copy has
-	// a timeline: the later sweep asked for one the first did not keep.
+	runs.Runs = len(c.first)
+	c.rep.Tables = append(c.rep.Tables, runs)
+	return nil
+}
+
+// runKeys reads a runs part's keys: every row, checked, when the check
+// covers it; only the keys otherwise.
+func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, error) {
+	if !c.mine(p) {
+		return dataset.ReadKeys(f, dataset.RunsDir)
+	}
+	recs, meta, err := dataset.ReadRuns(f)
+	if err != nil {
+		return nil, meta, err
+	}
+	keys := make([]string, len(recs))
+	bad := false
+	for i, rec := range recs {
+		keys[i] = rec.RunKey
+		if !bad && meta.Sim == sim.Version && (experiments.Run{Cell: rec.Cell, Seed: rec.Seed}).Key() != rec.RunKey {
+			c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
+			bad = true
+		}
+	}
+	return keys, meta, nil
+}
+
+// duplicates files the runs stored twice. A run stored in two sweeps is a
+// duplicate unless exactly one copy has a timeline: the later sweep asked
+// for one the first did not keep.
+func (c *checker) duplicates() {
 	tl := map[string]map[string]bool{} // runs part path → run keys of its timelines part
 	withTimeline := func(runsPath string) map[string]bool {
 		if m, ok := tl[runsPath]; ok {
 			return m
 		}
 		m := map[string]bool{}
-		ks, _, err := readKeys(filepath.Join(dir, dataset.TimelinesDir, strings.TrimPrefix(filepath.FromSlash(runsPath), dataset.RunsDir+string(filepath.Separator))), dataset.TimelinesDir)
-		if err == nil {
+		rel := strings.TrimPrefix(runsPath, dataset.RunsDir+"/")
+		if ks, _, err := readKeys(filepath.Join(c.dir, dataset.TimelinesDir, filepath.FromSlash(rel)), dataset.TimelinesDir); err == nil {
 			for _, k := range ks {
 				m[k] = true
 			}
@@ -170,13 +212,13 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 		tl[runsPath] = m
 		return m
 	}
-	for _, c := range cross {
-		if withTimeline(c.first)[c.key] == withTimeline(c.again)[c.key] {
-			dups[[2]string{c.first, c.again}]++
+	for _, d := range c.cross {
+		if withTimeline(d.first)[d.key] == withTimeline(d.again)[d.key] {
+			c.dups[[2]string{d.first, d.again}]++
 		}
 	}
 	var pairs [][2]string
-	for k := range dups {
+	for k := range c.dups {
 		pairs = append(pairs, k)
 	}
 	sort.Slice(pairs, func(i, j int) bool {
@@ -186,81 +228,89 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 		return pairs[i][0] < pairs[j][0]
 	})
 	for _, pr := range pairs {
-		rep.add("duplicate", pr[1], "%d runs already stored in %s: readers count each once", dups[pr], pr[0])
+		c.rep.add("duplicate", pr[1], "%d runs already stored in %s: readers count each once", c.dups[pr], pr[0])
 	}
+}
 
-	// Side tables: readable, rows of the runs their part commits, as many
-	// as the runs part's manifest says.
-	for _, table := range dataset.SideTables {
-		tc := tableCount{Table: table}
-		distinct := map[string]bool{}
-		rowsOf := map[string]int{}
-		for _, p := range l.Side[table] {
-			if !mine(p) {
-				continue
-			}
-			path := p.Path()
-			f, err := open(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			var keys []string
-			switch table {
-			case dataset.TimelinesDir:
-				var rows []dataset.TimelineRow
-				rows, _, err = dataset.ReadTimelines(f)
-				for _, r := range rows {
-					keys = append(keys, r.RunKey)
-				}
-			default:
-				var rows []dataset.GroupRow
-				rows, _, err = dataset.ReadGroups(f)
-				for _, r := range rows {
-					keys = append(keys, r.RunKey)
-				}
-			}
-			f.Close()
-			if err != nil {
-				rep.unreadable(path, err)
-				continue
-			}
-			tc.Parts++
-			tc.Rows += len(keys)
-			rowsOf[p.Sweep+"/"+p.Name] = len(keys)
-			stray := 0
-			for _, k := range keys {
-				distinct[k] = true
-				if runs := runsOf[p.Sweep+"/"+p.Name]; runs != nil && !runs[k] {
-					stray++
-				}
-			}
-			if stray > 0 {
-				rep.add("orphan", path, "%d rows of runs its runs part does not hold: readers may show them for a run stored elsewhere", stray)
+// side checks a side table's visible parts: readable, rows of the runs
+// their part commits, as many as the runs part's manifest says.
+func (c *checker) side(table string) error {
+	tc := tableCount{Table: table}
+	distinct := map[string]bool{}
+	rowsOf := map[string]int{}
+	for _, p := range c.l.Side[table] {
+		if !c.mine(p) {
+			continue
+		}
+		path := p.Path()
+		f, err := c.open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		keys, err := sideKeys(f, table)
+		f.Close()
+		if err != nil {
+			c.rep.unreadable(path, err)
+			continue
+		}
+		tc.Parts++
+		tc.Rows += len(keys)
+		rowsOf[p.Sweep+"/"+p.Name] = len(keys)
+		stray := 0
+		for _, k := range keys {
+			distinct[k] = true
+			if runs := c.runsOf[p.Sweep+"/"+p.Name]; runs != nil && !runs[k] {
+				stray++
 			}
 		}
-		tc.Runs = len(distinct)
-		rep.Tables = append(rep.Tables, tc)
-		for _, p := range l.Runs {
-			m, ok := manifest[p.Sweep+"/"+p.Name]
-			if !ok || !mine(p) {
-				continue
-			}
-			want := m.TimelineRows
-			if table == dataset.GroupsDir {
-				want = m.GroupRows
-			}
-			if got := rowsOf[p.Sweep+"/"+p.Name]; want >= 0 && got != want {
-				rep.add("incomplete", p.Path(), "commits %d %s rows, its %s part holds %d", want, table, table, got)
-			}
+		if stray > 0 {
+			c.rep.add("orphan", path, "%d rows of runs its runs part does not hold: readers may show them for a run stored elsewhere", stray)
 		}
 	}
+	tc.Runs = len(distinct)
+	c.rep.Tables = append(c.rep.Tables, tc)
+	for _, p := range c.l.Runs {
+		m, ok := c.manifest[p.Sweep+"/"+p.Name]
+		if !ok || !c.mine(p) {
+			continue
+		}
+		want := m.TimelineRows
+		if table == dataset.GroupsDir {
+			want = m.GroupRows
+		}
+		if got := rowsOf[p.Sweep+"/"+p.Name]; want >= 0 && got != want {
+			c.rep.add("incomplete", p.Path(), "commits %d %s rows, its %s part holds %d", want, table, table, got)
+		}
+	}
+	return nil
+}
 
-	// Files that are not data.
+// sideKeys reads every row of a side-table part and returns their run keys.
+func sideKeys(f *os.File, table string) ([]string, error) {
+	var keys []string
+	if table == dataset.TimelinesDir {
+		rows, _, err := dataset.ReadTimelines(f)
+		for _, r := range rows {
+			keys = append(keys, r.RunKey)
+		}
+		return keys, err
+	}
+	rows, _, err := dataset.ReadGroups(f)
+	for _, r := range rows {
+		keys = append(keys, r.RunKey)
+	}
+	return keys, err
+}
+
+// other files what is not data: temporary files, locks, parts set aside,
+// orphans, anything else.
+func (c *checker) other() {
+	rep, dir := c.rep, c.dir
 	ownEntry := func(e dataset.Entry) bool {
-		if only == nil {
+		if c.only == nil {
 			return true
 		}
 		name := filepath.Base(e.Path)
@@ -268,9 +318,9 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 			name = m[1]
 		}
 		sweep := strings.TrimPrefix(filepath.Base(filepath.Dir(e.Path)), "sweep=")
-		return mine(dataset.Part{Sweep: sweep, Name: name})
+		return c.mine(dataset.Part{Sweep: sweep, Name: name})
 	}
-	for _, e := range l.Other {
+	for _, e := range c.l.Other {
 		if !ownEntry(e) {
 			continue
 		}
@@ -291,7 +341,6 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 			rep.add("unknown", e.Path, "not part of a herdsweep dataset")
 		}
 	}
-	return rep, nil
 }
 
 // fileNow is the file server's time, from a probe file in dir; this
