@@ -1,13 +1,8 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"regexp"
-	"sort"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet"
 
@@ -25,39 +20,70 @@ type Dataset struct {
 	Records []Record
 	Metas   []dataset.Meta // one per part, in read order
 	Files   int
+	// Duplicates counts the rows left out because their run was already
+	// read: Repeated within one sweep's folder (a storage fault; `sweep
+	// check` names them), Shared between sweeps (a run two sweeps ask for).
+	Repeated, Shared int
+	Warnings         []string // about the storage, for the report
 }
 
-var hiveSweep = regexp.MustCompile(`^sweep=(.+)$`)
-
-// Load reads every runs part of a results folder: runs/sweep=NAME/*.parquet
-// in fsys. Files are read in name order, so the same folder gives the same
-// records. A folder without parts, a file that is not Parquet and a file
-// from another schema version are errors naming the file.
+// Load reads every committed runs part of a results folder
+// (runs/sweep=NAME/*.parquet in fsys), in sweep and name order, so the same
+// folder gives the same records. A run stored more than once counts once:
+// the first copy read is kept and a warning says how many were left out.
+// A folder without parts, a file that is not Parquet and a file from
+// another schema version are errors naming the file.
 func Load(fsys fs.FS) (*Dataset, error) {
-	files, err := parquetFiles(fsys, "runs")
+	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 0 {
+	if len(l.Runs) == 0 {
 		return nil, fmt.Errorf("no Parquet files under runs/: run `sweep run` first, or point --results at a dataset")
 	}
-	ds := &Dataset{Files: len(files)}
-	for _, p := range files {
-		sweep := ""
-		if m := hiveSweep.FindStringSubmatch(path.Base(path.Dir(p))); m != nil {
-			sweep = m[1]
-		}
+	ds := &Dataset{Files: len(l.Runs)}
+	seen := map[string]string{} // run key → the sweep of the copy kept
+	example := ""
+	for _, part := range l.Runs {
+		p := part.Path()
 		recs, meta, err := readParquet(fsys, p, dataset.ReadRuns)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, &FileError{Path: p, Err: err}
 		}
 		ds.Metas = append(ds.Metas, meta)
 		for _, r := range recs {
-			ds.Records = append(ds.Records, Record{Record: r, Sweep: sweep})
+			if sw, ok := seen[r.RunKey]; ok {
+				if sw == part.Sweep {
+					ds.Repeated++
+					if example == "" {
+						example = fmt.Sprintf(" (run %s again in %s)", r.RunKey, p)
+					}
+				} else {
+					ds.Shared++
+				}
+				continue
+			}
+			seen[r.RunKey] = part.Sweep
+			ds.Records = append(ds.Records, Record{Record: r, Sweep: part.Sweep})
 		}
+	}
+	if ds.Repeated > 0 {
+		ds.Warnings = append(ds.Warnings, fmt.Sprintf("%d rows repeat a run already stored in the same sweep%s: each run counted once; `sweep check` lists them", ds.Repeated, example))
+	}
+	if ds.Shared > 0 {
+		ds.Warnings = append(ds.Warnings, fmt.Sprintf("%d runs are stored in more than one sweep's folder: each counted once", ds.Shared))
 	}
 	return ds, nil
 }
+
+// FileError is an error reading one file of a dataset.
+type FileError struct {
+	Path string // in the dataset's fs.FS
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
 
 func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) ([]T, dataset.Meta, error)) ([]T, dataset.Meta, error) {
 	f, err := fsys.Open(p)
@@ -72,25 +98,46 @@ func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) 
 	return read(ra)
 }
 
-// Timelines reads the timelines of the given runs from fsys's timelines/
-// folders; runs without one are left out.
-func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
-	out := map[string][]dataset.TimelineRow{}
-	files, err := parquetFiles(fsys, "timelines")
+// sideRows reads the visible parts of a side table; a run's rows come from
+// the first part that holds it, so a run stored twice counts once.
+func sideRows[T any](fsys fs.FS, table string, read func(parquet.ReaderAtSeeker) ([]T, dataset.Meta, error), key func(T) string) ([]T, error) {
+	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range files {
-		rows, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
-			return dataset.ReadTimelinesOf(r, runKeys)
-		})
+	from := map[string]string{} // run key → the part its rows come from
+	var out []T
+	for _, part := range l.Side[table] {
+		p := part.Path()
+		rows, _, err := readParquet(fsys, p, read)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, &FileError{Path: p, Err: err}
 		}
 		for _, r := range rows {
-			if runKeys[r.RunKey] {
-				out[r.RunKey] = append(out[r.RunKey], r)
+			k := key(r)
+			if f, ok := from[k]; ok && f != p {
+				continue
 			}
+			from[k] = p
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Timelines reads the timelines of the given runs from fsys's timelines/
+// folders; runs without one are left out.
+func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
+	rows, err := sideRows(fsys, dataset.TimelinesDir, func(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
+		return dataset.ReadTimelinesOf(r, runKeys)
+	}, func(r dataset.TimelineRow) string { return r.RunKey })
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]dataset.TimelineRow{}
+	for _, r := range rows {
+		if runKeys[r.RunKey] {
+			out[r.RunKey] = append(out[r.RunKey], r)
 		}
 	}
 	return out, nil
@@ -99,37 +146,5 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 // GroupRows reads every row of fsys's groups/ folders (mixed fleets); none
 // when there are none.
 func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
-	files, err := parquetFiles(fsys, "groups")
-	if err != nil {
-		return nil, err
-	}
-	var out []dataset.GroupRow
-	for _, p := range files {
-		rows, _, err := readParquet(fsys, p, dataset.ReadGroups)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		out = append(out, rows...)
-	}
-	return out, nil
-}
-
-// parquetFiles lists the committed part files under dir, in name order:
-// hidden files (a part being written) are not data. A missing dir has none.
-func parquetFiles(fsys fs.FS, dir string) ([]string, error) {
-	var files []string
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.HasPrefix(d.Name(), ".") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	sort.Strings(files)
-	return files, err
+	return sideRows(fsys, dataset.GroupsDir, dataset.ReadGroups, func(r dataset.GroupRow) string { return r.RunKey })
 }

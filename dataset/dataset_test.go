@@ -13,7 +13,7 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-func sampleRuns(t *testing.T) ([]experiments.Run, []sim.Result, []*sim.Timeline) {
+func sampleRuns(t testing.TB) ([]experiments.Run, []sim.Result, []*sim.Timeline) {
 	t.Helper()
 	sc := sim.Article()
 	sc.Clients = 300
@@ -52,6 +52,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	for i := range runs {
 		w.Append(runs[i], res[i])
 	}
+	w.Manifest(1234, 0)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +62,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	}
 	want := meta
 	want.Schema = RunsSchema
+	want.TimelineRows, want.GroupRows = 1234, 0
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("meta (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,7 +29,8 @@ type Record struct {
 }
 
 // ReadMeta returns a file's metadata without reading its rows.
-func ReadMeta(r parquet.ReaderAtSeeker) (Meta, error) {
+func ReadMeta(r parquet.ReaderAtSeeker) (meta Meta, err error) {
+	defer recoverCorrupt(&err)
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
@@ -36,8 +39,16 @@ func ReadMeta(r parquet.ReaderAtSeeker) (Meta, error) {
 	return fileMeta(pf), nil
 }
 
+// recoverCorrupt turns a panic inside the Parquet library, which some
+// corrupt files provoke, into an error.
+func recoverCorrupt(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("corrupt Parquet file: %v", p)
+	}
+}
+
 func fileMeta(pf *file.Reader) Meta {
-	var m Meta
+	m := Meta{TimelineRows: -1, GroupRows: -1}
 	kv := pf.MetaData().KeyValueMetadata()
 	for i, k := range kv.Keys() {
 		v := kv.Values()[i]
@@ -56,56 +67,101 @@ func fileMeta(pf *file.Reader) Meta {
 			m.Created = v
 		case KeySweep:
 			m.Sweep = v
+		case KeyPartTimelines:
+			m.TimelineRows = count(v)
+		case KeyPartGroups:
+			m.GroupRows = count(v)
 		}
 	}
 	return m
 }
 
-// readTable reads a whole file whose schema must be want.
-func readTable(r parquet.ReaderAtSeeker, want string, columns []string) (arrow.Table, Meta, error) {
+// count reads a manifest's row count; -1 when it is not one.
+func count(v string) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// readTable reads a whole file whose schema must be want and whose columns
+// must have the types of fields (only the named columns are read when
+// columns is not nil). A panic of the Parquet library on a corrupt file is
+// returned as an error.
+func readTable(r parquet.ReaderAtSeeker, want string, fields []arrow.Field, columns []string) (tbl arrow.Table, meta Meta, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if tbl != nil {
+				tbl.Release()
+			}
+			tbl, err = nil, fmt.Errorf("corrupt Parquet file: %v", p)
+		}
+	}()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("not a Parquet file: %w", err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		pf.Close()
-		return nil, Meta{}, err
-	}
-	sc, err := fr.Schema()
-	if err != nil {
-		pf.Close()
-		return nil, Meta{}, err
-	}
-	meta := fileMeta(pf)
+	defer pf.Close()
+	meta = fileMeta(pf)
 	if meta.Schema != want {
-		pf.Close()
 		got := meta.Schema
 		if got == "" {
 			got = "none"
 		}
 		return nil, meta, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, want)
 	}
-	var idx []int
-	for _, c := range columns {
-		is := sc.FieldIndices(c)
-		if len(is) != 1 {
-			pf.Close()
-			return nil, meta, fmt.Errorf("no column %q", c)
-		}
-		idx = append(idx, is[0])
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, meta, fmt.Errorf("corrupt Parquet file: %w", err)
 	}
-	var tbl arrow.Table
-	if idx == nil {
+	sc, err := fr.Schema()
+	if err != nil {
+		return nil, meta, fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	idx, err := checkColumns(sc, fields, columns)
+	if err != nil {
+		return nil, meta, err
+	}
+	if columns == nil {
 		tbl, err = fr.ReadTable(context.Background())
 	} else {
 		tbl, err = readColumns(fr, idx)
 	}
-	pf.Close()
 	if err != nil {
-		return nil, meta, err
+		return nil, meta, fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	if tbl.NumRows() != pf.NumRows() {
+		n := tbl.NumRows()
+		tbl.Release()
+		return nil, meta, fmt.Errorf("corrupt Parquet file: %d rows read of %d", n, pf.NumRows())
 	}
 	return tbl, meta, nil
+}
+
+// checkColumns checks that each of the named columns (every one of fields
+// when columns is nil) is in sc once, with its type, and returns their
+// indices in sc.
+func checkColumns(sc *arrow.Schema, fields []arrow.Field, columns []string) ([]int, error) {
+	if columns == nil {
+		for _, f := range fields {
+			columns = append(columns, f.Name)
+		}
+	}
+	var idx []int
+	for _, c := range columns {
+		is := sc.FieldIndices(c)
+		if len(is) != 1 {
+			return nil, fmt.Errorf("no column %q (a file written by another tool?)", c)
+		}
+		for _, f := range fields {
+			if f.Name == c && !arrow.TypeEqual(f.Type, sc.Field(is[0]).Type) {
+				return nil, fmt.Errorf("column %q is %s: want %s", c, sc.Field(is[0]).Type, f.Type)
+			}
+		}
+		idx = append(idx, is[0])
+	}
+	return idx, nil
 }
 
 func readColumns(fr *pqarrow.FileReader, idx []int) (arrow.Table, error) {
@@ -149,7 +205,13 @@ func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a a
 		}
 		row := 0
 		for _, ch := range chunks {
+			if !arrow.TypeEqual(ch.DataType(), f.Type) {
+				return fmt.Errorf("column %q is %s: want %s", f.Name, ch.DataType(), f.Type)
+			}
 			for i := range ch.Len() {
+				if !f.Nullable && ch.IsNull(i) {
+					return fmt.Errorf("column %q row %d: null in a column that has none", f.Name, row)
+				}
 				if err := set(f.Name, ch, i, row); err != nil {
 					return fmt.Errorf("column %q row %d: %w", f.Name, row, err)
 				}
@@ -163,24 +225,39 @@ func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a a
 // ReadRunKeys returns the run_key column of a runs file: what a resumed
 // sweep skips.
 func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, Meta, error) {
-	tbl, meta, err := readTable(r, RunsSchema, []string{ColRunKey})
+	return ReadKeys(r, RunsDir)
+}
+
+// ReadKeys returns the run_key column of a file of the given table (RunsDir,
+// TimelinesDir or GroupsDir), one per row.
+func ReadKeys(r parquet.ReaderAtSeeker, table string) ([]string, Meta, error) {
+	schema, fields := RunsSchema, runsFields()
+	switch table {
+	case TimelinesDir:
+		schema, fields = TimelineSchema, timelineFields()
+	case GroupsDir:
+		schema, fields = GroupsSchema, groupsFields()
+	}
+	fields = fields[:1]
+	tbl, meta, err := readTable(r, schema, fields, []string{ColRunKey})
 	if err != nil {
 		return nil, meta, err
 	}
 	defer tbl.Release()
-	var keys []string
-	for _, ch := range tbl.Column(0).Data().Chunks() {
-		s := ch.(*array.String)
-		for i := range s.Len() {
-			keys = append(keys, s.Value(i))
-		}
+	keys := make([]string, 0, tbl.NumRows())
+	err = eachValue(tbl, fields, func(_ string, a arrow.Array, i, _ int) error {
+		keys = append(keys, a.(*array.String).Value(i))
+		return nil
+	})
+	if err != nil {
+		return nil, meta, err
 	}
 	return keys, meta, nil
 }
 
 // ReadRuns reads every row of a runs file.
 func ReadRuns(r parquet.ReaderAtSeeker) ([]Record, Meta, error) {
-	tbl, meta, err := readTable(r, RunsSchema, nil)
+	tbl, meta, err := readTable(r, RunsSchema, runsFields(), nil)
 	if err != nil {
 		return nil, meta, err
 	}
@@ -217,7 +294,11 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 	case ColCellKey:
 		r.CellKey = str()
 	case ColSeed:
-		r.Seed = uint32(i64())
+		s, err := seed(i64())
+		if err != nil {
+			return err
+		}
+		r.Seed = s
 	case ColLabel:
 		r.Label = str()
 	case ColSent:
@@ -269,6 +350,14 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 	return nil
 }
 
+// seed checks that a seed column's value is a Mulberry32 seed.
+func seed(v int64) (uint32, error) {
+	if v < 0 || v > math.MaxUint32 {
+		return 0, fmt.Errorf("seed %d: want a whole number in [0, %d]", v, uint32(math.MaxUint32))
+	}
+	return uint32(v), nil
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
 
 // TimelineRow is one row of the timelines table.
@@ -290,21 +379,23 @@ func ReadTimelines(r parquet.ReaderAtSeeker) ([]TimelineRow, Meta, error) {
 // ReadTimelinesOf reads the rows of a timelines file whose run_key is in
 // keys (every row when keys is nil).
 func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]TimelineRow, Meta, error) {
-	tbl, meta, err := readTable(r, TimelineSchema, nil)
+	fields := timelineFields()
+	tbl, meta, err := readTable(r, TimelineSchema, fields, nil)
 	if err != nil {
 		return nil, meta, err
 	}
 	defer tbl.Release()
 	var keep []int // row numbers to read
 	row := 0
-	for _, ch := range column(tbl, ColRunKey) {
-		s := ch.(*array.String)
-		for i := range s.Len() {
-			if keys == nil || keys[s.Value(i)] {
-				keep = append(keep, row)
-			}
-			row++
+	err = eachValue(tbl, fields[:1], func(_ string, a arrow.Array, i, _ int) error {
+		if keys == nil || keys[a.(*array.String).Value(i)] {
+			keep = append(keep, row)
 		}
+		row++
+		return nil
+	})
+	if err != nil {
+		return nil, meta, err
 	}
 	out := make([]int, row) // row → index in rows, -1 for a row not asked for
 	for r := range out {
@@ -314,7 +405,7 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 		out[r] = n
 	}
 	rows := make([]TimelineRow, len(keep))
-	err = eachValue(tbl, timelineFields(), func(name string, ch arrow.Array, i, row int) error {
+	err = eachValue(tbl, fields, func(name string, ch arrow.Array, i, row int) error {
 		if out[row] < 0 {
 			return nil
 		}
@@ -325,7 +416,11 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 		case ColCellKey:
 			t.CellKey = ch.(*array.String).Value(i)
 		case ColSeed:
-			t.Seed = uint32(ch.(*array.Int64).Value(i))
+			s, err := seed(ch.(*array.Int64).Value(i))
+			if err != nil {
+				return err
+			}
+			t.Seed = s
 		case ColTick:
 			t.Tick = int(ch.(*array.Int64).Value(i))
 		case ColTime:
@@ -358,7 +453,7 @@ type GroupRow struct {
 
 // ReadGroups reads every row of a groups file.
 func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
-	tbl, meta, err := readTable(r, GroupsSchema, nil)
+	tbl, meta, err := readTable(r, GroupsSchema, groupsFields(), nil)
 	if err != nil {
 		return nil, meta, err
 	}
@@ -380,7 +475,11 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
 		case ColCellKey:
 			g.CellKey = str()
 		case ColSeed:
-			g.Seed = uint32(i64())
+			s, err := seed(i64())
+			if err != nil {
+				return err
+			}
+			g.Seed = s
 		case ColGroup:
 			g.Group = int(i64())
 		case ColShare:

@@ -25,6 +25,12 @@ const (
 	KeyCommand    = "herdsweep.command"
 	KeyCreated    = "herdsweep.created"
 	KeySweep      = "herdsweep.sweep"
+
+	// The manifest of a runs part: how many rows its side-table parts of
+	// the same name hold. A runs part is the commit of its side parts;
+	// `sweep check` verifies that they are whole.
+	KeyPartTimelines = "herdsweep.part.timelines_rows"
+	KeyPartGroups    = "herdsweep.part.groups_rows"
 )
 
 // Meta is where a file came from.
@@ -36,6 +42,10 @@ type Meta struct {
 	Command    string // the command that wrote it, without options that do not change the data
 	Created    string // RFC 3339; SOURCE_DATE_EPOCH when set, for reproducible files
 	Sweep      string
+
+	// Rows of the side-table parts committed with a runs part (its
+	// manifest); -1 when the file carries none (side tables, older parts).
+	TimelineRows, GroupRows int
 }
 
 func (m Meta) metadata(schema string) arrow.Metadata {

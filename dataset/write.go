@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,6 +24,7 @@ type writer struct {
 	schema *arrow.Schema
 	b      *array.RecordBuilder
 	rows   int
+	extra  [][2]string // key-value metadata known only at Close
 }
 
 func newWriter(w io.Writer, fields []arrow.Field, md arrow.Metadata) *writer {
@@ -52,6 +54,12 @@ func (w *writer) Close() error {
 		fw.Close()
 		return fmt.Errorf("parquet: %w", err)
 	}
+	for _, kv := range w.extra {
+		if err := fw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
+			fw.Close()
+			return fmt.Errorf("parquet: %w", err)
+		}
+	}
 	if err := fw.Close(); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
@@ -65,6 +73,15 @@ type RunsWriter struct{ writer }
 // file's key-value metadata.
 func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
 	return &RunsWriter{*newWriter(w, runsFields(), meta.metadata(RunsSchema))}
+}
+
+// Manifest records in the runs file how many rows the side-table parts
+// committed with it hold, for `sweep check`. Call it before Close.
+func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
+	w.extra = [][2]string{
+		{KeyPartTimelines, strconv.Itoa(timelineRows)},
+		{KeyPartGroups, strconv.Itoa(groupRows)},
+	}
 }
 
 func milestone(b *array.Float64Builder, m sim.Milestone) {

@@ -2,47 +2,118 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 
-	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/dataset"
 )
 
-func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("diff", "A B   (two dataset folders)", stderr)
-	limit := fs.Int("n", 20, "differences to list")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err: err}
+// diffTable is one table of a dataset as diff sees it: every row by its
+// key (run_key; with the tick or the group for side tables), the first
+// copy read, and how many rows repeated a key.
+type diffTable struct {
+	rows  map[string]string // key → the row, printed
+	where map[string]string // key → what to call it in a message
+	order []string          // keys in read order
+	dups  int
+}
+
+func (t *diffTable) add(key, row, where string) {
+	if _, ok := t.rows[key]; ok {
+		t.dups++
+		return
 	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return usagef("diff: want two dataset folders, got %d arguments", fs.NArg())
-	}
-	a, b := fs.Arg(0), fs.Arg(1)
-	da, err := analysis.Load(os.DirFS(a))
-	if err != nil {
-		return fmt.Errorf("%s: %w", a, err)
-	}
-	db, err := analysis.Load(os.DirFS(b))
-	if err != nil {
-		return fmt.Errorf("%s: %w", b, err)
-	}
-	index := func(ds *analysis.Dataset) (map[string]analysis.Record, []string) {
-		m := map[string]analysis.Record{}
-		var order []string
-		for _, r := range ds.Records {
-			k := r.Sweep + "/" + r.RunKey
-			if _, ok := m[k]; !ok {
-				order = append(order, k)
-			}
-			m[k] = r
+	t.rows[key] = row
+	t.where[key] = where
+	t.order = append(t.order, key)
+}
+
+// loadDiffTables reads every visible part of every table of a dataset.
+func loadDiffTables(dir string) (map[string]*diffTable, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a folder")
 		}
-		return m, order
+		return nil, err
 	}
-	ma, oa := index(da)
-	mb, ob := index(db)
-	onlyA, onlyB, differ, same := 0, 0, 0, 0
+	l, err := dataset.List(os.DirFS(dir))
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Runs) == 0 {
+		return nil, fmt.Errorf("%s: no Parquet files under runs/: not a dataset", dir)
+	}
+	out := map[string]*diffTable{}
+	for _, table := range dataset.Tables {
+		t := &diffTable{rows: map[string]string{}, where: map[string]string{}}
+		out[table] = t
+		parts := l.Runs
+		if table != dataset.RunsDir {
+			parts = l.Side[table]
+		}
+		for _, p := range parts {
+			path := filepath.Join(dir, filepath.FromSlash(p.Path()))
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			switch table {
+			case dataset.RunsDir:
+				var recs []dataset.Record
+				recs, _, err = dataset.ReadRuns(f)
+				for _, r := range recs {
+					t.add(r.RunKey, fmt.Sprintf("%+v", r), fmt.Sprintf("%s seed %d (%s)", r.Label, r.Seed, p.Sweep))
+				}
+			case dataset.TimelinesDir:
+				var rows []dataset.TimelineRow
+				rows, _, err = dataset.ReadTimelines(f)
+				for _, r := range rows {
+					t.add(r.RunKey+"/"+strconv.Itoa(r.Tick), fmt.Sprintf("%+v", r), fmt.Sprintf("run %s tick %d (%s)", r.RunKey, r.Tick, p.Sweep))
+				}
+			default:
+				var rows []dataset.GroupRow
+				rows, _, err = dataset.ReadGroups(f)
+				for _, r := range rows {
+					t.add(r.RunKey+"/"+strconv.Itoa(r.Group), fmt.Sprintf("%+v", r), fmt.Sprintf("run %s group %d (%s)", r.RunKey, r.Group, p.Sweep))
+				}
+			}
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	flags := newFlags("diff", "A B   (two dataset folders)", stderr)
+	limit := flags.Int("n", 20, "differences to list")
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err: err, printed: true}
+	}
+	if flags.NArg() != 2 {
+		flags.Usage()
+		return usagef("diff: want two dataset folders, got %d arguments", flags.NArg())
+	}
+	a, b := flags.Arg(0), flags.Arg(1)
+	// Exit codes: 0 same, 1 different, 2 error (either dataset unreadable).
+	ta, err := loadDiffTables(a)
+	if err != nil {
+		return usagef("diff: %s: %v", a, err)
+	}
+	tb, err := loadDiffTables(b)
+	if err != nil {
+		return usagef("diff: %s: %v", b, err)
+	}
 	shown := 0
 	show := func(format string, args ...any) {
 		if shown < *limit {
@@ -50,32 +121,46 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		shown++
 	}
-	for _, k := range oa {
-		ra := ma[k]
-		rb, ok := mb[k]
-		switch {
-		case !ok:
-			onlyA++
-			show("only in %s: %s seed %d (%s)\n", a, ra.Label, ra.Seed, ra.Sweep)
-		case ra.Result != rb.Result:
-			differ++
-			show("differs: %s seed %d (%s):\n  %s: %+v\n  %s: %+v\n", ra.Label, ra.Seed, ra.Sweep, a, ra.Result, b, rb.Result)
-		default:
-			same++
+	different := false
+	var summary []string
+	for _, table := range dataset.Tables {
+		x, y := ta[table], tb[table]
+		onlyA, onlyB, differ, same := 0, 0, 0, 0
+		for _, k := range x.order {
+			ry, ok := y.rows[k]
+			switch {
+			case !ok:
+				onlyA++
+				show("%s: only in %s: %s\n", table, a, x.where[k])
+			case x.rows[k] != ry:
+				differ++
+				show("%s: differs: %s:\n  %s: %s\n  %s: %s\n", table, x.where[k], a, x.rows[k], b, ry)
+			default:
+				same++
+			}
 		}
-	}
-	for _, k := range ob {
-		if _, ok := ma[k]; !ok {
-			onlyB++
-			rb := mb[k]
-			show("only in %s: %s seed %d (%s)\n", b, rb.Label, rb.Seed, rb.Sweep)
+		for _, k := range y.order {
+			if _, ok := x.rows[k]; !ok {
+				onlyB++
+				show("%s: only in %s: %s\n", table, b, y.where[k])
+			}
+		}
+		line := fmt.Sprintf("%s: %d rows identical, %d differ, %d only in %s, %d only in %s", table, same, differ, onlyA, a, onlyB, b)
+		if x.dups+y.dups > 0 {
+			line += fmt.Sprintf("; rows stored more than once: %d in %s, %d in %s", x.dups, a, y.dups, b)
+		}
+		summary = append(summary, line)
+		if differ+onlyA+onlyB+x.dups+y.dups > 0 {
+			different = true
 		}
 	}
 	if shown > *limit {
 		fmt.Fprintf(stdout, "… %d more\n", shown-*limit)
 	}
-	fmt.Fprintf(stdout, "%d runs identical, %d differ, %d only in %s, %d only in %s\n", same, differ, onlyA, a, onlyB, b)
-	if differ+onlyA+onlyB > 0 {
+	for _, l := range summary {
+		fmt.Fprintln(stdout, l)
+	}
+	if different {
 		return fmt.Errorf("datasets differ")
 	}
 	return nil

@@ -134,10 +134,9 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // mean time per run.
 func calibrate(ctx context.Context, s *experiments.Sweep, n int) (time.Duration, error) {
 	n = max(1, min(n, s.Len()))
-	step := s.Len() / n
 	start := time.Now()
 	err := experiments.Execute(ctx, 1, n, func(j int) experiments.Job {
-		return experiments.Job{Run: s.Run(j * step)}
+		return experiments.Job{Run: s.Run(j * s.Len() / n)} // spread over the whole sweep, its last cells too
 	}, func(int, experiments.Outcome) error { return nil })
 	return time.Since(start) / time.Duration(n), err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,23 @@ func files(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
+// bySequence renames each part file of files to its folder and sequence
+// number: what stays the same between two writers of the same runs.
+func bySequence(t *testing.T, files map[string][]byte) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for name, b := range files {
+		if _, seq, ok := owner(filepath.Base(name)); ok {
+			name = filepath.Join(filepath.Dir(name), fmt.Sprintf("#%05d", seq))
+		}
+		if _, dup := out[name]; dup {
+			t.Fatalf("two parts of one sequence number: %s", name)
+		}
+		out[name] = b
+	}
+	return out
+}
+
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
 	stdout, stderr, code := sweep(t, args...)
@@ -132,8 +150,9 @@ func TestRunIsDeterministicIncrementalAndShardable(t *testing.T) {
 	if len(m) != 2 || m[0][2] != "36" || m[1][2] != "60" {
 		t.Fatalf("first run: %q, want 36 runs of a and 60 of b", out)
 	}
-	// Byte-identical datasets, whatever the worker count.
-	f1, f2 := files(t, one), files(t, two)
+	// Byte-identical datasets, whatever the worker count (part names hold
+	// the writer's host, pid and a random id: compare them by sequence).
+	f1, f2 := bySequence(t, files(t, one)), bySequence(t, files(t, two))
 	if len(f1) != len(f2) || len(f1) < 6 {
 		t.Fatalf("%d files with 1 worker, %d with 2", len(f1), len(f2))
 	}
@@ -485,7 +504,7 @@ func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "holds simulator herd-0") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(parts, "part-00000.parquet.stale-herd-0")); err != nil {
+	if _, err := os.Stat(filepath.Join(parts, "_part-00000.parquet.stale-herd-0")); err != nil {
 		t.Errorf("the stale part was not set aside: %v", err)
 	}
 }

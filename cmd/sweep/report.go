@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -41,15 +42,21 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
 	fsys := os.DirFS(results)
 	ds, err := analysis.Load(fsys)
+	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+		return fmt.Errorf("%s: %w", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", results, err)
+	}
+	for _, w := range ds.Warnings {
+		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("report interrupted: %w", err)
 	}
 	aggs := analysis.Aggregates(ds.Records)
 	r := &reports.Report{Provenance: provenance(ds)}
-	r.Warnings = datasetWarnings(ds, aggs)
+	r.Warnings = append(datasetWarnings(ds, aggs), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	for _, a := range aggs {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,8 @@ type runOptions struct {
 
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
-	parts                                 []string
+	parts                                 []string      // paths of the runs parts committed
+	own                                   []string      // their names
 	elapsed, writing                      time.Duration // writing: building and writing Parquet parts
 }
 
@@ -103,6 +105,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
 	shard, shardFrom, err := resolveShard(*shardFlag, *shards, getenv)
 	if err != nil {
 		return usageError{err: err}
@@ -127,6 +132,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet}
 	opts.meta = dataset.Meta{Tool: toolVersion(), Sim: sim.Version, ConfigHash: hash, Created: created()}
+	written := map[string][]string{} // sweep → names of the parts written
 	for _, s := range sweeps {
 		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", *config, s.Name)
 		if shard.n > 1 {
@@ -141,11 +147,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%) → %s (%d new parts)\n",
 				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share,
-				(&store{root: *out, sweep: s.Name}).dir(runsDir), len(st.parts))
+				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), len(st.parts))
+			written[s.Name] = st.own
 		}
 		if err != nil {
 			return err
 		}
+	}
+	// The same check as `sweep check`, on what this run wrote.
+	rep, err := checkDataset(*out, written)
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		rep.writeText(stderr)
+		return fmt.Errorf("%s: the parts this run wrote have %d problems (see above)", *out, len(rep.Problems))
 	}
 	if *noReport {
 		return nil
@@ -153,15 +169,38 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return writeReport(ctx, *out, *out, stdout, stderr)
 }
 
+// checkOutput refuses object storage: its objects cannot be renamed
+// atomically, which the commit protocol needs.
+func checkOutput(out string) error {
+	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
+		return usagef("run: --out %s: object storage (%s://) is not supported: the commit protocol needs atomic renames; write to a shared file system (a Kubernetes PVC, NFS) and copy the finished dataset", out, scheme)
+	}
+	return nil
+}
+
 // runSweep runs what the dataset lacks of one sweep (this shard's part of
-// it) and commits it in parts.
+// it) and commits it in parts. Runs already stored in another sweep's
+// folder are not run again (when that copy has the timeline this sweep
+// asks for).
 func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io.Writer) (*sweepStats, error) {
 	start := time.Now()
 	st, err := openStore(o.out, s.Name, o.shard, stderr)
 	if err != nil {
 		return nil, err
 	}
+	defer st.close()
 	have, err := st.done(stderr)
+	if err != nil {
+		return nil, err
+	}
+	wantsTimelines := false
+	for i := range s.Len() {
+		if s.WantsTimeline(i) {
+			wantsTimelines = true
+			break
+		}
+	}
+	other, otherTL, err := elsewhere(o.out, s.Name, wantsTimelines, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -173,27 +212,32 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			continue
 		}
 		stats.inShard++
-		if have[r.Key()] {
+		k := r.Key()
+		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			stats.skipped++
 			continue
 		}
+		have[k] = true // a run listed twice in a sweep is run once
 		todo = append(todo, int32(i))
 	}
-	have = nil
+	have, other, otherTL = nil, nil, nil
 
 	prog := newProgress(stderr, s.Name, len(todo), o.quiet)
 	cur := newPart(o.meta)
+	var commitErr error // the first failure to commit: reported, never retried
 	commit := func() error {
-		if cur.runs.Len() == 0 {
-			return nil
+		if commitErr != nil || cur.runs.Len() == 0 {
+			return commitErr
 		}
 		t0 := time.Now()
 		name, err := st.commit(cur)
 		stats.writing += time.Since(t0)
 		if err != nil {
+			commitErr = err
 			return err
 		}
 		stats.parts = append(stats.parts, name)
+		stats.own = append(stats.own, filepath.Base(name))
 		cur = newPart(o.meta)
 		return nil
 	}
@@ -214,10 +258,10 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		t0 := time.Now()
 		cur.runs.Append(out.Job.Run, out.Result)
 		if out.Timeline != nil {
-			cur.side[timelinesDir].(*dataset.TimelineWriter).Append(out.Job.Run, out.Timeline)
+			cur.side[dataset.TimelinesDir].(*dataset.TimelineWriter).Append(out.Job.Run, out.Timeline)
 		}
 		if out.Result.NGroups > 0 {
-			cur.side[groupsDir].(*dataset.GroupsWriter).Append(out.Job.Run, out.Result)
+			cur.side[dataset.GroupsDir].(*dataset.GroupsWriter).Append(out.Job.Run, out.Result)
 		}
 		stats.writing += time.Since(t0)
 		stats.done++

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,37 +14,116 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// The dataset's folder layout, under --out:
+// The dataset's folder layout is dataset's (see dataset.List); this file is
+// the commit protocol of many writers into one folder on shared storage.
 //
-//	runs/sweep=NAME/part-00000.parquet        one row per run
-//	timelines/sweep=NAME/part-00000.parquet   per-tick rows of the runs that asked
-//	groups/sweep=NAME/part-00000.parquet      per-group rows of mixed fleets
+// What it relies on: rename within a folder is atomic and replaces nothing
+// (names are unique); a file created with O_EXCL exists once; a file's
+// modification time is set by the file server's clock. NFS v3/v4 and
+// Kubernetes PVCs (block volumes, NFS, CephFS) provide all three. Object
+// storage (S3, GCS) and FUSE mounts of it do not rename atomically: they
+// are refused or unsupported (see checkOutput).
 //
-// A part is written to a hidden temporary name, synced and renamed: a name
-// ending in .parquet is always a whole file. The timelines part is renamed
-// first and the runs part last, so the runs part is the commit: a timelines
-// part without its runs part is an orphan of a killed run and is removed.
-const (
-	runsDir      = "runs"
-	timelinesDir = "timelines"
-	groupsDir    = "groups"
+//   - A part's name is unique to its writer: part-TAG-SEQ-HOST-PID-RAND.parquet,
+//     TAG "all" or the shard "IofN", RAND 8 random hex digits drawn per process.
+//   - A part is written to .NAME.….tmp, synced and renamed; its side-table
+//     parts (timelines, groups) are renamed into place before the runs part
+//     of the same name, which is the commit: readers ignore a side part
+//     whose runs part is not there. The runs part records how many side
+//     rows it commits (dataset.Meta.TimelineRows, GroupRows).
+//   - A writer deletes only leftovers it can prove abandoned: those of its
+//     own shard while it holds the shard's lock (an unsharded writer's lock
+//     covers every shard), temporary files of a process of this host that is
+//     gone, and anything older than leftoverAge by the file server's clock.
+//     A side part is deleted only when also older than orphanGrace, so that
+//     even a writer that lost its lock never loses a committed row.
+//   - The first error is the one reported; a part that failed is not
+//     committed again, and the side parts it placed are removed.
+
+// leftoverAge is when any writer may delete another's leftovers;
+// orphanGrace the least age of a side part deleted under a lock.
+var (
+	leftoverAge = time.Hour
+	orphanGrace = 2 * time.Minute
 )
 
-// sideTables are written before the runs part, under the same name.
-var sideTables = []string{timelinesDir, groupsDir}
+// writerID names one process writing one shard.
+type writerID struct {
+	tag  string // "all" or "IofN"
+	host string // the host name, letters and digits only
+	pid  int
+	rand string
+}
 
-var partName = regexp.MustCompile(`^part-(?:(\d+)of(\d+)-)?(\d{5,})\.parquet$`)
+var (
+	processRand = func() string {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic("sweep: no random source: " + err.Error())
+		}
+		return hex.EncodeToString(b[:])
+	}
+	hostName = func() string {
+		h, _ := os.Hostname()
+		h = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, h)
+		if len(h) > 40 {
+			h = h[:40]
+		}
+		if h == "" {
+			h = "unknown"
+		}
+		return h
+	}
+)
 
-// store is one sweep's folders in a dataset.
+func newWriterID(shard shardSpec) writerID {
+	tag := "all"
+	if shard.n > 1 {
+		tag = fmt.Sprintf("%dof%d", shard.i, shard.n)
+	}
+	return writerID{tag: tag, host: hostName(), pid: os.Getpid(), rand: processRand()}
+}
+
+// partName matches the part names of this protocol: tag, sequence, host,
+// pid, random id.
+var partName = regexp.MustCompile(`^part-(all|\d+of\d+)-(\d{5,})-([A-Za-z0-9_]+)-(\d+)-([0-9a-f]{8})\.parquet$`)
+
+// tempName matches a temporary file of a part.
+var tempName = regexp.MustCompile(`^\.(.+\.parquet)\.\d+\.tmp$`)
+
+// owner parses the writer out of a part's or a temporary file's name; ok is
+// false for names of older versions of herdsweep.
+func owner(name string) (w writerID, seq int, ok bool) {
+	if m := tempName.FindStringSubmatch(name); m != nil {
+		name = m[1]
+	}
+	m := partName.FindStringSubmatch(name)
+	if m == nil {
+		return writerID{}, 0, false
+	}
+	seq, _ = strconv.Atoi(m[2])
+	pid, _ := strconv.Atoi(m[4])
+	return writerID{tag: m[1], host: m[3], pid: pid, rand: m[5]}, seq, true
+}
+
+// store is one writer's view of one sweep's folders in a dataset.
 type store struct {
 	root, sweep string
-	shard       shardSpec
-	next        int // sequence number of the next part this shard writes
+	id          writerID
+	next        int // sequence number of the next part
+	lock        *sweepLock
+	own         []string // names of the parts this writer committed
 }
 
 func (s *store) dir(table string) string {
@@ -50,75 +131,122 @@ func (s *store) dir(table string) string {
 }
 
 func (s *store) partFile(seq int) string {
-	if s.shard.n > 1 {
-		return fmt.Sprintf("part-%dof%d-%05d.parquet", s.shard.i, s.shard.n, seq)
-	}
-	return fmt.Sprintf("part-%05d.parquet", seq)
+	return fmt.Sprintf("part-%s-%05d-%s-%d-%s.parquet", s.id.tag, seq, s.id.host, s.id.pid, s.id.rand)
 }
 
-// openStore prepares a sweep's folders: creates them, checks they can be
-// written, removes temporary files and orphans left by a killed run, and
-// sets aside parts written by another simulator version.
+// serverNow writes a probe file into dir and returns its modification time:
+// the file server's clock, to which other files' ages are compared. It
+// also checks that dir can be written.
+func serverNow(dir string) (time.Time, error) {
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return time.Time{}, fmt.Errorf("output folder %s is not writable: %w", dir, err)
+	}
+	fi, err := probe.Stat()
+	probe.Close()
+	os.Remove(probe.Name())
+	if err != nil {
+		return time.Time{}, err
+	}
+	return fi.ModTime(), nil
+}
+
+// openStore prepares a sweep's folders for one writer: creates them, takes
+// the lock of its shard, and removes the leftovers it can prove abandoned.
+// The caller closes the store.
 func openStore(root, sweep string, shard shardSpec, stderr io.Writer) (*store, error) {
-	s := &store{root: root, sweep: sweep, shard: shard}
-	for _, t := range append([]string{runsDir}, sideTables...) {
-		d := s.dir(t)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	s := &store{root: root, sweep: sweep, id: newWriterID(shard)}
+	for _, t := range dataset.Tables {
+		if err := os.MkdirAll(s.dir(t), 0o755); err != nil {
 			return nil, fmt.Errorf("output folder: %w", err)
 		}
-		probe, err := os.CreateTemp(d, ".probe-*")
-		if err != nil {
-			return nil, fmt.Errorf("output folder %s is not writable: %w", d, err)
-		}
-		probe.Close()
-		os.Remove(probe.Name())
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
-				os.Remove(filepath.Join(d, e.Name())) // a part in the making when a run was killed
-			}
-		}
 	}
-	parts, err := s.parts(runsDir)
-	if err != nil {
+	var err error
+	if s.lock, err = acquireLock(s.dir(dataset.RunsDir), s.id, stderr); err != nil {
 		return nil, err
 	}
-	have := map[string]bool{}
-	for _, p := range parts {
-		have[p] = true
-		if m := partName.FindStringSubmatch(p); m != nil && s.ownsPart(m) {
-			seq, _ := strconv.Atoi(m[3])
-			s.next = max(s.next, seq+1)
-		}
+	now, err := serverNow(s.dir(dataset.RunsDir))
+	if err != nil {
+		s.close()
+		return nil, err
 	}
-	for _, table := range sideTables {
-		tparts, err := s.parts(table)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range tparts {
-			if !have[p] {
-				fmt.Fprintf(stderr, "sweep: removing %s: its runs part was never committed\n", filepath.Join(s.dir(table), p))
-				if err := os.Remove(filepath.Join(s.dir(table), p)); err != nil {
-					return nil, err
-				}
-			}
-		}
+	if err := s.clean(now, stderr); err != nil {
+		s.close()
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *store) ownsPart(m []string) bool {
-	if s.shard.n <= 1 {
-		return m[1] == ""
+// close releases the lock.
+func (s *store) close() {
+	if s.lock != nil {
+		s.lock.release()
 	}
-	return m[1] == strconv.Itoa(s.shard.i) && m[2] == strconv.Itoa(s.shard.n)
 }
 
-// parts lists the committed part files of a table, sorted.
+// clean removes abandoned temporary files and side parts without a runs
+// part, and sets the next sequence number past this shard's parts.
+func (s *store) clean(now time.Time, stderr io.Writer) error {
+	committed := map[string]bool{}
+	for _, table := range dataset.Tables {
+		es, err := os.ReadDir(s.dir(table))
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			name := e.Name()
+			w, seq, ours := owner(name)
+			if ours && w.tag == s.id.tag {
+				s.next = max(s.next, seq+1)
+			}
+			mine := s.id.tag == "all" || ours && w.tag == s.id.tag // covered by the lock held
+			info, err := e.Info()
+			if err != nil {
+				continue // gone meanwhile
+			}
+			age := now.Sub(info.ModTime())
+			path := filepath.Join(s.dir(table), name)
+			switch {
+			case dataset.IsTemporary(name):
+				gone := ours && w.host == s.id.host && w.pid != s.id.pid && !pidAlive(w.pid)
+				if mine || gone || age > leftoverAge {
+					os.Remove(path) // a part in the making when its writer was killed
+				}
+			case dataset.IsPart(name) && table == dataset.RunsDir:
+				committed[name] = true
+			}
+		}
+	}
+	for _, table := range dataset.SideTables {
+		es, err := os.ReadDir(s.dir(table))
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			name := e.Name()
+			if !dataset.IsPart(name) || committed[name] {
+				continue
+			}
+			w, _, ours := owner(name)
+			mine := s.id.tag == "all" || ours && w.tag == s.id.tag
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			age := now.Sub(info.ModTime())
+			if mine && age > orphanGrace || age > leftoverAge {
+				path := filepath.Join(s.dir(table), name)
+				fmt.Fprintf(stderr, "sweep: removing %s: its runs part was never committed\n", path)
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parts lists the committed part files of one of the sweep's tables, sorted.
 func (s *store) parts(table string) ([]string, error) {
 	entries, err := os.ReadDir(s.dir(table))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -129,7 +257,7 @@ func (s *store) parts(table string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && partName.MatchString(e.Name()) {
+		if !e.IsDir() && dataset.IsPart(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
@@ -138,33 +266,31 @@ func (s *store) parts(table string) ([]string, error) {
 }
 
 // done returns the keys of the runs the sweep's parts hold. Parts written
-// by another simulator version are renamed *.stale-VERSION: their rows
-// would differ, and are run again rather than mixed in.
+// by another simulator version are set aside as _NAME.stale-VERSION, which
+// no reader takes for data: their rows would differ, and are run again
+// rather than mixed in.
 func (s *store) done(stderr io.Writer) (map[string]bool, error) {
 	keys := map[string]bool{}
-	parts, err := s.parts(runsDir)
+	parts, err := s.parts(dataset.RunsDir)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parts {
-		path := filepath.Join(s.dir(runsDir), p)
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
+		path := filepath.Join(s.dir(dataset.RunsDir), p)
+		ks, meta, err := readKeys(path, dataset.RunsDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // set aside by another writer meanwhile
 		}
-		ks, meta, err := dataset.ReadRunKeys(f)
-		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (move it away to run without it)", path, err)
 		}
 		if meta.Sim != sim.Version {
 			fmt.Fprintf(stderr, "sweep: %s holds simulator %s, this is %s: set aside, its runs will be redone\n", path, meta.Sim, sim.Version)
-			for _, t := range append([]string{runsDir}, sideTables...) {
+			for _, t := range dataset.Tables { // the runs part first: its side parts become invisible
 				old := filepath.Join(s.dir(t), p)
-				if _, err := os.Stat(old); err == nil {
-					if err := os.Rename(old, old+".stale-"+meta.Sim); err != nil {
-						return nil, err
-					}
+				err := os.Rename(old, filepath.Join(s.dir(t), dataset.StaleName(p, meta.Sim)))
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, err
 				}
 			}
 			continue
@@ -174,6 +300,52 @@ func (s *store) done(stderr io.Writer) (map[string]bool, error) {
 		}
 	}
 	return keys, nil
+}
+
+// readKeys reads the run_key column of a part file.
+func readKeys(path, table string) ([]string, dataset.Meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, dataset.Meta{}, err
+	}
+	defer f.Close()
+	return dataset.ReadKeys(f, table)
+}
+
+// elsewhere returns the runs stored in the other sweeps' folders of the
+// dataset, and those of them with a timeline: a sweep does not run them
+// again. A part that cannot be read is skipped with a warning (`sweep
+// check` names it).
+func elsewhere(root, sweep string, timelines bool, stderr io.Writer) (runs, withTimeline map[string]bool, err error) {
+	runs, withTimeline = map[string]bool{}, map[string]bool{}
+	l, err := dataset.List(os.DirFS(root))
+	if err != nil {
+		return nil, nil, err
+	}
+	add := func(parts []dataset.Part, table string, into map[string]bool) {
+		for _, p := range parts {
+			if p.Sweep == sweep {
+				continue
+			}
+			path := filepath.Join(root, filepath.FromSlash(p.Path()))
+			ks, _, err := readKeys(path, table)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "sweep: warning: %s: %v: its runs are not counted as done\n", path, err)
+				continue
+			}
+			for _, k := range ks {
+				into[k] = true
+			}
+		}
+	}
+	add(l.Runs, dataset.RunsDir, runs)
+	if timelines {
+		add(l.Side[dataset.TimelinesDir], dataset.TimelinesDir, withTimeline)
+	}
+	return runs, withTimeline, nil
 }
 
 // tableWriter is a side table's writer and its bytes.
@@ -193,38 +365,62 @@ type part struct {
 func newPart(meta dataset.Meta) *part {
 	p := &part{runsBuf: &partBuffer{}, side: map[string]tableWriter{}, sideBuf: map[string]*partBuffer{}}
 	p.runs = dataset.NewRunsWriter(p.runsBuf, meta)
-	p.sideBuf[timelinesDir], p.sideBuf[groupsDir] = &partBuffer{}, &partBuffer{}
-	p.side[timelinesDir] = dataset.NewTimelineWriter(p.sideBuf[timelinesDir], meta)
-	p.side[groupsDir] = dataset.NewGroupsWriter(p.sideBuf[groupsDir], meta)
+	p.sideBuf[dataset.TimelinesDir], p.sideBuf[dataset.GroupsDir] = &partBuffer{}, &partBuffer{}
+	p.side[dataset.TimelinesDir] = dataset.NewTimelineWriter(p.sideBuf[dataset.TimelinesDir], meta)
+	p.side[dataset.GroupsDir] = dataset.NewGroupsWriter(p.sideBuf[dataset.GroupsDir], meta)
 	return p
 }
 
 // commit writes one part: the side tables that have rows, then the runs
-// file, each atomically.
+// file that makes them visible, each atomically under a name no other
+// writer uses. On failure the side parts it placed are removed and the
+// error names the file.
 func (s *store) commit(p *part) (string, error) {
+	if commitHook != nil {
+		commitHook(s)
+	}
 	name := s.partFile(s.next)
-	for _, table := range sideTables {
+	s.next++ // a name is never used twice, even after a failure
+	var placed []string
+	fail := func(err error) (string, error) {
+		for _, f := range placed {
+			os.Remove(f)
+		}
+		return "", err
+	}
+	for _, table := range dataset.SideTables {
 		w := p.side[table]
 		if w.Len() == 0 {
 			continue
 		}
+		path := filepath.Join(s.dir(table), name)
 		if err := w.Close(); err != nil {
-			return "", err
+			return fail(fmt.Errorf("%s: %w", path, err))
 		}
 		if err := writeAtomic(s.dir(table), name, p.sideBuf[table]); err != nil {
-			return "", err
+			return fail(err)
+		}
+		placed = append(placed, path)
+	}
+	p.runs.Manifest(p.side[dataset.TimelinesDir].Len(), p.side[dataset.GroupsDir].Len())
+	path := filepath.Join(s.dir(dataset.RunsDir), name)
+	if err := p.runs.Close(); err != nil {
+		return fail(fmt.Errorf("%s: %w", path, err))
+	}
+	if s.lock != nil {
+		if err := s.lock.held(); err != nil {
+			return fail(err)
 		}
 	}
-	runs, runsBuf := p.runs, p.runsBuf
-	if err := runs.Close(); err != nil {
-		return "", err
+	if err := writeAtomic(s.dir(dataset.RunsDir), name, p.runsBuf); err != nil {
+		return fail(err)
 	}
-	if err := writeAtomic(s.dir(runsDir), name, runsBuf); err != nil {
-		return "", err
-	}
-	s.next++
-	return filepath.Join(s.dir(runsDir), name), nil
+	s.own = append(s.own, name)
+	return path, nil
 }
+
+// commitHook, when set by a test, runs before each commit.
+var commitHook func(*store)
 
 // partBuffer collects a part's bytes before they go to disk.
 type partBuffer struct{ b []byte }
@@ -236,7 +432,7 @@ func (p *partBuffer) Write(b []byte) (int, error) { p.b = append(p.b, b...); ret
 func writeAtomic(dir, name string, data *partBuffer) error {
 	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 	}
 	tmp := f.Name()
 	bw := bufio.NewWriterSize(f, 1<<20)

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/herdsweep/herdsweep/dataset"
+)
+
+// tables is a dataset's rows as a reader sees them, one string per row,
+// sorted: runs, timelines and groups.
+type tables map[string][]string
+
+// readTables reads every visible part of every table of dir: the runs
+// parts, and the side-table parts their commit made visible.
+func readTables(t *testing.T, dir string) tables {
+	t.Helper()
+	out := tables{}
+	l, err := dataset.List(os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"runs", "timelines", "groups"} {
+		var files []string
+		parts := l.Runs
+		if table != "runs" {
+			parts = l.Side[table]
+		}
+		for _, p := range parts {
+			files = append(files, filepath.Join(dir, filepath.FromSlash(p.Path())))
+		}
+		var rows []string
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := bytes.NewReader(b)
+			switch table {
+			case "runs":
+				recs, _, err := dataset.ReadRuns(r)
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				for _, x := range recs {
+					rows = append(rows, fmt.Sprintf("%+v", x))
+				}
+			case "timelines":
+				tl, _, err := dataset.ReadTimelines(r)
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				for _, x := range tl {
+					rows = append(rows, fmt.Sprintf("%+v", x))
+				}
+			case "groups":
+				gr, _, err := dataset.ReadGroups(r)
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				for _, x := range gr {
+					rows = append(rows, fmt.Sprintf("%+v", x))
+				}
+			}
+		}
+		sort.Strings(rows)
+		out[table] = rows
+	}
+	return out
+}
+
+// distinct returns the sorted rows without repeats.
+func distinct(rows []string) []string {
+	var out []string
+	for i, r := range rows {
+		if i == 0 || r != rows[i-1] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Four shards running at once into one folder, several times over, make
+// exactly the dataset one process makes: on every table the same rows,
+// none missing, none twice.
+func TestStressConcurrentShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command as processes")
+	}
+	dir := t.TempDir()
+	single := filepath.Join(dir, "single")
+	mustRun(t, "run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", single, "--part-rows", "5", "--no-report", "--quiet")
+	want := readTables(t, single)
+	for table, rows := range want {
+		if len(rows) == 0 {
+			t.Fatalf("the single-process dataset has no %s rows", table)
+		}
+	}
+	const trials = 3
+	for trial := range trials {
+		out := filepath.Join(dir, fmt.Sprintf("shards-%d", trial))
+		var wg sync.WaitGroup
+		errs := make([]string, 4)
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command(os.Args[0], "run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", out,
+					"--part-rows", "5", "--workers", "1", "--no-report", "--quiet", "--shard", fmt.Sprintf("%d/4", i))
+				cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
+				if b, err := cmd.CombinedOutput(); err != nil {
+					errs[i] = fmt.Sprintf("shard %d/4: %v\n%s", i, err, b)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != "" {
+				t.Errorf("trial %d: %s", trial, e)
+			}
+		}
+		got := readTables(t, out)
+		for _, table := range []string{"runs", "timelines", "groups"} {
+			g, w := got[table], want[table]
+			if len(g) != len(w) || len(distinct(g)) != len(g) {
+				t.Errorf("trial %d: %s: %d rows (%d distinct), want %d as one process wrote", trial, table, len(g), len(distinct(g)), len(w))
+			}
+			if diff := cmp.Diff(distinct(w), distinct(g)); diff != "" {
+				t.Errorf("trial %d: %s rows differ from one process's (-want +got): %d lines of diff", trial, table, strings.Count(diff, "\n"))
+			}
+		}
+		if stdout, stderr, code := sweep(t, "diff", single, out); code != 0 {
+			t.Errorf("trial %d: diff of one process and four shards: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
+		if stdout, stderr, code := sweep(t, "check", out); code != 0 {
+			t.Errorf("trial %d: check: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
+	}
+}
