@@ -488,7 +488,7 @@ func winnerChanges(as []*Aggregate, m Metric) string {
 	if len(wins) > shown {
 		parts = append(parts, fmt.Sprintf("%d others", len(wins)-shown))
 	}
-	return fmt.Sprintf("the %s winner changes between seeds (expected when candidates are close): %s, of the %d seeds all of them ran", m.Title, strings.Join(parts, "; "), len(seeds))
+	return fmt.Sprintf("the %s winner changes between seeds (expected when candidates are close): %s, over the %d seeds every candidate ran", m.Title, strings.Join(parts, "; "), len(seeds))
 }
 
 // Situation is one row of the article's table 5, regenerated from data.

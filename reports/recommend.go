@@ -54,8 +54,12 @@ func WriteAnswer(w io.Writer, ans *Answer, top int) error {
 			name = "your policy"
 		}
 		ew.printf("\n%s: %s\n", name, v.Preset.Cell.Policy.Plain())
-		ew.printf("  t99 %s s after recovery, peak %s req/s, %.1f requests per client after recovery\n",
-			summary(analysis.T99, v.Preset.Summary(analysis.T99)), summary(analysis.Peak, v.Preset.Summary(analysis.Peak)), perClient(v.Preset))
+		if g := v.Preset.Summary(analysis.GaveUp); g.Min >= float64(v.Preset.Cell.Scenario.Clients) {
+			ew.printf("  every client gives up before the server is back\n")
+		} else {
+			ew.printf("  t99 %s, peak %s req/s, %.1f requests per client after recovery\n",
+				withUnit(analysis.T99, v.Preset.Summary(analysis.T99), " s after recovery"), summary(analysis.Peak, v.Preset.Summary(analysis.Peak)), perClient(v.Preset))
+		}
 		ew.printf("  verdict: %s\n", v.Verdict)
 	}
 	for _, wn := range ans.Warnings {
@@ -165,6 +169,15 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// withUnit appends unit to a summary that has a value: "not finished"
+// takes none.
+func withUnit(m analysis.Metric, s analysis.Summary, unit string) string {
+	if s.N == 0 {
+		return summary(m, s)
+	}
+	return summary(m, s) + unit
 }
 
 func marginOf(q analysis.Query) float64 {
