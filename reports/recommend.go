@@ -284,7 +284,7 @@ type (
 		BaseS       float64       `json:"base_s"`
 		CapS        float64       `json:"cap_s"`
 		Multiplier  float64       `json:"multiplier"`
-		JitterPct   float64       `json:"jitter_pct"`
+		Jitter      string        `json:"jitter"`
 		MaxAttempts int           `json:"max_attempts"`
 		Plain       string        `json:"plain"`
 		Short       string        `json:"short"`
@@ -368,10 +368,7 @@ func stat(s analysis.Summary) jsonStat {
 
 func policyJSON(p sim.Policy, settings bool) jsonPolicy {
 	j := jsonPolicy{Family: string(p.Kind), Preset: p.Preset, BaseS: p.Base.Seconds(), CapS: p.Cap.Seconds(), Multiplier: p.Multiplier,
-		JitterPct: 100 * p.Width, MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short()}
-	if p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry {
-		j.JitterPct = 50 * p.Width
-	}
+		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short()}
 	if settings {
 		j.Settings = p.Settings()
 	}

@@ -206,3 +206,23 @@ func (p Policy) Jittered() bool {
 	}
 	return true
 }
+
+// JitterWords says how the policy jitters, in the words every output
+// uses: "full" (U(0, d)), "equal", "decorrelated", "±25 %", or "none".
+func (p Policy) JitterWords() string {
+	switch p.Kind {
+	case FullJitter, APICore, AWSStandard:
+		return "full"
+	case EqualJitter:
+		return "equal"
+	case Decorrelated, RAIgnore, PollyV2:
+		return "decorrelated"
+	case WidthJitter, GRPC:
+		return Percent(p.Width)
+	case WatchDog, HTTPRetry:
+		return Percent(p.Width / 2)
+	case Fixed, Exponential:
+		return "none"
+	}
+	return string(p.Kind)
+}

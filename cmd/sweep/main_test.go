@@ -538,6 +538,14 @@ func TestRecommend(t *testing.T) {
 		}
 	}
 	golden(t, "recommend.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
+	jsonArgs := append(append([]string{}, args...), "--json", "--library", "grpc")
+	jsonOut := timing.ReplaceAllString(mustRun(t, jsonArgs...), "in …")
+	if i := strings.Index(jsonOut, `  "against_best": [`); i > 0 { // the head and the tail; the lists are checked below
+		if j := strings.Index(jsonOut, `  "library": {`); j > i {
+			jsonOut = jsonOut[:i] + "  \"against_best\": [ … ],\n  \"candidates\": [ … ],\n" + jsonOut[j:]
+		}
+	}
+	golden(t, "recommend-json.golden", "$ sweep "+strings.Join(jsonArgs, " ")+"\n"+jsonOut)
 
 	var doc struct {
 		Answered bool `json:"answered"`
