@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -355,17 +354,14 @@ func fileNow(dir string) time.Time {
 func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	flags := newFlags("check", "[--json] DIR   (a dataset folder)", stderr)
 	asJSON := flags.Bool("json", false, "print the report as JSON")
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err: err, printed: true}
+	pos, err := parseArgs(flags, args)
+	if err != nil {
+		return err
 	}
-	if flags.NArg() != 1 {
-		flags.Usage()
-		return usagef("check: want one dataset folder, got %d arguments", flags.NArg())
+	if len(pos) != 1 {
+		return usagef("check: want one dataset folder, got %s", plural(len(pos), "argument"))
 	}
-	dir := flags.Arg(0)
+	dir := pos[0]
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = errors.New("not a folder")

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // usageError is bad input: exit code 2. printed: the flag package has
@@ -101,7 +103,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			err := c.run(ctx, args[1:], stdout, stderr)
+			out := stderr
+			if asksHelp(args[1:]) { // help is output: it goes to stdout, so that `sweep run -h | less` works
+				out = stdout
+			}
+			err := c.run(ctx, args[1:], stdout, out)
 			if errors.Is(err, flag.ErrHelp) {
 				return nil
 			}
@@ -112,34 +118,170 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	return usagef("unknown command %q: want one of %s", name, strings.Join(names, ", "))
+	return usagef("unknown command %q%s: want one of %s", name, didYouMean(name, names), strings.Join(names, ", "))
 }
 
-// newFlags returns a FlagSet that prints its usage to stderr and reports
-// errors instead of exiting.
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			return true
+		}
+	}
+	return false
+}
+
+// newFlags returns a FlagSet whose -h prints the command's synopsis and
+// options to w (stdout when help was asked for), and whose errors are
+// reported by parseArgs in the user's words instead of the flag package's.
+func newFlags(name, synopsis string, w io.Writer) *flag.FlagSet {
+	return newFlagsDoc(name, synopsis, "", w)
+}
+
+// newFlagsDoc is newFlags with a description printed between the usage
+// line and the options.
+func newFlagsDoc(name, synopsis, doc string, w io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(w)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sweep %s %s\n\nOptions:\n", name, synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "Usage: sweep %s %s\n", name, synopsis)
+		if doc != "" {
+			fmt.Fprintf(fs.Output(), "\n%s", doc)
+		}
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintf(fs.Output(), "\nOptions:\n")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }
 
-// parse parses args, turning flag errors into usage errors and refusing
-// stray arguments.
+// parse parses args, with flags anywhere on the line, and refuses stray
+// arguments.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err: err, printed: true}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	if len(pos) > 0 {
+		return usagef("%s: unexpected argument %q (the options start with --; see 'sweep %s -h')", fs.Name(), pos[0], fs.Name())
 	}
 	return nil
+}
+
+// parseArgs parses flags anywhere among the arguments (until "--") and
+// returns the others in order. A mistake is reported in the user's words:
+// the flag, what was wrong, a "did you mean" for a misspelt flag and a
+// hint for a duration without its unit; -h prints the usage.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	out, usageFn := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usageFn }()
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usageFn()
+				return nil, err
+			}
+			return nil, usageError{err: flagError(fs, err)}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// flagError rewrites the flag package's error for a person.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		return fmt.Errorf("%s: unknown option --%s%s; see 'sweep %s -h'", fs.Name(), name, didYouMean(name, names), fs.Name())
+	}
+	// invalid value "30" for flag -outage: parse error
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		val, after, _ := strings.Cut(rest, " for flag -")
+		name, why, _ := strings.Cut(after, ": ")
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isDur := g.Get().(time.Duration); isDur {
+					hint := "a duration with its unit, such as 30s, 10m or 1h30m"
+					if v, err := strconv.Unquote(val); err == nil {
+						if _, err := strconv.ParseFloat(v, 64); err == nil {
+							hint = fmt.Sprintf("a duration with its unit: %ss or %sm", v, v)
+						}
+					}
+					return fmt.Errorf("%s: --%s %s: want %s", fs.Name(), name, val, hint)
+				}
+			}
+			want := why
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case int, int64, uint, uint64:
+					want = "want a whole number"
+				case float64:
+					want = "want a number"
+				case bool:
+					want = "want true or false"
+				}
+			}
+			return fmt.Errorf("%s: --%s %s: %s: %s", fs.Name(), name, val, want, f.Usage)
+		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("%s: --%s needs a value; see 'sweep %s -h'", fs.Name(), name, fs.Name())
+	}
+	return fmt.Errorf("%s: %v", fs.Name(), err)
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the closest of names
+// within two edits of s, else "".
+func didYouMean(s string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(s, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // listFlag collects a repeatable, comma-separated option.
@@ -153,4 +295,12 @@ func (l *listFlag) Set(s string) error {
 		}
 	}
 	return nil
+}
+
+// plural writes "1 run", "2 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

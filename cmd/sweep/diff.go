@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -94,17 +93,14 @@ func loadDiffTables(dir string) (map[string]*diffTable, error) {
 func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	flags := newFlags("diff", "A B   (two dataset folders)", stderr)
 	limit := flags.Int("n", 20, "differences to list")
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err: err, printed: true}
+	pos, err := parseArgs(flags, args)
+	if err != nil {
+		return err
 	}
-	if flags.NArg() != 2 {
-		flags.Usage()
-		return usagef("diff: want two dataset folders, got %d arguments", flags.NArg())
+	if len(pos) != 2 {
+		return usagef("diff: want two dataset folders, got %s", plural(len(pos), "argument"))
 	}
-	a, b := flags.Arg(0), flags.Arg(1)
+	a, b := pos[0], pos[1]
 	// Exit codes: 0 same, 1 different, 2 error (either dataset unreadable).
 	ta, err := loadDiffTables(a)
 	if err != nil {

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,11 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
 	if err != nil {
-		if !alreadyPrinted(err) {
+		switch {
+		case alreadyPrinted(err):
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(os.Stderr, "sweep: interrupted: what was finished is kept; run the same command again to go on")
+		default:
 			fmt.Fprintln(os.Stderr, "sweep:", err)
 		}
 		os.Exit(exitCode(err))

@@ -76,6 +76,10 @@ func TestCLIGolden(t *testing.T) {
 		{"no-command", nil, 2},
 		{"unknown-command", []string{"sweeep"}, 2},
 		{"bad-flag", []string{"run", "--workers", "many"}, 2},
+		{"typo-flag", []string{"recommend", "--capcity", "300"}, 2},
+		{"typo-command", []string{"reccomend"}, 2},
+		{"bad-duration", []string{"recommend", "--capacity", "300", "--outage", "30"}, 2},
+		{"missing-capacity", []string{"recommend"}, 2},
 		{"bad-config", []string{"run", "--config", "testdata/bad.toml", "--out", "testdata/never-written"}, 2},
 		{"missing-config", []string{"plan", "--config", "testdata/nope.toml"}, 2},
 		{"unknown-sweep", []string{"run", "--config", "testdata/small.toml", "--sweep", "c", "--out", "testdata/never-written"}, 2},
@@ -90,6 +94,36 @@ func TestCLIGolden(t *testing.T) {
 	}
 	if _, err := os.Stat("testdata/never-written"); err == nil {
 		t.Error("a refused run created its output folder")
+	}
+}
+
+// Every command's -h goes to stdout, lists its options and stays true as
+// flags change (the goldens are the help as users see it).
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, c := range commands() {
+		for _, h := range []string{"-h", "--help"} {
+			stdout, stderr, code := sweep(t, c.name, h)
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: sweep "+c.name) && !strings.Contains(stdout, "\nUsage: sweep "+c.name) {
+				t.Errorf("sweep %s %s: exit %d, stderr %q, stdout %q", c.name, h, code, stderr, stdout)
+			}
+			if h == "-h" {
+				golden(t, "help-"+c.name+".golden", "$ sweep "+c.name+" -h\n"+stdout)
+			}
+		}
+	}
+}
+
+// Flags may come after the arguments.
+func TestFlagsAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", "testdata/small.toml", "--out", res, "--quiet", "--no-report")
+	stdout, stderr, code := sweep(t, "diff", res, res, "-n", "2")
+	if code != 0 {
+		t.Errorf("diff A B -n 2: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := sweep(t, "diff", res); code != 2 || !strings.Contains(stderr, "got 1 argument\n") {
+		t.Errorf("diff with one folder: exit %d, %q", code, stderr)
 	}
 }
 

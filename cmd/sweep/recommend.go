@@ -58,12 +58,8 @@ Exit codes: 0 answered, 1 no feasible policy or an unreadable dataset, 2 bad inp
 `
 
 func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 8] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--results DIR] [--json]", stderr)
-	help := fs.Usage
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), recommendHelp+"\n", experiments.DescribeSpace())
-		help()
-	}
+	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--results DIR] [--json]",
+		fmt.Sprintf(recommendHelp, experiments.DescribeSpace()), stderr)
 	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
 	outage := fs.Duration("outage", 30*time.Second, "outage length (a duration: 30s, 10m)")
