@@ -154,19 +154,34 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	// The same check as `sweep check`, on what this run wrote.
-	rep, err := checkDataset(*out, written)
-	if err != nil {
+	if err := checkWritten(*out, written, stderr); err != nil {
 		return err
-	}
-	if len(rep.Problems) > 0 {
-		rep.writeText(stderr)
-		return fmt.Errorf("%s: the parts this run wrote have %d problems (see above)", *out, len(rep.Problems))
 	}
 	if *noReport {
 		return nil
 	}
 	return writeReport(ctx, *out, *out, stdout, stderr)
+}
+
+// checkWritten runs the same check as `sweep check` on the parts this run
+// wrote (by sweep), while other writers may be at work beside it.
+func checkWritten(out string, written map[string][]string, stderr io.Writer) error {
+	n := 0
+	for _, parts := range written {
+		n += len(parts)
+	}
+	if n == 0 {
+		return nil
+	}
+	rep, err := checkDataset(out, written)
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		rep.writeText(stderr)
+		return fmt.Errorf("%s: the %d parts this run wrote have %d problems (see above)", out, n, len(rep.Problems))
+	}
+	return nil
 }
 
 // checkOutput refuses object storage: its objects cannot be renamed

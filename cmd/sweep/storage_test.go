@@ -402,3 +402,25 @@ timeline_seeds = 1
 		}
 	}
 }
+
+// sweep run ends with the same check on what it wrote, and fails naming
+// the problem: here a copy of its first part appears beside it mid-run.
+func TestRunChecksWhatItWrote(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	commits := 0
+	commitHook = func(s *store) {
+		if commits++; commits == 2 {
+			dir := s.dir(dataset.RunsDir)
+			b, err := os.ReadFile(filepath.Join(dir, s.own[0]))
+			if err != nil {
+				t.Error(err)
+			}
+			os.WriteFile(filepath.Join(dir, "part-copy.parquet"), b, 0o644)
+		}
+	}
+	defer func() { commitHook = nil }()
+	_, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", out, "--part-rows", "10", "--no-report", "--quiet")
+	if code != 1 || !strings.Contains(stderr, "duplicate: ") || !strings.Contains(stderr, "10 runs already stored in") || !strings.Contains(stderr, "parts this run wrote have 1 problems") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
