@@ -66,6 +66,7 @@ func commands() []command {
 		{"policies", "list the policy families with their formulas", cmdPolicies},
 		{"schema", "document the dataset's columns", cmdSchema},
 		{"version", "print the tool and simulator versions", cmdVersion},
+		{"completion", "print a shell completion script (bash, zsh, fish)", cmdCompletion},
 	}
 }
 

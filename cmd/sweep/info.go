@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,9 +15,13 @@ import (
 )
 
 func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("policies", "", stderr)
+	fs := newFlags("policies", "[--json]", stderr)
+	asJSON := fs.Bool("json", false, "print the families and presets as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return policiesJSON(stdout)
 	}
 	fmt.Fprintf(stdout, "Policy families (simulator %s). n is the rejection count, 1 on the first; U a fresh\n", sim.Version)
 	fmt.Fprintf(stdout, "uniform draw in [0, 1) from the run's Mulberry32 stream; RA the server's Retry-After.\n\n")
@@ -49,17 +54,41 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("schema", "", stderr)
+	fs := newFlags("schema", "[--markdown | --json]", stderr)
 	markdown := fs.Bool("markdown", false, "print markdown tables (as in the README)")
+	asJSON := fs.Bool("json", false, "print the tables and their columns as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	for _, t := range []struct {
+	tables := []struct {
 		name string
 		cols []dataset.Column
 	}{{"runs/sweep=NAME/*.parquet (" + dataset.RunsSchema + ")", dataset.RunsColumns()},
 		{"timelines/sweep=NAME/*.parquet (" + dataset.TimelineSchema + ")", dataset.TimelineColumns()},
-		{"groups/sweep=NAME/*.parquet (" + dataset.GroupsSchema + ")", dataset.GroupsColumns()}} {
+		{"groups/sweep=NAME/*.parquet (" + dataset.GroupsSchema + ")", dataset.GroupsColumns()}}
+	if *asJSON {
+		type col struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+			Doc  string `json:"doc"`
+		}
+		type table struct {
+			Files   string `json:"files"`
+			Columns []col  `json:"columns"`
+		}
+		var doc struct {
+			Tables []table `json:"tables"`
+		}
+		for _, t := range tables {
+			tb := table{Files: t.name}
+			for _, c := range t.cols {
+				tb.Columns = append(tb.Columns, col{c.Name, c.Type, c.Doc})
+			}
+			doc.Tables = append(doc.Tables, tb)
+		}
+		return writeJSON(stdout, doc)
+	}
+	for _, t := range tables {
 		if *markdown {
 			fmt.Fprintf(stdout, "`%s`\n\n| column | type | meaning |\n|---|---|---|\n", t.name)
 			for _, c := range t.cols {
@@ -87,6 +116,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
 	sample := fs.Int("sample", 120, "runs simulated to calibrate the estimate (at most 100000)")
+	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -115,6 +145,16 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if w <= 0 {
 		w = defaultWorkers()
 	}
+	type planned struct {
+		Sweep     string  `json:"sweep"`
+		Cells     int     `json:"cells"`
+		Seeds     int     `json:"seeds"`
+		Runs      int     `json:"runs"`
+		MSPerRun  float64 `json:"ms_per_run"`
+		EstimateS float64 `json:"estimate_s"`
+		Workers   int     `json:"workers"`
+	}
+	var plan []planned
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\t\n", w)
 	for _, s := range sweeps {
@@ -123,7 +163,11 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		est := time.Duration(float64(per) * float64(s.Len()) / float64(w))
+		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per) / 1e6, est.Seconds(), w})
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
+	}
+	if *asJSON {
+		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout, "The estimate times an evenly spaced sample of each sweep's runs on one core; writing Parquet adds a few percent.")
@@ -139,4 +183,50 @@ func calibrate(ctx context.Context, s *experiments.Sweep, n int) (time.Duration,
 		return experiments.Job{Run: s.Run(j * s.Len() / n)} // spread over the whole sweep, its last cells too
 	}, func(int, experiments.Outcome) error { return nil })
 	return time.Since(start) / time.Duration(n), err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// policiesJSON is `sweep policies --json`: every family with its formula,
+// parameters, defaults and first delays, and every library preset.
+func policiesJSON(w io.Writer) error {
+	type family struct {
+		Kind     string    `json:"kind"`
+		Title    string    `json:"title"`
+		Formula  string    `json:"formula"`
+		Params   []string  `json:"params"`
+		Defaults string    `json:"defaults"`
+		ExampleS []float64 `json:"example_delays_s"`
+		Source   string    `json:"source"`
+		Note     string    `json:"note,omitempty"`
+	}
+	type preset struct {
+		Name   string `json:"name"`
+		Policy string `json:"policy"`
+		Plain  string `json:"plain"`
+		Source string `json:"source"`
+		Note   string `json:"note,omitempty"`
+	}
+	var doc struct {
+		Simulator string   `json:"simulator"`
+		Families  []family `json:"families"`
+		Presets   []preset `json:"presets"`
+	}
+	doc.Simulator = sim.Version
+	for _, f := range sim.Families() {
+		d := sim.DefaultPolicy(f.Kind)
+		seq, _ := d.Delays(1, 6, 0, true)
+		for i := range seq {
+			seq[i] /= 1000
+		}
+		doc.Families = append(doc.Families, family{string(f.Kind), f.Title, f.Formula, f.Params, d.String(), seq, f.Source, f.Note})
+	}
+	for _, pr := range sim.Presets() {
+		doc.Presets = append(doc.Presets, preset{pr.Name, pr.Policy.String(), pr.Policy.Plain(), pr.Source, pr.Note})
+	}
+	return writeJSON(w, doc)
 }

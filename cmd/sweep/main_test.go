@@ -631,3 +631,46 @@ func TestRecommend(t *testing.T) {
 		}
 	}
 }
+
+// The completion scripts list every command and its options, read from
+// the commands' own help.
+func TestCompletion(t *testing.T) {
+	bash := mustRun(t, "completion", "bash")
+	fish := mustRun(t, "completion", "fish")
+	for _, c := range commands() {
+		if !strings.Contains(bash, " "+c.name) || !strings.Contains(fish, "-a "+c.name+" ") {
+			t.Errorf("completion lacks the command %s", c.name)
+		}
+	}
+	if !strings.Contains(bash, "recommend) COMPREPLY=($(compgen -W \"--allow-give-up --budget --capacity") || !strings.Contains(fish, "__fish_seen_subcommand_from run' -l shard") {
+		t.Errorf("completion lacks recommend's or run's options:\n%s", bash)
+	}
+	if _, _, code := sweep(t, "completion", "tcsh"); code != 2 {
+		t.Errorf("completion tcsh: exit %d, want 2", code)
+	}
+}
+
+// The README's command table names every command, and every command it
+// names exists.
+func TestReadmeCommandTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "## Commands")
+	end := strings.Index(readme[start+1:], "\n## ")
+	table := readme[start : start+1+end]
+	known := map[string]bool{}
+	for _, c := range commands() {
+		known[c.name] = true
+		if !strings.Contains(table, "| `sweep "+c.name) {
+			t.Errorf("README's command table lacks `sweep %s`", c.name)
+		}
+	}
+	for _, m := range regexp.MustCompile("(?m)^\\| `sweep ([a-z]+)").FindAllStringSubmatch(table, -1) {
+		if !known[m[1]] {
+			t.Errorf("README's command table names `sweep %s`, which does not exist", m[1])
+		}
+	}
+}
