@@ -674,3 +674,27 @@ func TestReadmeCommandTable(t *testing.T) {
 		}
 	}
 }
+
+// Progress shows no rate before it can be measured, then labels rate,
+// elapsed and remaining time.
+func TestProgressIsHonestFromTheFirstSecond(t *testing.T) {
+	var b bytes.Buffer
+	clock := time.Unix(1_000_000, 0)
+	p := newProgress(&b, "default", 51600, false)
+	p.now = func() time.Time { return clock }
+	p.start, p.last = clock, clock
+	clock = clock.Add(100 * time.Millisecond)
+	if l := p.line(clock); strings.Contains(l, "runs/s") || !strings.Contains(l, "0 of 51,600 runs") {
+		t.Errorf("before the warm-up: %q", l)
+	}
+	p.done = 1
+	if l := p.line(clock); strings.Contains(l, "runs/s") {
+		t.Errorf("one run after 100 ms promises a rate: %q", l)
+	}
+	clock = clock.Add(4900 * time.Millisecond)
+	p.add(4999)
+	want := "default: 5,000 of 51,600 runs (10 %), elapsed 5s, 1,000 runs/s, about 47s left\n"
+	if b.String() != want {
+		t.Errorf("after 5 s: %q, want %q", b.String(), want)
+	}
+}
