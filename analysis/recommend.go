@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"sort"
 	"strings"
@@ -112,7 +113,7 @@ func (q Query) Infeasible(a *Aggregate) string {
 		why = append(why, fmt.Sprintf("%d of %d runs did not bring 99 %% of clients back within %v after recovery", t.Unfinished, t.N+t.Unfinished, sc.Horizon-sc.RecoverAt))
 	}
 	if g := a.Summary(GaveUp); g.Max > 0 && !q.AllowGiveUp {
-		why = append(why, fmt.Sprintf("clients give up (%s of %s per run on average, up to %s)", num(g.Mean), num(float64(a.Cell.Scenario.Clients)), num(g.Max)))
+		why = append(why, fmt.Sprintf("clients give up (%s of %s per run on average, up to %s)", num.Short(g.Mean), num.Short(float64(a.Cell.Scenario.Clients)), num.Short(g.Max)))
 	}
 	if per := a.Summary(Sent).Mean / float64(a.Cell.Scenario.Clients); per > q.budget() {
 		why = append(why, fmt.Sprintf("sends %.1f requests per client after recovery, above the budget of %g", per, q.budget()))
@@ -325,7 +326,7 @@ func Impossible(sc sim.Scenario) string {
 	need := 0.99 * float64(sc.Clients) / sc.Capacity
 	if need > window {
 		return fmt.Sprintf("%s clients need at least %s s to be served at %s requests/s (99 %% of them, one request each); the window after recovery is %s s: no retry policy can finish. Only a capacity ≥ %s requests/s, or a window ≥ %s s (--window), makes it possible",
-			num(float64(sc.Clients)), num(need), num(sc.Capacity), num(window), num(math.Ceil(0.99*float64(sc.Clients)/window)), num(math.Ceil(need)))
+			num.Short(float64(sc.Clients)), num.Short(need), num.Short(sc.Capacity), num.Short(window), num.Short(math.Ceil(0.99*float64(sc.Clients)/window)), num.Short(math.Ceil(need)))
 	}
 	return ""
 }
@@ -364,7 +365,7 @@ func noAnswer(bad []*Aggregate, q Query) string {
 func (q Query) describeRest() string {
 	var s []string
 	if q.Clients > 0 {
-		s = append(s, fmt.Sprintf("%s clients", num(float64(q.Clients))))
+		s = append(s, fmt.Sprintf("%s clients", num.Short(float64(q.Clients))))
 	}
 	if q.Outage > 0 {
 		s = append(s, fmt.Sprintf("a %v outage", q.Outage))
@@ -376,35 +377,6 @@ func (q Query) describeRest() string {
 		return ""
 	}
 	return ", " + strings.Join(s, ", ")
-}
-
-// num writes x with thousands separators and no needless decimals.
-func num(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return fmt.Sprint(x)
-	}
-	s := fmt.Sprintf("%.0f", x)
-	if math.Abs(x-math.Round(x)) > 1e-9 && math.Abs(x) < 100 {
-		s = fmt.Sprintf("%.1f", x)
-	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	if frac != "" {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
 }
 
 // Pareto returns the aggregates not dominated on the means of (t99, peak,
@@ -521,7 +493,7 @@ func Table5(aggs []*Aggregate, q Query) []Situation {
 	noRA.RetryAfter = 0
 	noRA.Objective = ByPeak
 	pick("server has no spare capacity", noRA, all, func(a *Aggregate) string {
-		return fmt.Sprintf("lowest peak among feasible policies: %s req/s, %.1f× capacity", num(a.Summary(Peak).Mean), a.Summary(Peak).Mean/q.Capacity)
+		return fmt.Sprintf("lowest peak among feasible policies: %s req/s, %.1f× capacity", num.Short(a.Summary(Peak).Mean), a.Summary(Peak).Mean/q.Capacity)
 	}, "no feasible cell without Retry-After at this capacity")
 	noRA.Objective = ByT99
 	pick("fastest user recovery", noRA, all, func(a *Aggregate) string {

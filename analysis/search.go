@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"sort"
 
@@ -127,7 +128,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 	var recs []*Recommendation
 	for _, sc := range points {
 		if why := Impossible(sc); why != "" {
-			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s clients: %s", num(sc.Capacity), num(float64(sc.Clients)), why)
+			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s clients: %s", num.Short(sc.Capacity), num.Short(float64(sc.Clients)), why)
 			return rb, nil
 		}
 		space := experiments.CandidateSpace(sc)
@@ -187,7 +188,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 		var bad []string
 		for i, rec := range recs {
 			if rec.Best == nil {
-				bad = append(bad, fmt.Sprintf("at %s req/s and %s clients: %s", num(points[i].Capacity), num(float64(points[i].Clients)), rec.NoAnswer))
+				bad = append(bad, fmt.Sprintf("at %s req/s and %s clients: %s", num.Short(points[i].Capacity), num.Short(float64(points[i].Clients)), rec.NoAnswer))
 			}
 		}
 		if len(bad) == 0 {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"strconv"
 	"strings"
@@ -11,20 +12,7 @@ import (
 )
 
 // thousands formats a whole number with comma separators: 9,423.
-func thousands(v float64) string {
-	s := strconv.FormatFloat(math.Abs(math.Round(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 && math.Round(v) != 0 {
-		b.WriteString("−")
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func thousands(v float64) string { return num.Whole(v) }
 
 // figure formats an article metric the way the article prints it.
 func figure(m experiments.Metric, v float64) string {

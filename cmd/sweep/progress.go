@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"io"
 	"os"
 	"strings"
@@ -63,12 +64,12 @@ func (p *progress) add(n int) {
 // line says where the job stands at now.
 func (p *progress) line(now time.Time) string {
 	el := now.Sub(p.start)
-	s := fmt.Sprintf("%s: %s of %s runs (%.0f %%), elapsed %v", p.what, group(p.done), group(p.total),
+	s := fmt.Sprintf("%s: %s of %s runs (%.0f %%), elapsed %v", p.what, num.Int(p.done), num.Int(p.total),
 		100*float64(p.done)/float64(max(p.total, 1)), el.Round(time.Second))
 	if el >= warmUp && p.done > 0 {
 		rate := float64(p.done) / el.Seconds()
 		left := time.Duration(float64(p.total-p.done) / rate * float64(time.Second))
-		s += fmt.Sprintf(", %s runs/s, about %v left", group(int(rate+0.5)), left.Round(time.Second))
+		s += fmt.Sprintf(", %s runs/s, about %v left", num.Int(int(rate+0.5)), left.Round(time.Second))
 	}
 	return s
 }
@@ -94,17 +95,4 @@ func (p *progress) finish() {
 	if p.tty && p.drawn {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.lastLine))
 	}
-}
-
-// group writes n with thousands separators: 51,600.
-func group(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && r != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -1,0 +1,40 @@
+// Package num writes numbers for people: thousands separated by commas
+// (golang.org/x/text/message, English), a minus sign as the report's
+// typography has it, and no needless decimals. It is the one owner of
+// number formatting in herdsweep's text output.
+package num
+
+import (
+	"math"
+	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Whole writes x rounded to a whole number with separators: 9,423.
+// NaN and infinities are written as Go writes them.
+func Whole(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return printer.Sprint(x)
+	}
+	r := math.Round(x)
+	if r == 0 {
+		r = 0 // no "-0"
+	}
+	return strings.Replace(printer.Sprintf("%.0f", r), "-", "−", 1)
+}
+
+// Int writes n with separators: 51,600.
+func Int(n int) string { return strings.Replace(printer.Sprintf("%d", n), "-", "−", 1) }
+
+// Short writes x with separators, and one decimal for values below 100
+// that are not whole: 1,980 but 7.5.
+func Short(x float64) string {
+	if !math.IsNaN(x) && !math.IsInf(x, 0) && math.Abs(x-math.Round(x)) > 1e-9 && math.Abs(x) < 100 {
+		return strings.Replace(printer.Sprintf("%.1f", x), "-", "−", 1)
+	}
+	return Whole(x)
+}
