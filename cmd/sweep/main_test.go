@@ -698,3 +698,32 @@ func TestProgressIsHonestFromTheFirstSecond(t *testing.T) {
 		t.Errorf("after 5 s: %q, want %q", b.String(), want)
 	}
 }
+
+// reproduce --json: the article's exact rows say so, every table is there.
+func TestReproduceJSON(t *testing.T) {
+	out := mustRun(t, "reproduce", "--seeds", "2", "--json", "--quiet", "--out", t.TempDir())
+	var doc struct {
+		Tables []struct {
+			ID   string `json:"id"`
+			Rows []struct {
+				Label   string `json:"label"`
+				Exact   bool   `json:"exact"`
+				Metrics []struct {
+					Metric    string   `json:"metric"`
+					Published *float64 `json:"published"`
+					Ours      *float64 `json:"ours"`
+				} `json:"metrics"`
+			} `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Tables) != 4 {
+		t.Fatalf("%d tables, want 4", len(doc.Tables))
+	}
+	r := doc.Tables[0].Rows[0]
+	if r.Label != "fixed 5 s" || !r.Exact || *r.Metrics[0].Published != 9423 || *r.Metrics[0].Ours != 9423 {
+		t.Errorf("table 1, fixed 5 s: %+v", r)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,6 +21,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := fs.String("out", "out", "folder for reproduce.md")
 	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	asJSON := fs.Bool("json", false, "print the comparison as one JSON document (reproduce.md is still written)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -64,7 +66,11 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	tables := analysis.CompareArticle(experiments.ArticleTables(), func(c experiments.Cell) ([]sim.Result, []sim.Result) {
 		return five[c.Key()], spread[c.Key()]
 	})
-	if err := reports.WriteArticleText(stdout, tables); err != nil {
+	if *asJSON {
+		if err := writeJSON(stdout, articleJSON(tables, *many)); err != nil {
+			return err
+		}
+	} else if err := reports.WriteArticleText(stdout, tables); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -78,6 +84,60 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := writeAtomic(*out, "reproduce.md", buf); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%d runs in %v; markdown: %s\n", n, time.Since(start).Round(time.Millisecond), filepath.Join(*out, "reproduce.md"))
+	if !*asJSON {
+		fmt.Fprintf(stdout, "\n%d runs in %v; markdown: %s\n", n, time.Since(start).Round(time.Millisecond), filepath.Join(*out, "reproduce.md"))
+	}
 	return nil
+}
+
+// articleJSON is `sweep reproduce --json`: per table and row, each
+// metric's published figure, ours on seeds 206–210, and the spread over
+// seeds 1…many (null where not defined).
+func articleJSON(tables []analysis.ArticleTable, many int) any {
+	type metric struct {
+		Metric             string   `json:"metric"`
+		Published          *float64 `json:"published"`
+		PublishedNotFinish bool     `json:"published_not_finished"`
+		Ours               *float64 `json:"ours"`
+		OursNotFinished    bool     `json:"ours_not_finished"`
+		ManyMean           *float64 `json:"many_mean"`
+		ManySD5            *float64 `json:"many_sd_of_5_seed_mean"`
+		ManyUnfinished     int      `json:"many_unfinished"`
+		Z                  *float64 `json:"z"`
+	}
+	type row struct {
+		Label   string   `json:"label"`
+		Exact   bool     `json:"exact"`
+		Metrics []metric `json:"metrics"`
+	}
+	type table struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+		Rows  []row  `json:"rows"`
+	}
+	f := func(x float64, ok bool) *float64 {
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	var out []table
+	for _, t := range tables {
+		tb := table{ID: t.ID, Title: t.Title}
+		for _, r := range t.Compared {
+			rw := row{Label: r.Label, Exact: r.Exact}
+			for _, m := range t.Metrics {
+				p, hasP := r.Published[m]
+				o, hasO := r.Ours[m]
+				sp, hasS := r.Many[m]
+				rw.Metrics = append(rw.Metrics, metric{Metric: string(m),
+					Published: f(p.Value, hasP && !p.NotFinished), PublishedNotFinish: p.NotFinished,
+					Ours: f(o.Value, hasO && !o.NotFinished), OursNotFinished: o.NotFinished,
+					ManyMean: f(sp.Mean, hasS && sp.Seeds > 0), ManySD5: f(sp.SD5, hasS && sp.Seeds > 0), ManyUnfinished: sp.Unfinished, Z: f(sp.Z, hasS)})
+			}
+			tb.Rows = append(tb.Rows, rw)
+		}
+		out = append(out, tb)
+	}
+	return map[string]any{"many_seeds": many, "article_seeds": experiments.ArticleSeeds, "tables": out}
 }
