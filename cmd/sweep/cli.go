@@ -252,7 +252,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 // didYouMean returns ` (did you mean "x"?)` for the closest of names
 // within two edits of s, else "".
 func didYouMean(s string, names []string) string {
-	best, bestD := "", 3
+	best, bestD := "", min(3, len(s)/2+1) // at most two edits, and fewer than half the word
 	for _, n := range names {
 		if d := editDistance(s, n); d < bestD {
 			best, bestD = n, d

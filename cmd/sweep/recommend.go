@@ -134,7 +134,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			for _, p := range sim.Presets() {
 				names = append(names, p.Name)
 			}
-			return usagef("recommend: --library %q: want one of %s", *library, strings.Join(names, ", "))
+			return usagef("recommend: --library %q%s: want one of %s", *library, didYouMean(*library, names), strings.Join(names, ", "))
 		}
 	}
 	var minePolicy sim.Policy
@@ -341,7 +341,10 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 		for _, k := range sim.Kinds() {
 			names = append(names, string(k))
 		}
-		return p, fmt.Errorf("%q is neither a policy family (%s) nor a preset (see 'sweep policies')", f[0], strings.Join(names, ", "))
+		for _, pr := range sim.Presets() {
+			names = append(names, pr.Name)
+		}
+		return p, fmt.Errorf("%q%s is neither a policy family nor a preset: want one of %s (see 'sweep policies')", f[0], didYouMean(f[0], names), strings.Join(names, ", "))
 	}
 	dur := func(k, v string) (time.Duration, error) {
 		if d, err := time.ParseDuration(v); err == nil {

@@ -43,7 +43,7 @@ func selectSweeps(cfg *experiments.Config, names []string, path string) ([]*expe
 		}
 		s := cfg.Sweep(n)
 		if s == nil {
-			return nil, usagef("%s: no sweep %q: want one of %s", path, n, strings.Join(cfg.Names(), ", "))
+			return nil, usagef("%s: no sweep %q%s: want one of %s", path, n, didYouMean(n, cfg.Names()), strings.Join(cfg.Names(), ", "))
 		}
 		out = append(out, s)
 	}
