@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -26,7 +27,7 @@ func main() {
 		switch {
 		case alreadyPrinted(err):
 		case errors.Is(err, context.Canceled):
-			fmt.Fprintln(os.Stderr, "sweep: interrupted: what was finished is kept; run the same command again to go on")
+			fmt.Fprintln(os.Stderr, "sweep:", interrupted(err))
 		default:
 			fmt.Fprintln(os.Stderr, "sweep:", err)
 		}
@@ -44,4 +45,14 @@ func onSignals(sigs <-chan os.Signal, cancel func(), stderr io.Writer, exit func
 	s = <-sigs
 	fmt.Fprintf(stderr, "sweep: %v again: exiting at once\n", s)
 	exit(130)
+}
+
+// interrupted words a cancelled command's error without Go's error chain:
+// what the command says it kept, or a general line.
+func interrupted(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+context.Canceled.Error())
+	if msg == context.Canceled.Error() {
+		return "interrupted: what was finished is kept; run the same command again to go on"
+	}
+	return msg
 }

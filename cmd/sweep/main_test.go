@@ -727,3 +727,12 @@ func TestReproduceJSON(t *testing.T) {
 		t.Errorf("table 1, fixed 5 s: %+v", r)
 	}
 }
+
+func TestInterruptedWords(t *testing.T) {
+	if got := interrupted(fmt.Errorf("interrupted: 5 of 9 runs of a written; run the same command again to finish the rest: %w", context.Canceled)); got != "interrupted: 5 of 9 runs of a written; run the same command again to finish the rest" {
+		t.Errorf("interrupted(run) = %q", got)
+	}
+	if got := interrupted(context.Canceled); !strings.HasPrefix(got, "interrupted: what was finished is kept") {
+		t.Errorf("interrupted(canceled) = %q", got)
+	}
+}
