@@ -91,8 +91,8 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 	b := rec.Best
 	pk := b.Summary(analysis.Peak)
 	ew.printf("use: %s\n", b.Cell.Policy.Plain())
-	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%.1f× capacity); %.1f requests per client after recovery; %d seeds\n",
-		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), pk.Mean/sc.Capacity, perClient(b), len(b.Seeds))
+	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%s); %.1f requests per client after recovery; %d seeds\n",
+		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), ofCapacity(pk.Mean, sc.Capacity), perClient(b), len(b.Seeds))
 	m := rec.Metric
 	if len(rec.Against) > 0 {
 		var ru *analysis.Comparison
@@ -169,6 +169,16 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// ofCapacity says a rate as a multiple of the capacity: "2.4× capacity",
+// "below 0.1× capacity".
+func ofCapacity(rate, capacity float64) string {
+	r := rate / capacity
+	if r < 0.05 {
+		return "below 0.1× capacity"
+	}
+	return fmt.Sprintf("%.1f× capacity", r)
 }
 
 // withUnit appends unit to a summary that has a value: "not finished"
