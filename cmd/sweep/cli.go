@@ -59,6 +59,7 @@ func commands() []command {
 		{"recommend", "pick a retry policy for a capacity", cmdRecommend},
 		{"report", "render plots and report.md from an existing dataset", cmdReport},
 		{"diff", "compare two datasets run by run", cmdDiff},
+		{"live", "real clients of real retry libraries against a loopback server, beside the simulator", cmdLive},
 		{"policies", "list the policy families with their formulas", cmdPolicies},
 		{"schema", "document the dataset's columns", cmdSchema},
 		{"version", "print the tool and simulator versions", cmdVersion},

@@ -1,0 +1,235 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Config is one live run.
+type Config struct {
+	// Scenario is the world, as sim has it: clients, tick, recovery time,
+	// capacity, initial spread, horizon and Retry-After (whole seconds).
+	// The run stops at the horizon at the latest.
+	Scenario sim.Scenario
+	Driver   Driver
+	Down     DownMode
+	// Grace: a request sent up to this long after a tick boundary still
+	// counts in that tick (it was meant for it and the timer was late).
+	Grace time.Duration
+	// Seed draws the clients' first send times, U(0, Spread), as the first
+	// Clients draws of sim's stream for this seed, in client order, exactly
+	// as sim draws them: a library without jitter then replays sim's run of
+	// that seed.
+	Seed uint32
+	// MaxAttempts bounds each client's requests in the run, whatever its
+	// library does.
+	MaxAttempts int
+}
+
+// Limits of a live run.
+const (
+	MaxClients   = 5000          // goroutines with a connection each
+	MaxHorizon   = 2 * time.Hour // wall time
+	MinTick      = 10 * time.Millisecond
+	DefaultMax   = 10_000 // attempts per client
+	fdsPerClient = 2      // its socket and the server's
+	fdsReserve   = 64
+)
+
+// Validate checks the configuration, and that fds file descriptors (the
+// soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
+func (c Config) Validate(fds uint64) error {
+	sc := c.Scenario
+	if err := sc.Validate(); err != nil {
+		return err
+	}
+	if sc.Clients > MaxClients {
+		return fmt.Errorf("clients %d: want at most %d for a live run", sc.Clients, MaxClients)
+	}
+	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
+		return fmt.Errorf("clients %d: needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
+			sc.Clients, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
+	}
+	if sc.Tick < MinTick {
+		return fmt.Errorf("tick %v: want at least %v for a live run (timers and HTTP take milliseconds)", sc.Tick, MinTick)
+	}
+	if sc.Horizon > MaxHorizon {
+		return fmt.Errorf("horizon %v: want at most %v of real time", sc.Horizon, MaxHorizon)
+	}
+	if sc.RetryAfter%time.Second != 0 {
+		return fmt.Errorf("retry-after %v: want whole seconds (the header's unit)", sc.RetryAfter)
+	}
+	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 {
+		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps or rejection costs")
+	}
+	if c.Down != Down503 && c.Down != DownRefused {
+		return fmt.Errorf("down %q: want 503 or refused", c.Down)
+	}
+	if c.Grace < 0 || c.Grace >= sc.Tick/2 {
+		return fmt.Errorf("grace %v: want at least 0 and less than half the tick (%v)", c.Grace, sc.Tick/2)
+	}
+	if c.Driver.Do == nil {
+		return errors.New("no driver")
+	}
+	if c.MaxAttempts < 1 {
+		return fmt.Errorf("max attempts %d: want at least 1", c.MaxAttempts)
+	}
+	return nil
+}
+
+// Measurement is what a live run saw, in sim's terms.
+type Measurement struct {
+	Config   Config
+	Started  time.Time
+	Wall     time.Duration // how long the run took
+	Arrivals []int         // per tick: requests counted in it (refused ones included)
+	Served   []int         // per tick
+	Server   []int         // per tick: arrivals as the server counted them
+	Result   sim.Result    // sent, peak, milestones, given up and pending, as sim counts them
+	// Errors: how clients ended other than served, by message (a few).
+	Errors map[string]int
+}
+
+// Run runs cfg in real time. It returns when every client is served or gave
+// up, or at the horizon, or when ctx is done (with ctx's error, after
+// stopping the server and every client).
+func Run(ctx context.Context, cfg Config) (*Measurement, error) {
+	sc := cfg.Scenario
+	srv, err := newServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
+	// The clients' and the server's common start, a little ahead so that
+	// every goroutine is waiting when it comes.
+	start := time.Now().Add(50 * time.Millisecond)
+	runCtx, stop := context.WithDeadline(ctx, start.Add(sc.Horizon))
+	defer stop()
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.run(runCtx, start, ticks) }()
+
+	rng := sim.NewMulberry32(cfg.Seed)
+	recs := make([]*recorder, sc.Clients)
+	errs := make([]error, sc.Clients)
+	var wg sync.WaitGroup
+	url := "http://" + srv.addr + "/"
+	for i := range recs {
+		rec := &recorder{start: start, tick: sc.Tick, grace: cfg.Grace, max: cfg.MaxAttempts}
+		recs[i] = rec
+		// A first send meant for time x > 0 (sim's tick ceil(x/tick)) goes at
+		// x + grace, so that the grace cannot count it a tick early; one
+		// meant for time 0 (no spread) goes at once and counts in tick 0.
+		x := rng.Float64() * float64(sc.Spread.Milliseconds())
+		first := time.Duration(x * float64(time.Millisecond))
+		if x > 0 {
+			first += cfg.Grace
+		}
+		hc := newHTTPClient(rec)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer hc.CloseIdleConnections()
+			if sleep(runCtx, time.Until(start.Add(first))) != nil {
+				errs[i] = runCtx.Err()
+				return
+			}
+			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, HTTP: hc})
+		}()
+	}
+	wg.Wait()
+	stop()
+	if err := <-srvErr; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m := &Measurement{Config: cfg, Started: start, Wall: time.Since(start), Server: srv.arrivals, Errors: map[string]int{}}
+	m.tally(recs, errs)
+	return m, nil
+}
+
+// tally computes sim's metrics from the clients' records.
+func (m *Measurement) tally(recs []*recorder, errs []error) {
+	sc := m.Config.Scenario
+	n := len(recs)
+	r := sim.Result{Clients: n}
+	success := make([]int, 0, n) // success ticks
+	for i, rec := range recs {
+		ok := false
+		for _, a := range rec.attempts {
+			for len(m.Arrivals) <= a.tick {
+				m.Arrivals, m.Served = append(m.Arrivals, 0), append(m.Served, 0)
+			}
+			m.Arrivals[a.tick]++
+			if a.status == http.StatusOK {
+				m.Served[a.tick]++
+				success = append(success, a.tick)
+				ok = true
+			}
+		}
+		switch {
+		case ok:
+			r.Succeeded++
+		case errs[i] != nil && !errors.Is(errs[i], context.DeadlineExceeded) && !errors.Is(errs[i], errTooMany):
+			r.GaveUp++
+			m.Errors[shortError(errs[i])]++
+		default:
+			r.Pending++
+			if errs[i] != nil {
+				m.Errors[shortError(errs[i])]++
+			}
+		}
+	}
+	firstUp := int((sc.RecoverAt + sc.Tick - 1) / sc.Tick)
+	for k, a := range m.Arrivals {
+		r.Sent += int64(a)
+		if k >= firstUp {
+			r.SentAfterRecovery += int64(a)
+			r.PeakArrivals = max(r.PeakArrivals, a)
+		}
+	}
+	r.PeakRPS = float64(r.PeakArrivals) / sc.Tick.Seconds()
+	ok := 0
+	for k, s := range m.Served {
+		if s == 0 {
+			continue
+		}
+		ok += s
+		at := time.Duration(k) * sc.Tick
+		mark(&r.T50, float64(ok) >= float64(n)*0.5, at)
+		mark(&r.T90, float64(ok) >= float64(n)*0.9, at)
+		mark(&r.T99, float64(ok) >= float64(n)*0.99, at)
+		mark(&r.AllDone, ok == n, at)
+	}
+	r.End = time.Duration(max(len(m.Arrivals)-1, 0)) * sc.Tick
+	m.Result = r
+}
+
+func mark(m *sim.Milestone, reached bool, at time.Duration) {
+	if reached && !m.Reached {
+		*m = sim.Milestone{At: at, Reached: true}
+	}
+}
+
+// shortError keeps an error's message short and free of the port number,
+// so that the same failure is counted once.
+func shortError(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && len(s) > 80 {
+		s = s[i+2:]
+	}
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}

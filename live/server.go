@@ -1,0 +1,208 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DownMode is how the server answers before it recovers.
+type DownMode string
+
+// The down modes.
+const (
+	Down503     DownMode = "503"     // it answers 503 (with the Retry-After, if any)
+	DownRefused DownMode = "refused" // nothing listens: connection refused
+)
+
+// Headers between clients and the server.
+const (
+	clientHeader = "X-Herd-Client" // the client's index
+	tickHeader   = "X-Herd-Tick"   // the tick the request was counted in
+)
+
+// server is the counting server of sim on a real socket. Requests are
+// batched by tick: the batch of tick k takes the requests that arrive in
+// ((k−1)·tick + grace, k·tick + grace] after the start, and is answered at
+// k·tick + grace, its first floor(capacity × tick) requests in client-index
+// order served (200) and the others rejected (503 while down, 429 after,
+// each with the Retry-After when there is one). That is sim's server, with
+// the answer held to the end of the tick; grace lets a request sent on a
+// tick boundary, a few ms late, still count in that tick.
+type server struct {
+	tick, grace, recoverAt time.Duration
+	budget                 int
+	retryAfter             string // the header's value; "" for none
+	down                   DownMode
+
+	addr string
+	srv  *http.Server
+	lnMu sync.Mutex
+	ln   net.Listener
+
+	mu       sync.Mutex
+	cur      *batch
+	arrivals []int // per tick, as the server counted them
+	served   []int
+}
+
+type batch struct {
+	k      int
+	client []int32
+	served []bool
+	done   chan struct{}
+}
+
+// newServer reserves a loopback port. In DownRefused mode nothing listens on
+// it until open.
+func newServer(cfg Config) (*server, error) {
+	s := &server{tick: cfg.Scenario.Tick, grace: cfg.Grace, recoverAt: cfg.Scenario.RecoverAt,
+		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down}
+	if ra := cfg.Scenario.RetryAfter; ra > 0 {
+		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.cur = &batch{k: 0, done: make(chan struct{})}
+	if cfg.Down == DownRefused && cfg.Scenario.RecoverAt > 0 {
+		ln.Close() // the port stays ours in practice: the kernel hands out ephemeral ports in turn
+	} else {
+		s.ln = ln
+		go s.srv.Serve(ln)
+	}
+	return s, nil
+}
+
+// open starts listening (DownRefused mode, at recovery).
+func (s *server) open() error {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if s.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listening again on %s at recovery: %w", s.addr, err)
+	}
+	s.ln = ln
+	go s.srv.Serve(ln)
+	return nil
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.Header.Get(clientHeader), 10, 32)
+	if err != nil {
+		http.Error(w, "missing "+clientHeader, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	b := s.cur
+	if b == nil { // the run is over
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	i := len(b.client)
+	b.client = append(b.client, int32(id))
+	s.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-r.Context().Done():
+		return
+	}
+	w.Header().Set(tickHeader, strconv.Itoa(b.k))
+	if b.served[i] {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if s.retryAfter != "" {
+		w.Header().Set("Retry-After", s.retryAfter)
+	}
+	if time.Duration(b.k)*s.tick >= s.recoverAt {
+		w.WriteHeader(http.StatusTooManyRequests)
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+}
+
+// close decides batch b: sim's order (client index) and budget.
+func (s *server) decide(b *batch) {
+	b.served = make([]bool, len(b.client))
+	if time.Duration(b.k)*s.tick >= s.recoverAt {
+		order := make([]int, len(b.client))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(x, y int) int { return int(b.client[x]) - int(b.client[y]) })
+		for _, i := range order[:min(s.budget, len(order))] {
+			b.served[i] = true
+		}
+	}
+	n := 0
+	for _, ok := range b.served {
+		if ok {
+			n++
+		}
+	}
+	for len(s.arrivals) <= b.k {
+		s.arrivals, s.served = append(s.arrivals, 0), append(s.served, 0)
+	}
+	s.arrivals[b.k] += len(b.client)
+	s.served[b.k] += n
+}
+
+// run closes a batch at every k·tick + grace after start, until ctx is done
+// or the last tick, then answers what is left with 503 and shuts down.
+func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
+	defer s.shutdown()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	firstUp := int((s.recoverAt + s.tick - 1) / s.tick) // the first tick k with k·tick ≥ recoverAt
+	for k := 0; k < ticks; k++ {
+		timer.Reset(time.Until(start.Add(time.Duration(k)*s.tick + s.grace)))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		if k+1 == firstUp || (k == 0 && firstUp == 0) {
+			if err := s.open(); err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		b := s.cur
+		s.cur = &batch{k: k + 1, done: make(chan struct{})}
+		s.decide(b)
+		s.mu.Unlock()
+		close(b.done)
+	}
+	return nil
+}
+
+func (s *server) shutdown() {
+	s.mu.Lock()
+	b := s.cur
+	s.cur = nil
+	if b != nil {
+		b.served = make([]bool, len(b.client))
+		close(b.done)
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.srv.Close()
+	}
+}
