@@ -47,6 +47,9 @@ const (
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
 func (c Config) Validate(fds uint64) error {
 	sc := c.Scenario
+	if sc.Tick < MinTick {
+		return fmt.Errorf("tick %v: want at least %v for a live run (timers and HTTP take milliseconds)", sc.Tick, MinTick)
+	}
 	if err := sc.Validate(); err != nil {
 		return err
 	}
@@ -56,9 +59,6 @@ func (c Config) Validate(fds uint64) error {
 	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
 		return fmt.Errorf("clients %d: needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
 			sc.Clients, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
-	}
-	if sc.Tick < MinTick {
-		return fmt.Errorf("tick %v: want at least %v for a live run (timers and HTTP take milliseconds)", sc.Tick, MinTick)
 	}
 	if sc.Horizon > MaxHorizon {
 		return fmt.Errorf("horizon %v: want at most %v of real time", sc.Horizon, MaxHorizon)
