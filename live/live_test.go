@@ -53,8 +53,8 @@ func runLive(t *testing.T, cfg Config) *Measurement {
 func logComparison(t *testing.T, c *Comparison) {
 	t.Helper()
 	var b bytes.Buffer
-	(&Report{Comparisons: []*Comparison{c}, Scale: 1}).WriteText(&b)
-	t.Log("\n" + b.String())
+	c.WriteText(&b)
+	t.Logf("live %s (%s), %s\n%s", c.Driver, c.Module, c.Scenario, b.String())
 }
 
 func metric(c *Comparison, name string) MetricCheck {

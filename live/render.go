@@ -51,23 +51,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, "; the server counted %d requests\n", r.ServerTotal)
 		}
-		fmt.Fprintf(&b, "\nsimulated: %s over %d seeds, band %g–%g %%\n", c.Policy, c.Seeds, c.BandPct[0], c.BandPct[1])
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "metric\tlive\tband lo\tmedian\tband hi\trank %%\tsame seed\t\n")
-		for _, mt := range c.Metrics {
-			mark := ""
-			if !mt.Agree {
-				mark = "  ← outside"
-			}
-			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n", mt.Name, mt.Unit, num(mt.Live), num(mt.Band.Lo), num(mt.Band.Mid), num(mt.Band.Hi), mt.Rank, num(mt.SameSeed), mark)
-		}
-		tw.Flush()
-		fmt.Fprintf(&b, "arrivals per tick after recovery: %d of %d ticks outside the band\n", c.Outside, c.TicksUp)
-		if len(c.Disagree) == 0 {
-			fmt.Fprintf(&b, "verdict: agrees (every metric within the band)\n")
-		} else {
-			fmt.Fprintf(&b, "verdict: DISAGREES on %s\n", strings.Join(c.Disagree, ", "))
-		}
+		b.WriteString("\n")
+		c.writeText(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -138,4 +123,33 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// WriteText writes one comparison: the metrics against the band, then the
+// verdict.
+func (c *Comparison) WriteText(w io.Writer) error {
+	var b strings.Builder
+	c.writeText(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (c *Comparison) writeText(b *strings.Builder) {
+	fmt.Fprintf(b, "simulated: %s over %d seeds, band %g–%g %%\n", c.Policy, c.Seeds, c.BandPct[0], c.BandPct[1])
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tlive\tband lo\tmedian\tband hi\trank %%\tsame seed\t\n")
+	for _, mt := range c.Metrics {
+		mark := ""
+		if !mt.Agree {
+			mark = "  ← outside"
+		}
+		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n", mt.Name, mt.Unit, num(mt.Live), num(mt.Band.Lo), num(mt.Band.Mid), num(mt.Band.Hi), mt.Rank, num(mt.SameSeed), mark)
+	}
+	tw.Flush()
+	fmt.Fprintf(b, "arrivals per tick after recovery: %d of %d ticks outside the band\n", c.Outside, c.TicksUp)
+	if len(c.Disagree) == 0 {
+		fmt.Fprintf(b, "verdict: agrees (every metric within the band)\n")
+	} else {
+		fmt.Fprintf(b, "verdict: DISAGREES on %s\n", strings.Join(c.Disagree, ", "))
+	}
 }

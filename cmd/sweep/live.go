@@ -115,6 +115,9 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, sc.Horizon)
 	m, err := live.Run(ctx, cfg)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("live: interrupted: server and clients stopped, nothing written: %w", err)
+	}
 	if err != nil {
 		return err
 	}
