@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	backoff4 "github.com/cenkalti/backoff/v4"
 	backoff5 "github.com/cenkalti/backoff/v5"
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/hashicorp/go-retryablehttp"
 	grpcbackoff "google.golang.org/grpc/backoff"
 
@@ -22,11 +24,12 @@ import (
 // defaults, or one of sim's policies in a plain loop. Do returns nil once
 // the client is served, an error when it gives up.
 type Driver struct {
-	Name   string // as `sweep live --library` takes it
-	Preset string // the sim preset that models it
-	Module string // module@version whose code runs
-	Source string // the file read for it (in the module cache)
-	Note   string // what differs from the preset, or how it is driven
+	Name   string     // as `sweep live --library` takes it
+	Preset string     // the sim preset that models it, if any
+	Model  sim.Policy // the sim policy that models it when no preset does
+	Module string     // module@version whose code runs
+	Source string     // the file read for it (in the module cache)
+	Note   string     // what differs from the preset, or how it is driven
 	Do     func(ctx context.Context, e Env) error
 }
 
@@ -58,11 +61,39 @@ func Drivers() []Driver {
 			Source: "backoff/backoff.go (DefaultConfig), internal/backoff/backoff.go (Exponential.Backoff)",
 			Note:   "internal/backoff cannot be imported: its Backoff(retries) is reproduced line by line on the exported backoff.DefaultConfig; connection backoff retries forever, retries counted from 0 at the first failure",
 			Do:     grpcGo},
+		{Name: "failsafe-go", Model: sim.Policy{Kind: sim.Fixed, Base: time.Millisecond, MaxAttempts: 3}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+			Source: "retrypolicy/retry.go (NewWithDefaults: defaultMaxRetries 2, no delay), retrypolicy/retryexecutor.go (getDelay)",
+			Note:   "retrypolicy.NewWithDefaults(): 3 attempts with no delay at all; no preset models it: sim's nearest is fixed 1 ms (the next tick), 3 attempts",
+			Do:     failsafeDriver(retrypolicy.NewWithDefaults[struct{}]())},
+		{Name: "failsafe-go-backoff", Model: sim.Policy{Kind: sim.HTTPRetry, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, MaxAttempts: 5}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+			Source: "retrypolicy/retry.go (WithBackoff: factor 2), retrypolicy/retryexecutor.go (getFixedOrRandomDelay)",
+			Note:   "retrypolicy.NewBuilder().WithBackoff(1 s, 30 s).WithMaxRetries(4): go-retryablehttp's curve without its Retry-After, as the http-retry family",
+			Do:     failsafeDriver(retrypolicy.NewBuilder[struct{}]().WithBackoff(time.Second, 30*time.Second).WithMaxRetries(4).Build())},
 	}
 	for _, p := range sim.Presets() {
 		ds = append(ds, simDriver(p))
 	}
 	return ds
+}
+
+// Policy is the sim policy that models the driver: its preset's, or Model.
+func (d Driver) Policy() (sim.Policy, error) {
+	if d.Preset == "" {
+		return d.Model, d.Model.Validate()
+	}
+	pr, ok := sim.PresetByName(d.Preset)
+	if !ok {
+		return sim.Policy{}, fmt.Errorf("live: driver %s: no preset %q", d.Name, d.Preset)
+	}
+	return pr.Policy, nil
+}
+
+// ModelName names the model: the preset, or family:KIND.
+func (d Driver) ModelName() string {
+	if d.Preset != "" {
+		return d.Preset
+	}
+	return "family:" + string(d.Model.Kind)
 }
 
 // DriverByName returns the driver called name.
@@ -75,6 +106,15 @@ func DriverByName(name string) (Driver, error) {
 		names = append(names, d.Name)
 	}
 	return Driver{}, fmt.Errorf("%q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// failsafeDriver runs p; a policy is safe for concurrent use (each
+// execution keeps its own state).
+func failsafeDriver(p retrypolicy.RetryPolicy[struct{}]) func(ctx context.Context, e Env) error {
+	return func(ctx context.Context, e Env) error {
+		_, err := failsafe.With(p).WithContext(ctx).Get(func() (struct{}, error) { return struct{}{}, getOnce(ctx, e) })
+		return err
+	}
 }
 
 func cenkaltiV5(ctx context.Context, e Env) error {

@@ -109,9 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
-	// The clients' and the server's common start, a little ahead so that
-	// every goroutine is waiting when it comes.
-	start := time.Now().Add(50 * time.Millisecond)
+	// The clients' and the server's common start, ahead so that every
+	// goroutine has opened its connection and is waiting when it comes.
+	start := time.Now().Add(warmUpTime(sc.Clients))
 	runCtx, stop := context.WithDeadline(ctx, start.Add(sc.Horizon))
 	defer stop()
 	srvErr := make(chan error, 1)
@@ -138,6 +138,9 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 		go func() {
 			defer wg.Done()
 			defer hc.CloseIdleConnections()
+			if cfg.Down == Down503 || sc.RecoverAt == 0 {
+				warmUp(runCtx, hc, url)
+			}
 			if sleep(runCtx, time.Until(start.Add(first))) != nil {
 				errs[i] = runCtx.Err()
 				return
@@ -232,4 +235,26 @@ func shortError(err error) string {
 		s = s[:80]
 	}
 	return s
+}
+
+// warmUpTime leaves each client time to open its connection before the
+// start: 100 ms and 1 ms per client.
+func warmUpTime(clients int) time.Duration {
+	return 100*time.Millisecond + time.Duration(clients)*time.Millisecond
+}
+
+// warmUp opens the client's connection with a request the server does not
+// count (nor the recorder), so that the first counted request does not pay
+// for a TCP handshake on a busy machine.
+func warmUp(ctx context.Context, hc *http.Client, url string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set(warmHeader, "1")
+	rec := hc.Transport.(*recorder)
+	resp, err := rec.next.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
 }

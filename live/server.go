@@ -24,8 +24,9 @@ const (
 
 // Headers between clients and the server.
 const (
-	clientHeader = "X-Herd-Client" // the client's index
-	tickHeader   = "X-Herd-Tick"   // the tick the request was counted in
+	clientHeader = "X-Herd-Client"  // the client's index
+	tickHeader   = "X-Herd-Tick"    // the tick the request was counted in
+	warmHeader   = "X-Herd-Warm-Up" // opens the connection before the start; not counted
 )
 
 // server is the counting server of sim on a real socket. Requests are
@@ -101,6 +102,10 @@ func (s *server) open() error {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(warmHeader) != "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	id, err := strconv.ParseInt(r.Header.Get(clientHeader), 10, 32)
 	if err != nil {
 		http.Error(w, "missing "+clientHeader, http.StatusBadRequest)

@@ -43,7 +43,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *library == "list" {
 		for _, d := range live.Drivers() {
-			fmt.Fprintf(stdout, "%s — preset %s, %s\n  %s\n  source: %s\n", d.Name, d.Preset, d.Module, d.Note, d.Source)
+			fmt.Fprintf(stdout, "%s — model %s, %s\n  %s\n  source: %s\n", d.Name, d.ModelName(), d.Module, d.Note, d.Source)
 		}
 		fmt.Fprintln(stdout, "not here: Polly (.NET), Envoy (C++ proxy) and the second source's Delphi component cannot run in a Go process; their presets run only as sim:NAME.")
 		return nil
@@ -91,10 +91,14 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cfg.Validate(lim.Cur); err != nil {
 		return usagef("live: %v", liveFlagName(err))
 	}
-	if len(policies) == 0 {
-		policies = listFlag{drv.Preset}
-	}
 	var pols []sim.Policy
+	if len(policies) == 0 {
+		p, err := drv.Policy()
+		if err != nil {
+			return err
+		}
+		pols = append(pols, p)
+	}
 	for _, name := range policies {
 		p, err := livePolicy(name)
 		if err != nil {

@@ -37,7 +37,7 @@ func TestLiveBadInput(t *testing.T) {
 		t.Errorf("bad input wrote %s", out)
 	}
 	stdout, _, code := sweep(t, "live", "--library", "list")
-	if code != 0 || !strings.Contains(stdout, "go-retryablehttp — preset go-retryablehttp") || !strings.Contains(stdout, "Polly") {
+	if code != 0 || !strings.Contains(stdout, "go-retryablehttp — model go-retryablehttp") || !strings.Contains(stdout, "Polly") {
 		t.Errorf("--library list: exit %d\n%s", code, stdout)
 	}
 }
