@@ -14,11 +14,15 @@ import (
 type Machine struct {
 	// TimerLate: how late a 10 ms timer fires (median, 90th and 99th
 	// percentiles and worst of the samples).
-	TimerLateP50, TimerLateP90, TimerLateP99, TimerLateMax time.Duration
+	TimerLateP50 time.Duration `json:"timer_late_p50_ns"`
+	TimerLateP90 time.Duration `json:"timer_late_p90_ns"`
+	TimerLateP99 time.Duration `json:"timer_late_p99_ns"`
+	TimerLateMax time.Duration `json:"timer_late_max_ns"`
 	// RTT: one GET to a loopback server and its answer, on a kept-alive
 	// connection.
-	RTTP50, RTTP99 time.Duration
-	Samples        int
+	RTTP50  time.Duration `json:"rtt_p50_ns"`
+	RTTP99  time.Duration `json:"rtt_p99_ns"`
+	Samples int           `json:"samples"`
 }
 
 // MaxTimerShare is the largest timer error (the 90th percentile of the

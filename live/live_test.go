@@ -3,7 +3,6 @@ package live
 import (
 	"bytes"
 	"context"
-	"math"
 	"slices"
 	"testing"
 	"time"
@@ -66,29 +65,6 @@ func metric(c *Comparison, name string) MetricCheck {
 	panic("live: no metric " + name)
 }
 
-// medianSeed is the seed among seeds whose simulated t99 and sent lie
-// nearest the middle of all of them.
-func medianSeed(t *testing.T, sc sim.Scenario, p sim.Policy, seeds []uint32) uint32 {
-	t.Helper()
-	var t99, sent []float64
-	for _, s := range seeds {
-		r, err := sim.Run(sc, p, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t99 = append(t99, r.T99.At.Seconds())
-		sent = append(sent, float64(r.SentAfterRecovery))
-	}
-	best, bestD := seeds[0], math.Inf(1)
-	for i, s := range seeds {
-		d := math.Max(math.Abs(check("", "", t99[i], t99, 0).Rank-50), math.Abs(check("", "", sent[i], sent, 0).Rank-50))
-		if d < bestD {
-			best, bestD = s, d
-		}
-	}
-	return best
-}
-
 // go-retryablehttp has no jitter: the live run, whose clients first send
 // at sim's draws for a seed, replays sim's run of that seed. On the seed
 // nearest the median its t99 and sent lie inside the 5–95 % band.
@@ -97,7 +73,10 @@ func TestLiveRetryableHTTP(t *testing.T) {
 	pr, _ := sim.PresetByName(d.Preset)
 	sc := liveScenario()
 	seeds := seedsUpTo(200)
-	seed := medianSeed(t, sc, pr.Policy, seeds)
+	seed, err := MedianSeed(sc, pr.Policy, seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: seed})
 	c, err := Compare(m, pr.Policy, seeds, 5)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +94,11 @@ type Measurement struct {
 	Arrivals []int         // per tick: requests counted in it (refused ones included)
 	Served   []int         // per tick
 	Server   []int         // per tick: arrivals as the server counted them
-	Result   sim.Result    // sent, peak, milestones, given up and pending, as sim counts them
+	// CloseLate: how late the server closed its ticks (median, 99th
+	// percentile, worst): a late close counts arrivals of the next tick in
+	// this one.
+	CloseLateP50, CloseLateP99, CloseLateMax time.Duration
+	Result                                   sim.Result // sent, peak, milestones, given up and pending, as sim counts them
 	// Errors: how clients ended other than served, by message (a few).
 	Errors map[string]int
 }
@@ -157,6 +163,10 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 		return nil, err
 	}
 	m := &Measurement{Config: cfg, Started: start, Wall: time.Since(start), Server: srv.arrivals, Errors: map[string]int{}}
+	if late := slices.Sorted(slices.Values(srv.late)); len(late) > 0 {
+		q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
+		m.CloseLateP50, m.CloseLateP99, m.CloseLateMax = q(0.5), q(0.99), late[len(late)-1]
+	}
 	m.tally(recs, errs)
 	return m, nil
 }
@@ -257,4 +267,35 @@ func warmUp(ctx context.Context, hc *http.Client, url string) {
 	if err == nil {
 		resp.Body.Close()
 	}
+}
+
+// MedianSeed returns the seed among seeds whose simulated t99 and sent
+// after recovery both lie nearest the middle of all of them: a live run
+// that draws its first sends from it is a typical run, and a library
+// without jitter should replay it.
+func MedianSeed(sc sim.Scenario, p sim.Policy, seeds []uint32) (uint32, error) {
+	if len(seeds) == 0 {
+		return 0, errors.New("no seeds")
+	}
+	t99 := make([]float64, len(seeds))
+	sent := make([]float64, len(seeds))
+	var s sim.Sim
+	for i, seed := range seeds {
+		r, err := s.Run(sc, p, sim.NewMulberry32(seed), nil)
+		if err != nil {
+			return 0, err
+		}
+		t99[i], sent[i] = math.Inf(1), float64(r.SentAfterRecovery)
+		if r.T99.Reached {
+			t99[i] = r.T99.At.Seconds()
+		}
+	}
+	best, bestD := seeds[0], math.Inf(1)
+	for i, seed := range seeds {
+		d := math.Max(math.Abs(check("", "", t99[i], t99, 0).Rank-50), math.Abs(check("", "", sent[i], sent, 0).Rank-50))
+		if d < bestD {
+			best, bestD = seed, d
+		}
+	}
+	return best, nil
 }

@@ -52,6 +52,7 @@ type server struct {
 	cur      *batch
 	arrivals []int // per tick, as the server counted them
 	served   []int
+	late     []time.Duration // per tick: how late the batch closed
 }
 
 type batch struct {
@@ -181,6 +182,7 @@ func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 			return nil
 		case <-timer.C:
 		}
+		s.late = append(s.late, time.Since(start.Add(time.Duration(k)*s.tick+s.grace)))
 		if k+1 == firstUp || (k == 0 && firstUp == 0) {
 			if err := s.open(); err != nil {
 				return err

@@ -30,7 +30,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
 	down := fs.String("down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
 	grace := fs.Duration("grace", 10*time.Millisecond, "a request this late after a tick boundary still counts in that tick")
-	seed := fs.Uint("seed", 1, "the clients' first send times are sim's draws for this seed")
+	seed := fs.Uint("seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of t99 and sent")
 	seeds := fs.Int("seeds", 200, "simulated seeds to compare against")
 	tail := fs.Float64("band", 5, "the band runs from this percentile to 100 minus it")
 	var policies listFlag
@@ -106,6 +106,15 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		pols = append(pols, p)
 	}
+	simSeeds := make([]uint32, *seeds)
+	for i := range simSeeds {
+		simSeeds[i] = uint32(i + 1)
+	}
+	if cfg.Seed == 0 {
+		if cfg.Seed, err = live.MedianSeed(sc, pols[0], simSeeds); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
@@ -125,11 +134,8 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	simSeeds := make([]uint32, *seeds)
-	for i := range simSeeds {
-		simSeeds[i] = uint32(i + 1)
-	}
-	rep := &live.Report{Machine: machine, Scale: 1, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors}
+	rep := &live.Report{Machine: machine, Scale: 1, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
+		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax}
 	for _, a := range m.Server {
 		rep.ServerTotal += a
 	}
