@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -14,6 +15,7 @@ import (
 type Env struct {
 	Index int
 	URL   string
+	Addr  string // host:port of the server
 	HTTP  *http.Client
 }
 
@@ -52,6 +54,7 @@ type attempt struct {
 // recorder is a client's RoundTripper: it records each attempt and bounds
 // their number.
 type recorder struct {
+	mu       sync.Mutex
 	next     http.RoundTripper
 	start    time.Time
 	tick     time.Duration
@@ -63,8 +66,17 @@ type recorder struct {
 // errTooMany stops a client that reached the attempt limit of a run.
 var errTooMany = errors.New("live: attempt limit of the run reached")
 
+func (r *recorder) add(a attempt) {
+	r.mu.Lock()
+	r.attempts = append(r.attempts, a)
+	r.mu.Unlock()
+}
+
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(r.attempts) >= r.max {
+	r.mu.Lock()
+	n := len(r.attempts)
+	r.mu.Unlock()
+	if n >= r.max {
 		return nil, errTooMany
 	}
 	at := time.Since(r.start)
@@ -81,7 +93,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			a.tick = k
 		}
 	}
-	r.attempts = append(r.attempts, a)
+	r.add(a)
 	return resp, err
 }
 

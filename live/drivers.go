@@ -31,6 +31,9 @@ type Driver struct {
 	Source string     // the file read for it (in the module cache)
 	Note   string     // what differs from the preset, or how it is driven
 	Do     func(ctx context.Context, e Env) error
+	// GRPC, when set, makes the server speak gRPC (health Check) instead of
+	// HTTP; the server then records each attempt.
+	GRPC *GRPCClient
 }
 
 // Drivers returns every driver, in a stable order: the libraries first, then
@@ -61,6 +64,11 @@ func Drivers() []Driver {
 			Source: "backoff/backoff.go (DefaultConfig), internal/backoff/backoff.go (Exponential.Backoff)",
 			Note:   "internal/backoff cannot be imported: its Backoff(retries) is reproduced line by line on the exported backoff.DefaultConfig; connection backoff retries forever, retries counted from 0 at the first failure",
 			Do:     grpcGo},
+		{Name: "grpc-go-retry", Model: sim.Policy{Kind: sim.GRPC, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 5},
+			Module: "google.golang.org/grpc@v1.83.2",
+			Source: "stream.go (csAttempt.shouldRetry: min(initialBackoff·multiplier^n, maxBackoff)·(0.8 + 0.4U)), service_config.go",
+			Note:   "a real gRPC channel per client calling grpc.health.v1.Health/Check with a service-config retry policy (maxAttempts 5, 1 s × 2 to 30 s, UNAVAILABLE and RESOURCE_EXHAUSTED, no throttling): grpc-go jitters ±20 % from the first retry, not U(0, backoff) as gRFC A6 words it; modelled by the grpc family",
+			Do:     grpcCall(GRPCClient{ServiceConfig: grpcRetryConfig}), GRPC: &GRPCClient{ServiceConfig: grpcRetryConfig}},
 		{Name: "failsafe-go", Model: sim.Policy{Kind: sim.Fixed, Base: time.Millisecond, MaxAttempts: 3}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
 			Source: "retrypolicy/retry.go (NewWithDefaults: defaultMaxRetries 2, no delay), retrypolicy/retryexecutor.go (getDelay)",
 			Note:   "retrypolicy.NewWithDefaults(): 3 attempts with no delay at all; no preset models it: sim's nearest is fixed 1 ms (the next tick), 3 attempts",

@@ -157,3 +157,25 @@ func TestLiveGRPCFirstRetry(t *testing.T) {
 		t.Errorf("live grpc-go against the grpc preset: disagreements %v, want none", fixed.Disagree)
 	}
 }
+
+// A real gRPC channel per client, retried by grpc-go's own retry code from
+// a service config, against the grpc family with the same numbers. Like
+// cenkalti it jitters with an unseeded source: the 0.05–99.95 % band.
+func TestLiveGRPCRetryPolicy(t *testing.T) {
+	d, _ := DriverByName("grpc-go-retry")
+	p, err := d.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := runLive(t, Config{Scenario: liveScenario(), Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
+	c, err := Compare(m, p, seedsUpTo(4000), 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logComparison(t, c)
+	for _, name := range []string{MT99, MSent} {
+		if mt := metric(c, name); !mt.Agree {
+			t.Errorf("%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
+		}
+	}
+}

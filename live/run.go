@@ -80,6 +80,9 @@ func (c Config) Validate(fds uint64) error {
 	if c.Driver.Do == nil {
 		return errors.New("no driver")
 	}
+	if c.Driver.GRPC != nil && c.Down != Down503 {
+		return fmt.Errorf("down %q: the gRPC driver %s retries RPCs, not connections: want 503 (UNAVAILABLE)", c.Down, c.Driver.Name)
+	}
 	if c.MaxAttempts < 1 {
 		return fmt.Errorf("max attempts %d: want at least 1", c.MaxAttempts)
 	}
@@ -120,11 +123,18 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	start := time.Now().Add(warmUpTime(sc.Clients))
 	runCtx, stop := context.WithDeadline(ctx, start.Add(sc.Horizon))
 	defer stop()
+	rng := sim.NewMulberry32(cfg.Seed)
+	recs := make([]*recorder, sc.Clients)
+	if cfg.Driver.GRPC != nil {
+		srv.record = func(client, tick, status int) {
+			if client >= 0 && client < len(recs) {
+				recs[client].add(attempt{at: time.Since(start), tick: tick, status: status})
+			}
+		}
+	}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.run(runCtx, start, ticks) }()
 
-	rng := sim.NewMulberry32(cfg.Seed)
-	recs := make([]*recorder, sc.Clients)
 	errs := make([]error, sc.Clients)
 	var wg sync.WaitGroup
 	url := "http://" + srv.addr + "/"
@@ -144,14 +154,14 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 		go func() {
 			defer wg.Done()
 			defer hc.CloseIdleConnections()
-			if cfg.Down == Down503 || sc.RecoverAt == 0 {
+			if cfg.Driver.GRPC == nil && (cfg.Down == Down503 || sc.RecoverAt == 0) {
 				warmUp(runCtx, hc, url)
 			}
 			if sleep(runCtx, time.Until(start.Add(first))) != nil {
 				errs[i] = runCtx.Err()
 				return
 			}
-			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, HTTP: hc})
+			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc})
 		}()
 	}
 	wg.Wait()

@@ -43,10 +43,15 @@ type server struct {
 	retryAfter             string // the header's value; "" for none
 	down                   DownMode
 
-	addr string
-	srv  *http.Server
-	lnMu sync.Mutex
-	ln   net.Listener
+	addr  string
+	srv   *http.Server
+	serve func(net.Listener) error // the HTTP server's, or a gRPC server's
+	stop  func()
+	// record, when set, records each answered request for its client (the
+	// gRPC front end, whose attempts the client cannot see one by one).
+	record func(client, tick, status int)
+	lnMu   sync.Mutex
+	ln     net.Listener
 
 	mu       sync.Mutex
 	cur      *batch
@@ -76,12 +81,23 @@ func newServer(cfg Config) (*server, error) {
 	}
 	s.addr = ln.Addr().String()
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.serve = s.srv.Serve
+	s.stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.srv.Close()
+		}
+	}
+	if cfg.Driver.GRPC != nil {
+		s.serve, s.stop = newGRPCFront(s)
+	}
 	s.cur = &batch{k: 0, done: make(chan struct{})}
 	if cfg.Down == DownRefused && cfg.Scenario.RecoverAt > 0 {
 		ln.Close() // the port stays ours in practice: the kernel hands out ephemeral ports in turn
 	} else {
 		s.ln = ln
-		go s.srv.Serve(ln)
+		go s.serve(ln)
 	}
 	return s, nil
 }
@@ -98,8 +114,44 @@ func (s *server) open() error {
 		return fmt.Errorf("listening again on %s at recovery: %w", s.addr, err)
 	}
 	s.ln = ln
-	go s.srv.Serve(ln)
+	go s.serve(ln)
 	return nil
+}
+
+// admit counts a request of client id in the open batch and waits for the
+// batch's answer: the tick it was counted in and whether it was served.
+// ok is false when the run is over or ctx is done first.
+func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
+	s.mu.Lock()
+	b := s.cur
+	if b == nil { // the run is over
+		s.mu.Unlock()
+		return 0, false, false
+	}
+	i := len(b.client)
+	b.client = append(b.client, id)
+	s.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return 0, false, false
+	}
+	if s.record != nil {
+		st := http.StatusOK
+		if !b.served[i] {
+			st = s.rejectStatus(b.k)
+		}
+		s.record(int(id), b.k, st)
+	}
+	return b.k, b.served[i], true
+}
+
+// rejectStatus is 503 while down, 429 after.
+func (s *server) rejectStatus(k int) int {
+	if time.Duration(k)*s.tick >= s.recoverAt {
+		return http.StatusTooManyRequests
+	}
+	return http.StatusServiceUnavailable
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,34 +164,20 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing "+clientHeader, http.StatusBadRequest)
 		return
 	}
-	s.mu.Lock()
-	b := s.cur
-	if b == nil { // the run is over
-		s.mu.Unlock()
+	k, served, ok := s.admit(r.Context(), int32(id))
+	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
-	i := len(b.client)
-	b.client = append(b.client, int32(id))
-	s.mu.Unlock()
-	select {
-	case <-b.done:
-	case <-r.Context().Done():
-		return
-	}
-	w.Header().Set(tickHeader, strconv.Itoa(b.k))
-	if b.served[i] {
+	w.Header().Set(tickHeader, strconv.Itoa(k))
+	if served {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	if s.retryAfter != "" {
 		w.Header().Set("Retry-After", s.retryAfter)
 	}
-	if time.Duration(b.k)*s.tick >= s.recoverAt {
-		w.WriteHeader(http.StatusTooManyRequests)
-	} else {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
+	w.WriteHeader(s.rejectStatus(k))
 }
 
 // close decides batch b: sim's order (client index) and budget.
@@ -207,9 +245,5 @@ func (s *server) shutdown() {
 		close(b.done)
 	}
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		s.srv.Close()
-	}
+	s.stop()
 }

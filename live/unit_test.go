@@ -170,6 +170,17 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
 	}
+	g, _ := DriverByName("grpc-go-retry")
+	c := good
+	c.Driver, c.Down = g, DownRefused
+	if err := c.Validate(0); err == nil || !strings.Contains(err.Error(), "retries RPCs, not connections") {
+		t.Errorf("gRPC driver with refused connections: %v", err)
+	}
+	for _, d := range Drivers() {
+		if _, err := d.Policy(); err != nil || d.Module == "" || d.Source == "" || d.Do == nil {
+			t.Errorf("driver %s: model %v, module %q, source %q", d.Name, err, d.Module, d.Source)
+		}
+	}
 	if _, err := DriverByName("polly"); err == nil || !strings.Contains(err.Error(), "cenkalti-backoff") {
 		t.Errorf("unknown driver: %v", err)
 	}
