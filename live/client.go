@@ -17,6 +17,21 @@ type Env struct {
 	URL   string
 	Addr  string // host:port of the server
 	HTTP  *http.Client
+	// Scale: the scenario runs this many times faster than real time
+	// (1: real time); only Scalable drivers see more than 1. Start is the
+	// run's start, the zero of the scaled clock.
+	Scale float64
+	Start time.Time
+}
+
+// Now is the scaled clock: Start plus the real time since, times Scale.
+func (e Env) Now() time.Time {
+	return e.Start.Add(time.Duration(float64(time.Since(e.Start)) * e.Scale))
+}
+
+// Sleep waits d of scaled time.
+func (e Env) Sleep(ctx context.Context, d time.Duration) error {
+	return sleep(ctx, time.Duration(float64(d)/e.Scale))
 }
 
 // Get sends one attempt: a GET of e.URL that names the client. It returns

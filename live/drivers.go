@@ -34,6 +34,9 @@ type Driver struct {
 	// GRPC, when set, makes the server speak gRPC (health Check) instead of
 	// HTTP; the server then records each attempt.
 	GRPC *GRPCClient
+	// Scalable drivers take their clock and timers from Env (Env.Now,
+	// Env.Sleep), so that a run may go faster than real time.
+	Scalable bool
 }
 
 // Drivers returns every driver, in a stable order: the libraries first, then
@@ -46,8 +49,8 @@ func Drivers() []Driver {
 			Do:     cenkaltiV5},
 		{Name: "cenkalti-backoff-v4", Preset: "cenkalti-backoff", Module: "github.com/cenkalti/backoff/v4@v4.3.0",
 			Source: "retry.go (Retry), exponential.go (NewExponentialBackOff, MaxElapsedTime 15 min)",
-			Note:   "backoff.Retry(op, backoff.WithContext(backoff.NewExponentialBackOff(), ctx))",
-			Do:     cenkaltiV4},
+			Note:   "backoff.RetryNotifyWithTimer(op, backoff.WithContext(b, ctx), nil, timer) with b := backoff.NewExponentialBackOff() and every default; its own Clock and Timer hooks carry the run's clock, so it may run scaled",
+			Do:     cenkaltiV4, Scalable: true},
 		{Name: "go-retryablehttp", Preset: "go-retryablehttp", Module: "github.com/hashicorp/go-retryablehttp@v0.7.8",
 			Source: "client.go (NewClient, DefaultRetryPolicy, DefaultBackoff, parseRetryAfterHeader)",
 			Note:   "retryablehttp.NewClient() with its defaults (RetryMax 4, 1 s to 30 s, Retry-After on 429 and 503), logger off, its HTTPClient the client's own",
@@ -130,9 +133,40 @@ func cenkaltiV5(ctx context.Context, e Env) error {
 	return err
 }
 
+// cenkaltiV4 hands the library the run's clock through its own hooks:
+// ExponentialBackOff.Clock (for MaxElapsedTime) and the Timer of
+// RetryNotifyWithTimer. At scale 1 they are the system clock.
 func cenkaltiV4(ctx context.Context, e Env) error {
-	return backoff4.Retry(func() error { return getOnce(ctx, e) }, backoff4.WithContext(backoff4.NewExponentialBackOff(), ctx))
+	b := backoff4.NewExponentialBackOff(backoff4.WithClockProvider(envClock{e}))
+	return backoff4.RetryNotifyWithTimer(func() error { return getOnce(ctx, e) }, backoff4.WithContext(b, ctx), nil, &envTimer{e: e})
 }
+
+type envClock struct{ e Env }
+
+func (c envClock) Now() time.Time { return c.e.Now() }
+
+// envTimer is cenkalti v4's Timer on the run's clock.
+type envTimer struct {
+	e Env
+	t *time.Timer
+}
+
+func (t *envTimer) Start(d time.Duration) {
+	real := time.Duration(float64(d) / t.e.Scale)
+	if t.t == nil {
+		t.t = time.NewTimer(real)
+	} else {
+		t.t.Reset(real)
+	}
+}
+
+func (t *envTimer) Stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
+
+func (t *envTimer) C() <-chan time.Time { return t.t.C }
 
 func retryableHTTP(ctx context.Context, e Env) error {
 	c := retryablehttp.NewClient()
@@ -244,8 +278,9 @@ func grpcGo(ctx context.Context, e Env) error {
 // MaxElapsed are kept; the token bucket and budgets are not.
 func simDriver(pr sim.Preset) Driver {
 	return Driver{Name: "sim:" + pr.Name, Preset: pr.Name, Module: "github.com/herdsweep/herdsweep/sim",
-		Source: "sim/presets.go, sim/families.go",
-		Note:   "the preset's delays (sim.Policy.Delays, no Retry-After) in a plain loop: checks the live harness itself",
+		Source:   "sim/presets.go, sim/families.go",
+		Note:     "the preset's delays (sim.Policy.Delays, no Retry-After) in a plain loop: checks the live harness itself; runs on the run's clock, so it may run scaled",
+		Scalable: true,
 		Do: func(ctx context.Context, e Env) error {
 			p := pr.Policy
 			const n = 256
@@ -253,7 +288,7 @@ func simDriver(pr sim.Preset) Driver {
 			if err != nil {
 				return err
 			}
-			start := time.Now()
+			start := e.Now()
 			for att := 1; ; att++ {
 				err := getOnce(ctx, e)
 				if err == nil {
@@ -263,10 +298,10 @@ func simDriver(pr sim.Preset) Driver {
 					return err
 				}
 				d := time.Duration(ds[att-1] * float64(time.Millisecond))
-				if p.MaxElapsed > 0 && time.Since(start)+d > p.MaxElapsed {
+				if p.MaxElapsed > 0 && e.Now().Sub(start)+d > p.MaxElapsed {
 					return err
 				}
-				if err := sleep(ctx, d); err != nil {
+				if err := e.Sleep(ctx, d); err != nil {
 					return err
 				}
 			}

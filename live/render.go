@@ -44,7 +44,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "machine: 10 ms timers fire %v late (median), %v (90th percentile), %v (99th), %v at worst of %d; loopback round trip %v (median), %v (99th percentile)\n",
 		m.TimerLateP50.Round(time.Microsecond), m.TimerLateP90.Round(time.Microsecond), m.TimerLateP99.Round(time.Microsecond), m.TimerLateMax.Round(time.Microsecond), m.Samples,
 		m.RTTP50.Round(time.Microsecond), m.RTTP99.Round(time.Microsecond))
-	fmt.Fprintf(&b, "time: scale %g (real time), run took %v; the server closed its ticks %v late (median), %v (99th percentile), %v at worst; a request up to %v after a tick boundary counts in that tick; first sends from sim's stream of seed %d\n",
+	fmt.Fprintf(&b, "time: scale %g (1 is real time), run took %v of real time; the server closed its ticks %v late (median), %v (99th percentile), %v at worst; a request up to %v after a tick boundary counts in that tick; first sends from sim's stream of seed %d\n",
 		r.Scale, r.Wall.Round(time.Millisecond), r.CloseLateP50.Round(time.Microsecond), r.CloseLateP99.Round(time.Microsecond), r.CloseLateMax.Round(time.Microsecond), r.Grace, r.Seed)
 	for i, c := range r.Comparisons {
 		if i == 0 {

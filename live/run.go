@@ -33,7 +33,27 @@ type Config struct {
 	// MaxAttempts bounds each client's requests in the run, whatever its
 	// library does.
 	MaxAttempts int
+	// Scale runs the scenario this many times faster than real time (0 or
+	// 1: real time). Only drivers that take time from a clock we can hand
+	// them (Driver.Scalable) accept more than 1; the grace stays real time.
+	Scale float64
 }
+
+// scale is Scale, 1 for zero.
+func (c Config) scale() float64 {
+	if c.Scale == 0 {
+		return 1
+	}
+	return c.Scale
+}
+
+// real turns a scenario duration into real time.
+func (c Config) real(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / c.scale())
+}
+
+// MaxScale bounds Config.Scale.
+const MaxScale = 100
 
 // Limits of a live run.
 const (
@@ -49,8 +69,17 @@ const (
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
 func (c Config) Validate(fds uint64) error {
 	sc := c.Scenario
-	if sc.Tick < MinTick {
-		return fmt.Errorf("tick %v: want at least %v for a live run (timers and HTTP take milliseconds)", sc.Tick, MinTick)
+	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
+		return fmt.Errorf("scale %g: want 1 (real time) to %d", c.Scale, MaxScale)
+	}
+	if c.scale() != 1 && !c.Driver.Scalable {
+		return fmt.Errorf("scale %g: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only (scale 1)", c.Scale, c.Driver.Name)
+	}
+	if c.scale() != 1 && sc.RetryAfter != 0 {
+		return fmt.Errorf("scale %g: a Retry-After is read in real seconds: it runs in real time only", c.Scale)
+	}
+	if c.real(sc.Tick) < MinTick {
+		return fmt.Errorf("tick %v: want at least %v of real time for a live run (timers and HTTP take milliseconds)", c.real(sc.Tick), MinTick)
 	}
 	if err := sc.Validate(); err != nil {
 		return err
@@ -62,8 +91,8 @@ func (c Config) Validate(fds uint64) error {
 		return fmt.Errorf("clients %d: needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
 			sc.Clients, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
 	}
-	if sc.Horizon > MaxHorizon {
-		return fmt.Errorf("horizon %v: want at most %v of real time", sc.Horizon, MaxHorizon)
+	if c.real(sc.Horizon) > MaxHorizon {
+		return fmt.Errorf("horizon %v: want at most %v of real time", c.real(sc.Horizon), MaxHorizon)
 	}
 	if sc.RetryAfter%time.Second != 0 {
 		return fmt.Errorf("retry-after %v: want whole seconds (the header's unit)", sc.RetryAfter)
@@ -74,8 +103,8 @@ func (c Config) Validate(fds uint64) error {
 	if c.Down != Down503 && c.Down != DownRefused {
 		return fmt.Errorf("down %q: want 503 or refused", c.Down)
 	}
-	if c.Grace < 0 || c.Grace >= sc.Tick/2 {
-		return fmt.Errorf("grace %v: want at least 0 and less than half the tick (%v)", c.Grace, sc.Tick/2)
+	if c.Grace < 0 || c.Grace >= c.real(sc.Tick)/2 {
+		return fmt.Errorf("grace %v: want at least 0 and less than half the tick (%v of real time)", c.Grace, c.real(sc.Tick)/2)
 	}
 	if c.Driver.Do == nil {
 		return errors.New("no driver")
@@ -118,10 +147,11 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
+	scale := cfg.scale()
 	// The clients' and the server's common start, ahead so that every
 	// goroutine has opened its connection and is waiting when it comes.
 	start := time.Now().Add(warmUpTime(sc.Clients))
-	runCtx, stop := context.WithDeadline(ctx, start.Add(sc.Horizon))
+	runCtx, stop := context.WithDeadline(ctx, start.Add(cfg.real(sc.Horizon)))
 	defer stop()
 	rng := sim.NewMulberry32(cfg.Seed)
 	recs := make([]*recorder, sc.Clients)
@@ -139,13 +169,13 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	var wg sync.WaitGroup
 	url := "http://" + srv.addr + "/"
 	for i := range recs {
-		rec := &recorder{start: start, tick: sc.Tick, grace: cfg.Grace, max: cfg.MaxAttempts}
+		rec := &recorder{start: start, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts}
 		recs[i] = rec
 		// A first send meant for time x > 0 (sim's tick ceil(x/tick)) goes at
 		// x + grace, so that the grace cannot count it a tick early; one
 		// meant for time 0 (no spread) goes at once and counts in tick 0.
 		x := rng.Float64() * float64(sc.Spread.Milliseconds())
-		first := time.Duration(x * float64(time.Millisecond))
+		first := time.Duration(x * float64(time.Millisecond) / scale)
 		if x > 0 {
 			first += cfg.Grace
 		}
@@ -161,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 				errs[i] = runCtx.Err()
 				return
 			}
-			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc})
+			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc, Scale: scale, Start: start})
 		}()
 	}
 	wg.Wait()

@@ -69,8 +69,11 @@ type batch struct {
 
 // newServer reserves a loopback port. In DownRefused mode nothing listens on
 // it until open.
+//
+// The server keeps real time: its tick and recovery are the scenario's
+// divided by the scale; its budget per tick is the scenario's.
 func newServer(cfg Config) (*server, error) {
-	s := &server{tick: cfg.Scenario.Tick, grace: cfg.Grace, recoverAt: cfg.Scenario.RecoverAt,
+	s := &server{tick: cfg.real(cfg.Scenario.Tick), grace: cfg.Grace, recoverAt: cfg.real(cfg.Scenario.RecoverAt),
 		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down}
 	if ra := cfg.Scenario.RetryAfter; ra > 0 {
 		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)

@@ -161,6 +161,8 @@ func TestValidate(t *testing.T) {
 		{"grace", 0, func(c *Config) { c.Grace = 60 * time.Millisecond }, "less than half the tick"},
 		{"horizon", 0, func(c *Config) { c.Scenario.Horizon = 3 * time.Hour }, "at most 2h0m0s"},
 		{"ramp", 0, func(c *Config) { c.Scenario.RampUp = time.Second }, "counts only"},
+		{"scale a system clock", 0, func(c *Config) { c.Scale = 2 }, "grpc-go takes its time from the system clock"},
+		{"scale", 0, func(c *Config) { c.Scale = 0.5 }, "want 1 (real time) to 100"},
 	}
 	for _, tt := range tests {
 		c := good
@@ -169,6 +171,16 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
+	}
+	v4, _ := DriverByName("cenkalti-backoff-v4")
+	c4 := good
+	c4.Driver, c4.Scale, c4.Grace = v4, 5, 5*time.Millisecond
+	if err := c4.Validate(0); err != nil {
+		t.Errorf("cenkalti v4 at scale 5: %v", err)
+	}
+	c4.Scale = 20
+	if err := c4.Validate(0); err == nil || !strings.Contains(err.Error(), "want at least 10ms of real time") {
+		t.Errorf("cenkalti v4 at scale 20 (5 ms ticks): %v", err)
 	}
 	g, _ := DriverByName("grpc-go-retry")
 	c := good

@@ -29,7 +29,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (real time)")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
 	down := fs.String("down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
-	grace := fs.Duration("grace", 10*time.Millisecond, "a request this late after a tick boundary still counts in that tick")
+	grace := fs.Duration("grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
 	seed := fs.Uint("seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of t99 and sent")
 	seeds := fs.Int("seeds", 200, "simulated seeds to compare against")
 	tail := fs.Float64("band", 5, "the band runs from this percentile to 100 minus it")
@@ -38,6 +38,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "out/live", "folder for the figures")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	maxAttempts := fs.Int("max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
+	scale := fs.Float64("scale", 1, "run this many times faster than real time: only for clients on a clock we can hand them (cenkalti-backoff-v4, sim:*); the tick must stay above the timer error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,7 +84,10 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *seed > 1<<32-1 {
 		return usagef("live: --seed %d: want a 32-bit seed", *seed)
 	}
-	cfg := live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(*down), Grace: *grace, Seed: uint32(*seed), MaxAttempts: *maxAttempts}
+	if *grace == 0 && *scale > 0 {
+		*grace = min(10*time.Millisecond, time.Duration(float64(sc.Tick) / *scale / 10))
+	}
+	cfg := live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(*down), Grace: *grace, Seed: uint32(*seed), MaxAttempts: *maxAttempts, Scale: *scale}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		lim.Cur = 0
@@ -123,10 +127,11 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := machine.Check(sc.Tick); err != nil {
-		return usagef("live: --tick %v: %v", sc.Tick, err)
+	realTick := time.Duration(float64(sc.Tick) / *scale)
+	if err := machine.Check(realTick); err != nil {
+		return usagef("live: --tick %v at --scale %g (%v of real time): %v", sc.Tick, *scale, realTick, err)
 	}
-	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, sc.Horizon)
+	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time, scale %g (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, *scale, time.Duration(float64(sc.Horizon) / *scale))
 	m, err := live.Run(ctx, cfg)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("live: interrupted: server and clients stopped, nothing written: %w", err)
@@ -134,7 +139,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	rep := &live.Report{Machine: machine, Scale: 1, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
+	rep := &live.Report{Machine: machine, Scale: *scale, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
 		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax}
 	for _, a := range m.Server {
 		rep.ServerTotal += a
