@@ -151,6 +151,9 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	// The clients' and the server's common start, ahead so that every
 	// goroutine has opened its connection and is waiting when it comes.
 	start := time.Now().Add(warmUpTime(sc.Clients))
+	srv.mu.Lock()
+	srv.start = start
+	srv.mu.Unlock()
 	runCtx, stop := context.WithDeadline(ctx, start.Add(cfg.real(sc.Horizon)))
 	defer stop()
 	rng := sim.NewMulberry32(cfg.Seed)

@@ -54,7 +54,10 @@ type server struct {
 	ln     net.Listener
 
 	mu       sync.Mutex
-	cur      *batch
+	start    time.Time
+	batches  map[int]*batch // the open batches, by tick
+	closed   int            // the last tick closed; -1 before the first
+	over     bool
 	arrivals []int // per tick, as the server counted them
 	served   []int
 	late     []time.Duration // per tick: how late the batch closed
@@ -95,7 +98,7 @@ func newServer(cfg Config) (*server, error) {
 	if cfg.Driver.GRPC != nil {
 		s.serve, s.stop = newGRPCFront(s)
 	}
-	s.cur = &batch{k: 0, done: make(chan struct{})}
+	s.batches, s.closed = map[int]*batch{}, -1
 	if cfg.Down == DownRefused && cfg.Scenario.RecoverAt > 0 {
 		ln.Close() // the port stays ours in practice: the kernel hands out ephemeral ports in turn
 	} else {
@@ -126,11 +129,14 @@ func (s *server) open() error {
 // ok is false when the run is over or ctx is done first.
 func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
 	s.mu.Lock()
-	b := s.cur
-	if b == nil { // the run is over
+	if s.over {
 		s.mu.Unlock()
 		return 0, false, false
 	}
+	// The tick of the arrival by the clock, not the batch that happens to
+	// be open: a late close must not gather the next tick's arrivals.
+	k = max(tickOf(time.Since(s.start), s.tick, s.grace), s.closed+1)
+	b := s.batch(k)
 	i := len(b.client)
 	b.client = append(b.client, id)
 	s.mu.Unlock()
@@ -183,6 +189,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(s.rejectStatus(k))
 }
 
+// batch returns the batch of tick k, opening it. The caller holds mu.
+func (s *server) batch(k int) *batch {
+	b := s.batches[k]
+	if b == nil {
+		b = &batch{k: k, done: make(chan struct{})}
+		s.batches[k] = b
+	}
+	return b
+}
+
 // close decides batch b: sim's order (client index) and budget.
 func (s *server) decide(b *batch) {
 	b.served = make([]bool, len(b.client))
@@ -211,6 +227,7 @@ func (s *server) decide(b *batch) {
 
 // run closes a batch at every k·tick + grace after start, until ctx is done
 // or the last tick, then answers what is left with 503 and shuts down.
+// s.start must be set.
 func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 	defer s.shutdown()
 	timer := time.NewTimer(0)
@@ -230,8 +247,9 @@ func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 			}
 		}
 		s.mu.Lock()
-		b := s.cur
-		s.cur = &batch{k: k + 1, done: make(chan struct{})}
+		b := s.batch(k)
+		delete(s.batches, k)
+		s.closed = k
 		s.decide(b)
 		s.mu.Unlock()
 		close(b.done)
@@ -241,11 +259,11 @@ func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 
 func (s *server) shutdown() {
 	s.mu.Lock()
-	b := s.cur
-	s.cur = nil
-	if b != nil {
+	s.over = true
+	for k, b := range s.batches { // order does not matter: every one is answered "over"
 		b.served = make([]bool, len(b.client))
 		close(b.done)
+		delete(s.batches, k)
 	}
 	s.mu.Unlock()
 	s.stop()
