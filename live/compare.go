@@ -52,6 +52,10 @@ type Comparison struct {
 	Pending   int        `json:"pending"`
 	// Disagree names the metrics whose live value lies outside the band.
 	Disagree []string `json:"disagree"`
+	// Inconclusive says why the machine could not keep the server's ticks
+	// (their closes were late by more than MaxTimerShare of a tick at the
+	// 99th percentile): then what disagrees may be the machine's doing.
+	Inconclusive string `json:"inconclusive,omitempty"`
 }
 
 // TickBand is one tick of the arrivals figure.
@@ -137,6 +141,10 @@ func Compare(m *Measurement, p sim.Policy, seeds []uint32, tail float64) (*Compa
 		if !mc.Agree {
 			c.Disagree = append(c.Disagree, mc.Name)
 		}
+	}
+	if real := m.Config.real(sc.Tick); float64(m.CloseLateP99) > MaxTimerShare*float64(real) {
+		c.Inconclusive = fmt.Sprintf("the server closed its ticks up to %v late (99th percentile; worst %v), more than %.0f %% of its %v tick: the machine was too busy to keep time",
+			m.CloseLateP99.Round(time.Millisecond), m.CloseLateMax.Round(time.Millisecond), 100*MaxTimerShare, real)
 	}
 	firstUp := int((sc.RecoverAt + sc.Tick - 1) / sc.Tick)
 	n := max(len(perTick), len(m.Arrivals))

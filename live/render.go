@@ -94,6 +94,9 @@ func (c *Comparison) Figure(budget int) plots.Figure {
 	if len(c.Disagree) > 0 {
 		verdict = "disagrees on " + strings.Join(c.Disagree, ", ")
 	}
+	if c.Inconclusive != "" {
+		verdict = "inconclusive (the machine was too busy), " + verdict
+	}
 	return plots.Figure{
 		File:    "live-" + fileName(c.Driver) + "--" + fileName(c.Name) + ".png",
 		Title:   fmt.Sprintf("live %s against simulated %s: %s", c.Driver, c.Name, verdict),
@@ -151,9 +154,14 @@ func (c *Comparison) writeText(b *strings.Builder) {
 	}
 	tw.Flush()
 	fmt.Fprintf(b, "arrivals per tick after recovery: %d of %d ticks outside the band\n", c.Outside, c.TicksUp)
-	if len(c.Disagree) == 0 {
+	switch {
+	case c.Inconclusive != "" && len(c.Disagree) > 0:
+		fmt.Fprintf(b, "verdict: INCONCLUSIVE: %s; it would disagree on %s\n", c.Inconclusive, strings.Join(c.Disagree, ", "))
+	case c.Inconclusive != "":
+		fmt.Fprintf(b, "verdict: agrees (every metric within the band), though %s\n", c.Inconclusive)
+	case len(c.Disagree) == 0:
 		fmt.Fprintf(b, "verdict: agrees (every metric within the band)\n")
-	} else {
+	default:
 		fmt.Fprintf(b, "verdict: DISAGREES on %s\n", strings.Join(c.Disagree, ", "))
 	}
 }

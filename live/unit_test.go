@@ -127,6 +127,13 @@ func TestCompareReadsARunAsSimDoes(t *testing.T) {
 					t.Errorf("%s seed %d: %s live %v, same seed %v", name, seed, mt.Name, mt.Live, mt.SameSeed)
 				}
 			}
+			if c.Inconclusive != "" {
+				t.Errorf("%s seed %d: a run without tick lateness is inconclusive: %s", name, seed, c.Inconclusive)
+			}
+			m.CloseLateP99 = 11 * time.Millisecond // over a tenth of the 100 ms tick
+			if late, _ := Compare(m, pr.Policy, []uint32{1, 2}, 5); late.Inconclusive == "" {
+				t.Errorf("%s seed %d: ticks closed 11 ms late: want inconclusive", name, seed)
+			}
 			for _, tb := range c.Ticks {
 				if float64(tb.Live) < tb.Lo && tb.Lo == tb.Hi {
 					t.Errorf("%s seed %d: tick %v below a band every seed agrees on", name, seed, tb.T)
