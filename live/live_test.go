@@ -33,6 +33,12 @@ func seedsUpTo(n int) []uint32 {
 	return s
 }
 
+// runLive runs cfg. A run during which the machine stalled the server's
+// tick closes for longer than maxStall is run again, at most three times:
+// a stall shorter than that moves no request of these scenarios to another
+// tick (the 333 ms ticks leave deterministic delays about 330 ms of room), a
+// longer one may, and then the measurement says more about the machine than
+// about the library. Three stalled runs fail the test.
 func runLive(t *testing.T, cfg Config) *Measurement {
 	t.Helper()
 	if cfg.MaxAttempts == 0 {
@@ -41,12 +47,22 @@ func runLive(t *testing.T, cfg Config) *Measurement {
 	if err := cfg.Validate(0); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
+	maxStall := cfg.Scenario.Tick * 3 / 4
+	var stalls []time.Duration
+	for range 3 {
+		m, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %v, %d served, %d gave up, %d pending; ticks closed up to %v late", cfg.Driver.Name, m.Wall.Round(time.Millisecond),
+			m.Result.Succeeded, m.Result.GaveUp, m.Result.Pending, m.CloseLateMax.Round(time.Millisecond))
+		if m.CloseLateMax <= maxStall {
+			return m
+		}
+		stalls = append(stalls, m.CloseLateMax)
 	}
-	t.Logf("%s: %v, %d served, %d gave up, %d pending", cfg.Driver.Name, m.Wall.Round(time.Millisecond), m.Result.Succeeded, m.Result.GaveUp, m.Result.Pending)
-	return m
+	t.Fatalf("the machine stalled the server for more than %v in each of 3 runs (%v): too busy for a live comparison", maxStall, stalls)
+	return nil
 }
 
 func logComparison(t *testing.T, c *Comparison) {
@@ -124,16 +140,19 @@ func TestLiveCenkalti(t *testing.T) {
 }
 
 // grpc-go waits exactly 1 s after the first failure. With every client
-// failing at once (no spread), they all come back in one tick; a first
+// failing at once (no spread) they all come back in one tick; a first
 // retry jittered ±20 %, as the grpc preset had it (the grpc family's
-// defaults are that old preset), spreads them over two ticks. The live
-// run must flag the old preset and agree with the fixed one.
+// defaults are that old preset), spreads them over two: 450 ms ticks put
+// 1 s 100 ms into tick 3 (0.9–1.35 s], with 350 ms of room for latency, and
+// 0.8–1.2 s across ticks 2 and 3. The server recovers at 1 s, so only tick
+// 3 counts after recovery. The live run must flag the old preset on the
+// peak and agree with the fixed one on every metric.
 func TestLiveGRPCFirstRetry(t *testing.T) {
 	d, _ := DriverByName("grpc-go")
-	sc := sim.Scenario{Clients: 200, Tick: 333 * time.Millisecond, RecoverAt: time.Second, Capacity: 1200, Horizon: 30 * time.Second}
-	// A grace of 100 ms: 200 clients starting at once may take tens of ms
-	// to get their first request out on a busy machine.
-	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 100 * time.Millisecond, Seed: 1})
+	sc := sim.Scenario{Clients: 200, Tick: 450 * time.Millisecond, RecoverAt: time.Second, Capacity: 1200, Horizon: 30 * time.Second}
+	// A grace of 200 ms: 200 clients starting at once may take a while to
+	// get their first request out on a busy machine.
+	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 200 * time.Millisecond, Seed: 1})
 	seeds := seedsUpTo(1000)
 	old := sim.DefaultPolicy(sim.GRPC)
 	if want, _ := sim.PresetByName("grpc"); old.Base != want.Policy.Base || old.Width != want.Policy.Width || old.Multiplier != want.Policy.Multiplier || old.Cap != want.Policy.Cap {

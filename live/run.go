@@ -174,14 +174,13 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	for i := range recs {
 		rec := &recorder{start: start, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts}
 		recs[i] = rec
-		// A first send meant for time x > 0 (sim's tick ceil(x/tick)) goes at
-		// x + grace, so that the grace cannot count it a tick early; one
-		// meant for time 0 (no spread) goes at once and counts in tick 0.
-		x := rng.Float64() * float64(sc.Spread.Milliseconds())
-		first := time.Duration(x * float64(time.Millisecond) / scale)
-		if x > 0 {
-			first += cfg.Grace
-		}
+		// A first send meant for time x (sim's draw) counts in sim's tick
+		// k = ceil(x/tick). Where in its tick a request arrives changes
+		// nothing (a tick's requests are served in client order and answered
+		// at its end), so it goes 1 ms into the window of tick k, leaving a
+		// whole tick of room for a late timer; one meant for time 0 (no
+		// spread) goes at once, within the grace of tick 0.
+		first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
 		hc := newHTTPClient(rec)
 		wg.Add(1)
 		go func() {
@@ -341,4 +340,19 @@ func MedianSeed(sc sim.Scenario, p sim.Policy, seeds []uint32) (uint32, error) {
 		}
 	}
 	return best, nil
+}
+
+// firstSend is when a client whose first request sim draws at xMS (in a
+// scenario with tickMS ticks) sends it, in real time after the start: 1 ms
+// into the window ((k−1)·tick + grace, k·tick + grace] of k = ceil(x/tick),
+// or at once for x = 0.
+func firstSend(xMS, tickMS float64, tick, grace time.Duration) time.Duration {
+	k := math.Ceil(xMS / tickMS)
+	if k*tickMS < xMS { // rounding
+		k++
+	}
+	if k == 0 {
+		return 0
+	}
+	return time.Duration(k-1)*tick + grace + time.Millisecond
 }

@@ -36,6 +36,27 @@ func TestTickOf(t *testing.T) {
 	}
 }
 
+// A first send lands in sim's tick ceil(x/tick) with a tick of room for a
+// late timer.
+func TestFirstSend(t *testing.T) {
+	t.Parallel()
+	const tick, grace = 100 * time.Millisecond, 10 * time.Millisecond
+	rng := sim.NewMulberry32(3)
+	for range 10000 {
+		x := rng.Float64() * 5000
+		want := int(math.Ceil(x / 100))
+		at := firstSend(x, 100, tick, grace)
+		for _, late := range []time.Duration{0, 50 * time.Millisecond, tick - 2*time.Millisecond} {
+			if got := tickOf(at+late, tick, grace); got != want {
+				t.Fatalf("x = %v ms sent at %v, %v late: tick %d, want %d", x, at, late, got, want)
+			}
+		}
+	}
+	if at := firstSend(0, 100, tick, grace); at != 0 {
+		t.Errorf("x = 0: sent at %v, want at once", at)
+	}
+}
+
 // The server serves a batch in client-index order up to its budget, and
 // nothing while down, as sim does.
 func TestDecide(t *testing.T) {
