@@ -17,14 +17,16 @@ import (
 // comparisons (one per simulated policy), as the command prints it.
 type Report struct {
 	Machine Machine       `json:"machine"`
-	Scale   float64       `json:"scale"` // simulated seconds per real second: 1, real time
+	Scale   float64       `json:"scale"` // simulated seconds per real second: 1 is real time
 	Wall    time.Duration `json:"wall_ns"`
 	Seed    uint32        `json:"seed"`
 	Grace   time.Duration `json:"grace_ns"`
 	// CloseLate: how late the server closed its ticks in the run.
-	CloseLateP50 time.Duration  `json:"close_late_p50_ns"`
-	CloseLateP99 time.Duration  `json:"close_late_p99_ns"`
-	CloseLateMax time.Duration  `json:"close_late_max_ns"`
+	CloseLateP50 time.Duration `json:"close_late_p50_ns"`
+	CloseLateP99 time.Duration `json:"close_late_p99_ns"`
+	CloseLateMax time.Duration `json:"close_late_max_ns"`
+	// FirstLateMax: the latest a client's first request went out.
+	FirstLateMax time.Duration  `json:"first_late_max_ns"`
 	Errors       map[string]int `json:"client_errors"`
 	ServerTotal  int            `json:"server_arrivals"` // requests the server counted (refused ones never reach it)
 	Comparisons  []*Comparison  `json:"comparisons"`
@@ -44,8 +46,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "machine: 10 ms timers fire %v late (median), %v (90th percentile), %v (99th), %v at worst of %d; loopback round trip %v (median), %v (99th percentile)\n",
 		m.TimerLateP50.Round(time.Microsecond), m.TimerLateP90.Round(time.Microsecond), m.TimerLateP99.Round(time.Microsecond), m.TimerLateMax.Round(time.Microsecond), m.Samples,
 		m.RTTP50.Round(time.Microsecond), m.RTTP99.Round(time.Microsecond))
-	fmt.Fprintf(&b, "time: scale %g (1 is real time), run took %v of real time; the server closed its ticks %v late (median), %v (99th percentile), %v at worst; a request up to %v after a tick boundary counts in that tick; first sends from sim's stream of seed %d\n",
-		r.Scale, r.Wall.Round(time.Millisecond), r.CloseLateP50.Round(time.Microsecond), r.CloseLateP99.Round(time.Microsecond), r.CloseLateMax.Round(time.Microsecond), r.Grace, r.Seed)
+	fmt.Fprintf(&b, "time: scale %g (1 is real time), run took %v of real time; the server closed its ticks %v late (median), %v (99th percentile), %v at worst; the latest first request went %v late; a request up to %v after a tick boundary counts in that tick; first sends from sim's stream of seed %d\n",
+		r.Scale, r.Wall.Round(time.Millisecond), r.CloseLateP50.Round(time.Microsecond), r.CloseLateP99.Round(time.Microsecond), r.CloseLateMax.Round(time.Microsecond), r.FirstLateMax.Round(time.Microsecond), r.Grace, r.Seed)
 	for i, c := range r.Comparisons {
 		if i == 0 {
 			fmt.Fprintf(&b, "live: %s (%s), %s, down: %s\n", c.Driver, c.Module, c.Scenario, c.Down)

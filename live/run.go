@@ -130,7 +130,10 @@ type Measurement struct {
 	// percentile, worst): a late close counts arrivals of the next tick in
 	// this one.
 	CloseLateP50, CloseLateP99, CloseLateMax time.Duration
-	Result                                   sim.Result // sent, peak, milestones, given up and pending, as sim counts them
+	// FirstLateMax: the latest a client's first request went out after
+	// its time.
+	FirstLateMax time.Duration
+	Result       sim.Result // sent, peak, milestones, given up and pending, as sim counts them
 	// Errors: how clients ended other than served, by message (a few).
 	Errors map[string]int
 }
@@ -148,31 +151,20 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	defer cancel()
 	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
 	scale := cfg.scale()
-	// The clients' and the server's common start, ahead so that every
-	// goroutine has opened its connection and is waiting when it comes.
-	start := time.Now().Add(warmUpTime(sc.Clients))
-	srv.mu.Lock()
-	srv.start = start
-	srv.mu.Unlock()
-	runCtx, stop := context.WithDeadline(ctx, start.Add(cfg.real(sc.Horizon)))
-	defer stop()
 	rng := sim.NewMulberry32(cfg.Seed)
 	recs := make([]*recorder, sc.Clients)
-	if cfg.Driver.GRPC != nil {
-		srv.record = func(client, tick, status int) {
-			if client >= 0 && client < len(recs) {
-				recs[client].add(attempt{at: time.Since(start), tick: tick, status: status})
-			}
-		}
-	}
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.run(runCtx, start, ticks) }()
-
 	errs := make([]error, sc.Clients)
-	var wg sync.WaitGroup
+	firstLate := make([]time.Duration, sc.Clients)
 	url := "http://" + srv.addr + "/"
+	// The clients open their connections first; the start is set once all
+	// of them have, a little ahead, so that every goroutine is waiting
+	// when it comes.
+	var start time.Time
+	var runCtx context.Context
+	ready := make(chan struct{})
+	var warm, wg sync.WaitGroup
 	for i := range recs {
-		rec := &recorder{start: start, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts}
+		rec := &recorder{tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts}
 		recs[i] = rec
 		// A first send meant for time x (sim's draw) counts in sim's tick
 		// k = ceil(x/tick). Where in its tick a request arrives changes
@@ -182,20 +174,49 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 		// spread) goes at once, within the grace of tick 0.
 		first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
 		hc := newHTTPClient(rec)
+		warm.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer hc.CloseIdleConnections()
 			if cfg.Driver.GRPC == nil && (cfg.Down == Down503 || sc.RecoverAt == 0) {
-				warmUp(runCtx, hc, url)
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				warmUp(wctx, hc, url)
+				cancel()
 			}
+			warm.Done()
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			rec.start = start
 			if sleep(runCtx, time.Until(start.Add(first))) != nil {
 				errs[i] = runCtx.Err()
 				return
 			}
+			firstLate[i] = time.Since(start.Add(first))
 			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc, Scale: scale, Start: start})
 		}()
 	}
+	warm.Wait()
+	start = time.Now().Add(50 * time.Millisecond)
+	srv.mu.Lock()
+	srv.start = start
+	srv.mu.Unlock()
+	runCtx, stop := context.WithDeadline(ctx, start.Add(cfg.real(sc.Horizon)))
+	defer stop()
+	if cfg.Driver.GRPC != nil {
+		srv.record = func(client, tick, status int) {
+			if client >= 0 && client < len(recs) {
+				recs[client].add(attempt{at: time.Since(start), tick: tick, status: status})
+			}
+		}
+	}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.run(runCtx, start, ticks) }()
+	close(ready)
 	wg.Wait()
 	stop()
 	if err := <-srvErr; err != nil {
@@ -204,7 +225,8 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := &Measurement{Config: cfg, Started: start, Wall: time.Since(start), Server: srv.arrivals, Errors: map[string]int{}}
+	m := &Measurement{Config: cfg, Started: start, Wall: time.Since(start), Server: srv.arrivals, Errors: map[string]int{},
+		FirstLateMax: slices.Max(firstLate)}
 	if late := slices.Sorted(slices.Values(srv.late)); len(late) > 0 {
 		q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
 		m.CloseLateP50, m.CloseLateP99, m.CloseLateMax = q(0.5), q(0.99), late[len(late)-1]
@@ -287,12 +309,6 @@ func shortError(err error) string {
 		s = s[:80]
 	}
 	return s
-}
-
-// warmUpTime leaves each client time to open its connection before the
-// start: 100 ms and 1 ms per client.
-func warmUpTime(clients int) time.Duration {
-	return 100*time.Millisecond + time.Duration(clients)*time.Millisecond
 }
 
 // warmUp opens the client's connection with a request the server does not

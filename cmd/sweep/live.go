@@ -140,7 +140,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	rep := &live.Report{Machine: machine, Scale: *scale, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
-		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax}
+		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax, FirstLateMax: m.FirstLateMax}
 	for _, a := range m.Server {
 		rep.ServerTotal += a
 	}
