@@ -26,7 +26,7 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	capacity := fs.Float64("capacity", 100, "requests/s served after recovery: floor(capacity × tick) per tick")
 	tick := fs.Duration("tick", 100*time.Millisecond, "the server's tick")
 	spread := fs.Duration("spread", 2*time.Second, "clients first send at U(0, spread)")
-	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (real time)")
+	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (the simulator stops there too)")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
 	down := fs.String("down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
 	grace := fs.Duration("grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
