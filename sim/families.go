@@ -116,18 +116,37 @@ var families = []family{
 	{
 		// grpc-go backoff (internal/backoff, backoff.DefaultConfig): delay =
 		// min(MaxDelay, BaseDelay·Multiplier^retries), then ×(1 + Jitter·(2U−1)),
-		// retries counted from 0. Also cenkalti/backoff's ExponentialBackOff
-		// (RandomizationFactor is the width).
+		// retries counted from 0 — except that grpc-go waits exactly
+		// BaseDelay on the first retry: that is family grpc-go. This one is
+		// cenkalti/backoff's ExponentialBackOff (RandomizationFactor is the
+		// width), which jitters its first interval too.
 		Family: Family{Kind: GRPC, Title: "exponential ± symmetric jitter (gRPC, cenkalti)",
 			Formula: "min(cap, base·multiplier^(n−1)) · (1 + width·(2U − 1))",
-			Source:  "grpc-go internal/backoff; cenkalti/backoff ExponentialBackOff",
-			Note:    "the first retry waits about base; the jitter is applied after the cap, so a delay may reach cap·(1 + width)"},
+			Source:  "cenkalti/backoff ExponentialBackOff; grpc-go internal/backoff after its first retry",
+			Note:    "the first retry waits base ± width (cenkalti; grpc-go waits exactly base: family grpc-go); the jitter is applied after the cap, so a delay may reach cap·(1 + width)"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Cap: 2 * time.Minute, Multiplier: 1.6, Width: 0.2},
 		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
 			c := newCurve(p)
 			return c.at(0) * (1 - p.Width), c.cap * (1 + p.Width)
 		},
 		build: func(p Policy) delayer { return symmetricDelay{newCurve(p), p.Width} },
+	},
+	{
+		// grpc-go internal/backoff Exponential.Backoff(retries): BaseDelay
+		// exactly when retries == 0 (no jitter, no draw); else
+		// min(MaxDelay, BaseDelay·Multiplier^retries)·(1 + Jitter·(2U − 1)).
+		// Connection backoff counts retries from 0 at the first failure, so
+		// the n-th rejection uses retries = n − 1.
+		Family: Family{Kind: GRPCGo, Title: "exponential ± symmetric jitter, exact first retry (grpc-go)",
+			Formula: "base if n = 1, else min(cap, base·multiplier^(n−1)) · (1 + width·(2U − 1))",
+			Source:  "grpc-go internal/backoff/backoff.go (Exponential.Backoff); gRPC doc/connection-backoff.md",
+			Note:    "the first retry waits exactly base and draws nothing; later ones as the grpc family"},
+		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Cap: 2 * time.Minute, Multiplier: 1.6, Width: 0.2},
+		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
+			c := newCurve(p)
+			return minf(c.at(0), c.at(1)*(1-p.Width)), maxf(c.at(0), c.cap*(1+p.Width))
+		},
+		build: func(p Policy) delayer { return grpcGoDelay{symmetricDelay{newCurve(p), p.Width}} },
 	},
 	{
 		// google-api-core retry.exponential_sleep_generator: uniform(0,
@@ -412,6 +431,16 @@ type symmetricDelay struct {
 
 func (d symmetricDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	return float64(d.at(c.att-1) * (1 + float64(d.width*(float64(2*rng.Float64())-1))))
+}
+
+// grpcGoDelay is grpc-go's: the first retry waits exactly base, with no draw.
+type grpcGoDelay struct{ symmetricDelay }
+
+func (d grpcGoDelay) delay(c *client, r response, rng *Mulberry32) float64 {
+	if c.att == 1 {
+		return d.at(0)
+	}
+	return d.symmetricDelay.delay(c, r, rng)
 }
 
 type apiCoreDelay struct{ curve }

@@ -65,6 +65,7 @@ const (
 	RAIgnore      Kind = "ra-ignore"
 	ArticleClient Kind = "article-client"
 	GRPC          Kind = "grpc"
+	GRPCGo        Kind = "grpc-go"
 	APICore       Kind = "api-core"
 	AWSStandard   Kind = "aws-standard"
 	PollyV2       Kind = "polly-v2"

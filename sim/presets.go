@@ -14,9 +14,9 @@ type Preset struct {
 // numbers come from; where a number could not be confirmed from the
 // library's own files, the Note says so.
 var presets = []Preset{
-	{"grpc", Policy{Kind: GRPC, Base: time.Second, Multiplier: 1.6, Cap: 2 * time.Minute, Width: 0.2},
-		"grpc-go backoff.DefaultConfig (BaseDelay 1 s, Multiplier 1.6, Jitter 0.2, MaxDelay 120 s); gRPC doc/connection-backoff.md",
-		"connection backoff: retries forever; the first retry waits 1 s ± 20 %"},
+	{"grpc", Policy{Kind: GRPCGo, Base: time.Second, Multiplier: 1.6, Cap: 2 * time.Minute, Width: 0.2},
+		"grpc-go backoff.DefaultConfig (BaseDelay 1 s, Multiplier 1.6, Jitter 0.2, MaxDelay 120 s) and internal/backoff/backoff.go (Backoff(0) = BaseDelay); gRPC doc/connection-backoff.md",
+		"connection backoff: retries forever; the first retry waits exactly 1 s, without jitter (checked live: sweep live --library grpc-go)"},
 	{"aws-sdk-go-v2", Policy{Kind: AWSStandard, Base: time.Second, Cap: 20 * time.Second, MaxAttempts: 3, BucketTokens: 500, BucketCost: 5},
 		"aws-sdk-go-v2 aws/retry/standard.go (DefaultMaxAttempts 3, DefaultMaxBackoff 20 s, DefaultRetryRateTokens 500, DefaultRetryCost 5, DefaultNoRetryIncrement 1) and jitter_backoff.go",
 		"the token bucket belongs to one SDK client: with 3 attempts a device never empties its own 500 tokens"},

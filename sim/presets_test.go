@@ -26,9 +26,14 @@ func TestPresetSequences(t *testing.T) {
 		ra     time.Duration
 		want   func(i int) float64 // ms, rejection i+1
 	}{
-		// grpc-go: BaseDelay 1 s × 1.6^retries, capped at 120 s, ×(1 ± 0.2).
+		// grpc-go internal/backoff Backoff(retries): BaseDelay exactly when
+		// retries == 0 (no draw), else min(120 s, 1 s × 1.6^retries) ×
+		// (1 + 0.2·(2U − 1)); rejection i+1 is retries = i, and draw i−1.
 		{"grpc", 0, func(i int) float64 {
-			return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + float64(0.2*(2*u[i]-1)))
+			if i == 0 {
+				return 1000
+			}
+			return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + 0.2*(2*u[i-1]-1))
 		}},
 		// aws-sdk-go-v2: U·2^attempt s for attempt ≤ int(log2 20) = 4, then exactly 20 s.
 		{"aws-sdk-go-v2", 0, func(i int) float64 {

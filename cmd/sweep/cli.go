@@ -63,6 +63,7 @@ func commands() []command {
 		{"report", "render plots and report.md from an existing dataset", cmdReport},
 		{"diff", "compare two datasets table by table", cmdDiff},
 		{"check", "verify a dataset: duplicates, orphans, corrupt parts, leftovers", cmdCheck},
+		{"live", "real clients of real retry libraries against a loopback server, beside the simulator", cmdLive},
 		{"policies", "list the policy families with their formulas", cmdPolicies},
 		{"schema", "document the dataset's columns", cmdSchema},
 		{"version", "print the tool and simulator versions", cmdVersion},

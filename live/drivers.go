@@ -1,0 +1,320 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	backoff4 "github.com/cenkalti/backoff/v4"
+	backoff5 "github.com/cenkalti/backoff/v5"
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/hashicorp/go-retryablehttp"
+	grpcbackoff "google.golang.org/grpc/backoff"
+
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// A Driver is one client's retry loop: a real library with its shipped
+// defaults, or one of sim's policies in a plain loop. Do returns nil once
+// the client is served, an error when it gives up.
+type Driver struct {
+	Name   string     // as `sweep live --library` takes it
+	Preset string     // the sim preset that models it, if any
+	Model  sim.Policy // the sim policy that models it when no preset does
+	Module string     // module@version whose code runs
+	Source string     // the file read for it (in the module cache)
+	Note   string     // what differs from the preset, or how it is driven
+	Do     func(ctx context.Context, e Env) error
+	// GRPC, when set, makes the server speak gRPC (health Check) instead of
+	// HTTP; the server then records each attempt.
+	GRPC *GRPCClient
+	// Scalable drivers take their clock and timers from Env (Env.Now,
+	// Env.Sleep), so that a run may go faster than real time.
+	Scalable bool
+}
+
+// Drivers returns every driver, in a stable order: the libraries first, then
+// each preset of sim in a plain loop ("sim:NAME").
+func Drivers() []Driver {
+	ds := []Driver{
+		{Name: "cenkalti-backoff", Preset: "cenkalti-backoff", Module: "github.com/cenkalti/backoff/v5@v5.0.3",
+			Source: "retry.go (Retry, DefaultMaxElapsedTime 15 min), exponential.go (NewExponentialBackOff)",
+			Note:   "backoff.Retry(ctx, op) with every default; an HTTP rejection is an error",
+			Do:     cenkaltiV5},
+		{Name: "cenkalti-backoff-v4", Preset: "cenkalti-backoff", Module: "github.com/cenkalti/backoff/v4@v4.3.0",
+			Source: "retry.go (Retry), exponential.go (NewExponentialBackOff, MaxElapsedTime 15 min)",
+			Note:   "backoff.RetryNotifyWithTimer(op, backoff.WithContext(b, ctx), nil, timer) with b := backoff.NewExponentialBackOff() and every default; its own Clock and Timer hooks carry the run's clock, so it may run scaled",
+			Do:     cenkaltiV4, Scalable: true},
+		{Name: "go-retryablehttp", Preset: "go-retryablehttp", Module: "github.com/hashicorp/go-retryablehttp@v0.7.8",
+			Source: "client.go (NewClient, DefaultRetryPolicy, DefaultBackoff, parseRetryAfterHeader)",
+			Note:   "retryablehttp.NewClient() with its defaults (RetryMax 4, 1 s to 30 s, Retry-After on 429 and 503), logger off, its HTTPClient the client's own",
+			Do:     retryableHTTP},
+		{Name: "aws-sdk-go-v2", Preset: "aws-sdk-go-v2", Module: "github.com/aws/aws-sdk-go-v2@v1.48.0",
+			Source: "aws/retry/standard.go (NewStandard), jitter_backoff.go (backoffDelay2026), middleware.go (handleAttempt: the loop reproduced here)",
+			Note:   "retry.NewStandard() per client, driven as its middleware does; since retry behaviour 2.1 a non-throttle error (503, refused) backs off from 50 ms and a 429 from 1 s, capped before the jitter, and a retry costs 14 tokens (5 for a 429): not what the preset models",
+			Do:     awsDriver(false)},
+		{Name: "aws-sdk-go-v2-legacy", Preset: "aws-sdk-go-v2", Module: "github.com/aws/aws-sdk-go-v2@v1.48.0",
+			Source: "aws/retry/jitter_backoff.go (NewExponentialJitterBackoff: backoffDelayLegacy), standard.go (DefaultRetryCost 5)",
+			Note:   "retry.NewStandard with the exported legacy backoff (U·2^attempt s, exactly 20 s past int(log2 20)) and retry cost 5: the standard retryer before retry behaviour 2.1, which the preset models",
+			Do:     awsDriver(true)},
+		{Name: "grpc-go", Preset: "grpc", Module: "google.golang.org/grpc@v1.83.2",
+			Source: "backoff/backoff.go (DefaultConfig), internal/backoff/backoff.go (Exponential.Backoff)",
+			Note:   "internal/backoff cannot be imported: its Backoff(retries) is reproduced line by line on the exported backoff.DefaultConfig; connection backoff retries forever, retries counted from 0 at the first failure",
+			Do:     grpcGo},
+		{Name: "grpc-go-retry", Model: sim.Policy{Kind: sim.GRPC, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 5},
+			Module: "google.golang.org/grpc@v1.83.2",
+			Source: "stream.go (csAttempt.shouldRetry: min(initialBackoff·multiplier^n, maxBackoff)·(0.8 + 0.4U)), service_config.go",
+			Note:   "a real gRPC channel per client calling grpc.health.v1.Health/Check with a service-config retry policy (maxAttempts 5, 1 s × 2 to 30 s, UNAVAILABLE and RESOURCE_EXHAUSTED, no throttling): grpc-go jitters ±20 % from the first retry, not U(0, backoff) as gRFC A6 words it; modelled by the grpc family",
+			Do:     grpcCall(GRPCClient{ServiceConfig: grpcRetryConfig}), GRPC: &GRPCClient{ServiceConfig: grpcRetryConfig}},
+		{Name: "failsafe-go", Model: sim.Policy{Kind: sim.Fixed, Base: time.Millisecond, MaxAttempts: 3}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+			Source: "retrypolicy/retry.go (NewWithDefaults: defaultMaxRetries 2, no delay), retrypolicy/retryexecutor.go (getDelay)",
+			Note:   "retrypolicy.NewWithDefaults(): 3 attempts with no delay at all; no preset models it: sim's nearest is fixed 1 ms (the next tick), 3 attempts",
+			Do:     failsafeDriver(retrypolicy.NewWithDefaults[struct{}]())},
+		{Name: "failsafe-go-backoff", Model: sim.Policy{Kind: sim.HTTPRetry, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, MaxAttempts: 5}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+			Source: "retrypolicy/retry.go (WithBackoff: factor 2), retrypolicy/retryexecutor.go (getFixedOrRandomDelay)",
+			Note:   "retrypolicy.NewBuilder().WithBackoff(1 s, 30 s).WithMaxRetries(4): go-retryablehttp's curve without its Retry-After, as the http-retry family",
+			Do:     failsafeDriver(retrypolicy.NewBuilder[struct{}]().WithBackoff(time.Second, 30*time.Second).WithMaxRetries(4).Build())},
+	}
+	for _, p := range sim.Presets() {
+		ds = append(ds, simDriver(p))
+	}
+	return ds
+}
+
+// Policy is the sim policy that models the driver: its preset's, or Model.
+func (d Driver) Policy() (sim.Policy, error) {
+	if d.Preset == "" {
+		return d.Model, d.Model.Validate()
+	}
+	pr, ok := sim.PresetByName(d.Preset)
+	if !ok {
+		return sim.Policy{}, fmt.Errorf("live: driver %s: no preset %q", d.Name, d.Preset)
+	}
+	return pr.Policy, nil
+}
+
+// ModelName names the model: the preset, or family:KIND.
+func (d Driver) ModelName() string {
+	if d.Preset != "" {
+		return d.Preset
+	}
+	return "family:" + string(d.Model.Kind)
+}
+
+// DriverByName returns the driver called name.
+func DriverByName(name string) (Driver, error) {
+	var names []string
+	for _, d := range Drivers() {
+		if d.Name == name {
+			return d, nil
+		}
+		names = append(names, d.Name)
+	}
+	return Driver{}, fmt.Errorf("%q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// failsafeDriver runs p; a policy is safe for concurrent use (each
+// execution keeps its own state).
+func failsafeDriver(p retrypolicy.RetryPolicy[struct{}]) func(ctx context.Context, e Env) error {
+	return func(ctx context.Context, e Env) error {
+		_, err := failsafe.With(p).WithContext(ctx).Get(func() (struct{}, error) { return struct{}{}, getOnce(ctx, e) })
+		return err
+	}
+}
+
+func cenkaltiV5(ctx context.Context, e Env) error {
+	_, err := backoff5.Retry(ctx, func() (struct{}, error) { return struct{}{}, getOnce(ctx, e) })
+	return err
+}
+
+// cenkaltiV4 hands the library the run's clock through its own hooks:
+// ExponentialBackOff.Clock (for MaxElapsedTime) and the Timer of
+// RetryNotifyWithTimer. At scale 1 they are the system clock.
+func cenkaltiV4(ctx context.Context, e Env) error {
+	b := backoff4.NewExponentialBackOff(backoff4.WithClockProvider(envClock{e}))
+	return backoff4.RetryNotifyWithTimer(func() error { return getOnce(ctx, e) }, backoff4.WithContext(b, ctx), nil, &envTimer{e: e})
+}
+
+type envClock struct{ e Env }
+
+func (c envClock) Now() time.Time { return c.e.Now() }
+
+// envTimer is cenkalti v4's Timer on the run's clock.
+type envTimer struct {
+	e Env
+	t *time.Timer
+}
+
+func (t *envTimer) Start(d time.Duration) {
+	real := time.Duration(float64(d) / t.e.Scale)
+	if t.t == nil {
+		t.t = time.NewTimer(real)
+	} else {
+		t.t.Reset(real)
+	}
+}
+
+func (t *envTimer) Stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
+
+func (t *envTimer) C() <-chan time.Time { return t.t.C }
+
+func retryableHTTP(ctx context.Context, e Env) error {
+	c := retryablehttp.NewClient()
+	c.HTTPClient = e.HTTP
+	c.Logger = nil
+	req, err := e.Request(ctx)
+	if err != nil {
+		return err
+	}
+	rreq, err := retryablehttp.FromRequest(req)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(rreq)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &statusError{code: resp.StatusCode}
+	}
+	return nil
+}
+
+// awsDriver runs the standard retryer's loop as aws/retry/middleware.go's
+// handleAttempt does: attempt token, send, release, retryable?, max
+// attempts?, retry token, delay, sleep.
+func awsDriver(legacy bool) func(ctx context.Context, e Env) error {
+	return func(ctx context.Context, e Env) error {
+		r := retry.NewStandard(func(o *retry.StandardOptions) {
+			if legacy {
+				o.Backoff = retry.NewExponentialJitterBackoff(o.MaxBackoff)
+				o.RetryCost = retry.DefaultRetryCost
+			}
+		})
+		releaseRetry := func(error) error { return nil }
+		for attempt := 1; ; attempt++ {
+			releaseAttempt := func(error) error { return nil }
+			if attempt == 1 {
+				releaseAttempt = r.GetInitialToken()
+			}
+			err := getOnce(ctx, e)
+			releaseRetry(err)
+			releaseAttempt(err)
+			if err == nil {
+				return nil
+			}
+			if !r.IsErrorRetryable(err) {
+				return err
+			}
+			if attempt >= r.MaxAttempts() {
+				return fmt.Errorf("max attempts %d: %w", attempt, err)
+			}
+			var terr error
+			if releaseRetry, terr = r.GetRetryToken(ctx, err); terr != nil {
+				return errors.Join(err, terr)
+			}
+			d, derr := r.RetryDelay(attempt, err)
+			if derr != nil {
+				return derr
+			}
+			if err := sleep(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// grpcBackoff is grpc-go internal/backoff Exponential.Backoff, line by line.
+func grpcBackoff(cfg grpcbackoff.Config, retries int) time.Duration {
+	if retries == 0 {
+		return cfg.BaseDelay
+	}
+	backoff, max := float64(cfg.BaseDelay), float64(cfg.MaxDelay)
+	for backoff < max && retries > 0 {
+		backoff *= cfg.Multiplier
+		retries--
+	}
+	if backoff > max {
+		backoff = max
+	}
+	backoff *= 1 + cfg.Jitter*(rand.Float64()*2-1)
+	if backoff < 0 {
+		return 0
+	}
+	return time.Duration(backoff)
+}
+
+// grpcGo retries as a grpc-go ClientConn reconnects: Backoff(0) after the
+// first failure, Backoff(1) after the second, … (addrConn.backoffIdx).
+func grpcGo(ctx context.Context, e Env) error {
+	for retries := 0; ; retries++ {
+		err := getOnce(ctx, e)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errTooMany) || ctx.Err() != nil {
+			return err
+		}
+		if err := sleep(ctx, grpcBackoff(grpcbackoff.DefaultConfig, retries)); err != nil {
+			return err
+		}
+	}
+}
+
+// simDriver runs preset p's delays in a plain loop: each client draws from
+// its own Mulberry32 stream (seeded by its index), as sim.Policy.Delays
+// gives them with the server up and no Retry-After. MaxAttempts and
+// MaxElapsed are kept; the token bucket and budgets are not.
+func simDriver(pr sim.Preset) Driver {
+	return Driver{Name: "sim:" + pr.Name, Preset: pr.Name, Module: "github.com/herdsweep/herdsweep/sim",
+		Source:   "sim/presets.go, sim/families.go",
+		Note:     "the preset's delays (sim.Policy.Delays, no Retry-After) in a plain loop: checks the live harness itself; runs on the run's clock, so it may run scaled",
+		Scalable: true,
+		Do: func(ctx context.Context, e Env) error {
+			p := pr.Policy
+			const n = 256
+			ds, err := p.Delays(uint32(e.Index)*2654435761+1, n, 0, true)
+			if err != nil {
+				return err
+			}
+			start := e.Now()
+			for att := 1; ; att++ {
+				err := getOnce(ctx, e)
+				if err == nil {
+					return nil
+				}
+				if errors.Is(err, errTooMany) || ctx.Err() != nil || (p.MaxAttempts > 0 && att >= p.MaxAttempts) || att > n {
+					return err
+				}
+				d := time.Duration(ds[att-1] * float64(time.Millisecond))
+				if p.MaxElapsed > 0 && e.Now().Sub(start)+d > p.MaxElapsed {
+					return err
+				}
+				if err := e.Sleep(ctx, d); err != nil {
+					return err
+				}
+			}
+		}}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,270 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// DownMode is how the server answers before it recovers.
+type DownMode string
+
+// The down modes.
+const (
+	Down503     DownMode = "503"     // it answers 503 (with the Retry-After, if any)
+	DownRefused DownMode = "refused" // nothing listens: connection refused
+)
+
+// Headers between clients and the server.
+const (
+	clientHeader = "X-Herd-Client"  // the client's index
+	tickHeader   = "X-Herd-Tick"    // the tick the request was counted in
+	warmHeader   = "X-Herd-Warm-Up" // opens the connection before the start; not counted
+)
+
+// server is the counting server of sim on a real socket. Requests are
+// batched by tick: the batch of tick k takes the requests that arrive in
+// ((k−1)·tick + grace, k·tick + grace] after the start, and is answered at
+// k·tick + grace, its first floor(capacity × tick) requests in client-index
+// order served (200) and the others rejected (503 while down, 429 after,
+// each with the Retry-After when there is one). That is sim's server, with
+// the answer held to the end of the tick; grace lets a request sent on a
+// tick boundary, a few ms late, still count in that tick.
+type server struct {
+	tick, grace, recoverAt time.Duration
+	budget                 int
+	retryAfter             string // the header's value; "" for none
+	down                   DownMode
+
+	addr  string
+	srv   *http.Server
+	serve func(net.Listener) error // the HTTP server's, or a gRPC server's
+	stop  func()
+	// record, when set, records each answered request for its client (the
+	// gRPC front end, whose attempts the client cannot see one by one).
+	record func(client, tick, status int)
+	lnMu   sync.Mutex
+	ln     net.Listener
+
+	mu       sync.Mutex
+	start    time.Time
+	batches  map[int]*batch // the open batches, by tick
+	closed   int            // the last tick closed; -1 before the first
+	over     bool
+	arrivals []int // per tick, as the server counted them
+	served   []int
+	late     []time.Duration // per tick: how late the batch closed
+}
+
+type batch struct {
+	k      int
+	client []int32
+	served []bool
+	done   chan struct{}
+}
+
+// newServer reserves a loopback port. In DownRefused mode nothing listens on
+// it until open.
+//
+// The server keeps real time: its tick and recovery are the scenario's
+// divided by the scale; its budget per tick is the scenario's.
+func newServer(cfg Config) (*server, error) {
+	s := &server{tick: cfg.real(cfg.Scenario.Tick), grace: cfg.Grace, recoverAt: cfg.real(cfg.Scenario.RecoverAt),
+		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down}
+	if ra := cfg.Scenario.RetryAfter; ra > 0 {
+		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.serve = s.srv.Serve
+	s.stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.srv.Close()
+		}
+	}
+	if cfg.Driver.GRPC != nil {
+		s.serve, s.stop = newGRPCFront(s)
+	}
+	s.batches, s.closed = map[int]*batch{}, -1
+	if cfg.Down == DownRefused && cfg.Scenario.RecoverAt > 0 {
+		ln.Close() // the port stays ours in practice: the kernel hands out ephemeral ports in turn
+	} else {
+		s.ln = ln
+		go s.serve(ln)
+	}
+	return s, nil
+}
+
+// open starts listening (DownRefused mode, at recovery).
+func (s *server) open() error {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if s.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listening again on %s at recovery: %w", s.addr, err)
+	}
+	s.ln = ln
+	go s.serve(ln)
+	return nil
+}
+
+// admit counts a request of client id in the open batch and waits for the
+// batch's answer: the tick it was counted in and whether it was served.
+// ok is false when the run is over or ctx is done first.
+func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
+	s.mu.Lock()
+	if s.over {
+		s.mu.Unlock()
+		return 0, false, false
+	}
+	// The tick of the arrival by the clock, not the batch that happens to
+	// be open: a late close must not gather the next tick's arrivals.
+	k = max(tickOf(time.Since(s.start), s.tick, s.grace), s.closed+1)
+	b := s.batch(k)
+	i := len(b.client)
+	b.client = append(b.client, id)
+	s.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return 0, false, false
+	}
+	if s.record != nil {
+		st := http.StatusOK
+		if !b.served[i] {
+			st = s.rejectStatus(b.k)
+		}
+		s.record(int(id), b.k, st)
+	}
+	return b.k, b.served[i], true
+}
+
+// rejectStatus is 503 while down, 429 after.
+func (s *server) rejectStatus(k int) int {
+	if time.Duration(k)*s.tick >= s.recoverAt {
+		return http.StatusTooManyRequests
+	}
+	return http.StatusServiceUnavailable
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(warmHeader) != "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	id, err := strconv.ParseInt(r.Header.Get(clientHeader), 10, 32)
+	if err != nil {
+		http.Error(w, "missing "+clientHeader, http.StatusBadRequest)
+		return
+	}
+	k, served, ok := s.admit(r.Context(), int32(id))
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set(tickHeader, strconv.Itoa(k))
+	if served {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if s.retryAfter != "" {
+		w.Header().Set("Retry-After", s.retryAfter)
+	}
+	w.WriteHeader(s.rejectStatus(k))
+}
+
+// batch returns the batch of tick k, opening it. The caller holds mu.
+func (s *server) batch(k int) *batch {
+	b := s.batches[k]
+	if b == nil {
+		b = &batch{k: k, done: make(chan struct{})}
+		s.batches[k] = b
+	}
+	return b
+}
+
+// close decides batch b: sim's order (client index) and budget.
+func (s *server) decide(b *batch) {
+	b.served = make([]bool, len(b.client))
+	if time.Duration(b.k)*s.tick >= s.recoverAt {
+		order := make([]int, len(b.client))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(x, y int) int { return int(b.client[x]) - int(b.client[y]) })
+		for _, i := range order[:min(s.budget, len(order))] {
+			b.served[i] = true
+		}
+	}
+	n := 0
+	for _, ok := range b.served {
+		if ok {
+			n++
+		}
+	}
+	for len(s.arrivals) <= b.k {
+		s.arrivals, s.served = append(s.arrivals, 0), append(s.served, 0)
+	}
+	s.arrivals[b.k] += len(b.client)
+	s.served[b.k] += n
+}
+
+// run closes a batch at every k·tick + grace after start, until ctx is done
+// or the last tick, then answers what is left with 503 and shuts down.
+// s.start must be set.
+func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
+	defer s.shutdown()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	firstUp := int((s.recoverAt + s.tick - 1) / s.tick) // the first tick k with k·tick ≥ recoverAt
+	for k := 0; k < ticks; k++ {
+		timer.Reset(time.Until(start.Add(time.Duration(k)*s.tick + s.grace)))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		s.late = append(s.late, time.Since(start.Add(time.Duration(k)*s.tick+s.grace)))
+		if k+1 == firstUp || (k == 0 && firstUp == 0) {
+			if err := s.open(); err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		b := s.batch(k)
+		delete(s.batches, k)
+		s.closed = k
+		s.decide(b)
+		s.mu.Unlock()
+		close(b.done)
+	}
+	return nil
+}
+
+func (s *server) shutdown() {
+	s.mu.Lock()
+	s.over = true
+	for k, b := range s.batches { // order does not matter: every one is answered "over"
+		b.served = make([]bool, len(b.client))
+		close(b.done)
+		delete(s.batches, k)
+	}
+	s.mu.Unlock()
+	s.stop()
+}
