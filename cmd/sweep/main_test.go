@@ -427,7 +427,11 @@ func TestInterruptFinishesThePartInHand(t *testing.T) {
 // the command exits 130.
 func TestPlanAndReportStopWhenInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	cfg, _ := signalConfigs(t, dir)
+	cfg := filepath.Join(dir, "slow.toml") // each run of it takes minutes
+	src := "[sweep.s]\nseeds = [1, 2]\npolicy = {kind = \"fixed\", base_s = 0.1}\nclients = 1500\ncapacity_rps = 10\nreject_cost = 0.5\nhorizon_s = 100000\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	var o, e bytes.Buffer
