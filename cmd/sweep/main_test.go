@@ -387,8 +387,17 @@ func TestInterruptFinishesThePartInHand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as a process")
 	}
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		sig   os.Signal
+		parts int // signal once this many parts are written
+	}{
+		{"SIGINT among the fast runs", os.Interrupt, 2},
+		// 24 parts are the 240 fast runs: the workers are in the slow
+		// cell, whose runs take hours unless the stop reaches them.
+		{"SIGTERM in a run of 10⁷ ticks", syscall.SIGTERM, 24},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
 			cfg, fast := signalConfigs(t, dir)
@@ -400,8 +409,8 @@ func TestInterruptFinishesThePartInHand(t *testing.T) {
 				t.Fatal(err)
 			}
 			parts := filepath.Join(out, "runs", "sweep=a")
-			waitForParts(t, cmd, parts, 2)
-			cmd.Process.Signal(sig)
+			waitForParts(t, cmd, parts, tt.parts)
+			cmd.Process.Signal(tt.sig)
 			err := waitExit(t, cmd)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
