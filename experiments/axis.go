@@ -374,9 +374,9 @@ func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(a
 	}
 	integral := p == nil || p.Type == Int
 	for i := 0; ; i++ {
-		v := from + float64(i)*step
-		v = math.Round(v*1e9) / 1e9 // 0.1·3 is 0.3 here, not 0.30000000000000004
-		if v > to+step*1e-9 {
+		v := from + float64(float64(i)*step) // float64(): unfused, the same value on every CPU
+		v = math.Round(v*1e9) / 1e9          // 0.1·3 is 0.3 here, not 0.30000000000000004
+		if v > to+float64(step*1e-9) {
 			break
 		}
 		if integral {

@@ -72,7 +72,7 @@ func seconds(d time.Duration) float64 { return d.Seconds() }
 // duration converts seconds to a whole number of milliseconds; ok is false
 // when v is not one.
 func duration(v float64) (time.Duration, bool) {
-	msf := v * 1000
+	msf := float64(v * 1000) // float64(): never fused with the - below
 	r := math.Round(msf)
 	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(msf-r) > 1e-6 || math.Abs(r) > float64(math.MaxInt64/int64(time.Millisecond)) {
 		return 0, false

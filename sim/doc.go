@@ -23,7 +23,13 @@
 //
 // Internally times are float64 milliseconds, because that is how herd.mjs
 // computes them and the article's figures depend on every bit of them. The
-// public types carry time.Duration.
+// public types carry time.Duration. Every bit is the same on every CPU: the
+// formulas convert their products with float64() so that Go never fuses a
+// multiply and an add (fmath.go says why), as JavaScript never does.
+//
+// A caller on another goroutine stops a long run with Sim.Stop, a flag the
+// run reads every StopEvery ticks; Scenario.MemoryBytes estimates a run's
+// memory before it is run.
 //
 // The cost of a run grows with the number of requests sent, not with
 // clients × ticks: pending clients sit in per-tick intrusive lists, and the
