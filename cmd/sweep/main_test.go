@@ -639,6 +639,8 @@ func TestRecommend(t *testing.T) {
 		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" (did you mean \"fixed\"?) is neither a policy family"},
 		{[]string{"--capacity", "40", "--mine", "full-jitter jitter=wide"}, 2, "jitter=wide: want full, equal"},
 		{[]string{"--capacity", "40..20"}, 2, "LO ≤ HI"},
+		{[]string{"--capacity", "100000", "--clients", "1073741824"}, 2, "needs an estimated 40.0 GiB of memory"},
+		{[]string{"--capacity", "300", "--workers", "100000"}, 2, "--workers 100000: want 0 (one per CPU) to 1024"},
 	} {
 		stdout, stderr, code := sweep(t, append([]string{"recommend"}, tt.args...)...)
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {

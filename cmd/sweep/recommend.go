@@ -76,10 +76,19 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	results := fs.String("results", "out", "dataset whose runs are reused where they are exactly the candidates' runs")
 	asJSON := fs.Bool("json", false, "print one JSON document (fields in the README)")
 	top := fs.Int("top", 10, "feasible candidates to list")
-	workers := fs.Int("workers", 0, "simulations in parallel (0 = one per CPU)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("simulations in parallel (0 = one per CPU; at most %d)", maxWorkers))
+	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := checkWorkers("recommend", *workers); err != nil {
+		return err
+	}
+	mem, memFrom, err := memoryLimit(*memory)
+	if err != nil {
+		return err
+	}
+	lim := limits(mem, memFrom, workersOr(*workers))
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *capacity == "" {
@@ -122,6 +131,10 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		sc.Horizon = sc.RecoverAt + *window
 		if err := sc.Validate(); err != nil {
 			return sc, usagef("recommend: %v", flagName(err))
+		}
+		if est := sc.MemoryBytes(false); est > lim.RunBytes {
+			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s",
+				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes), lim.Why)
 		}
 		return sc, nil
 	}
