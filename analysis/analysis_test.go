@@ -262,10 +262,10 @@ func TestLibraryVerdicts(t *testing.T) {
 	for _, v := range vs {
 		byName[v.Preset.Cell.Policy.Preset] = v
 	}
-	if v := byName["grpc"]; !v.Fine || !strings.HasPrefix(v.Verdict, "fine here: t99 45.0 s after recovery, 1.12× the best (40.3 s)") {
+	if v := byName["grpc"]; !v.Fine || !strings.HasPrefix(v.Verdict, "fine here: t99 45.0 s after recovery, 1.12× the recommended policy's (40.3 s)") {
 		t.Errorf("grpc: %+v", v)
 	}
-	if v := byName["go-retryablehttp"]; v.Fine || !strings.Contains(v.Verdict, "set cap_s 30 → 60, width 0 → 0.5") {
+	if v := byName["go-retryablehttp"]; v.Fine || !strings.Contains(v.Verdict, "without jitter the clients that failed together stay in step") || !strings.Contains(v.Verdict, "set cap 30s → 1m0s, jitter none (±0 %) → ±25 %") {
 		t.Errorf("go-retryablehttp: %q", v.Verdict)
 	}
 	if v := byName["cenkalti-backoff"]; v.Fine || !strings.Contains(v.Verdict, "clients give up") || !strings.Contains(v.Verdict, "switch to decorrelated jitter") {

@@ -66,16 +66,24 @@ func Judge(rec *Recommendation, a *Aggregate) LibraryVerdict {
 	case why != "":
 		v.Better = best
 		v.Verdict = why + "; switch to " + best.Cell.Policy.Plain()
+	case !a.Cell.Policy.Jittered():
+		v.Better = best
+		fix := "switch to " + best.Cell.Policy.Plain()
+		if b := sameFamily(a, rec.Ranked[:rec.Feasible]); b != nil && b.Cell.Policy.Jittered() && b.Summary(T99).Mean <= FineFactor*best.Summary(T99).Mean {
+			v.Better, fix = b, fmt.Sprintf("set %s (t99 %.1f s)", paramChanges(a.Cell, b.Cell), b.Summary(T99).Mean)
+		}
+		v.Verdict = fmt.Sprintf("t99 %.1f s after recovery (%.2f× the recommended policy's %.1f s), but without jitter the clients that failed together stay in step: another outage length or capacity re-creates the herd (the article's finding), so it is never recommended; %s",
+			t99.Mean, v.Ratio, best.Summary(T99).Mean, fix)
 	case v.Ratio <= FineFactor:
 		v.Fine = true
-		v.Verdict = fmt.Sprintf("fine here: t99 %.1f s after recovery, %.2f× the best (%.1f s)", t99.Mean, v.Ratio, best.Summary(T99).Mean)
+		v.Verdict = fmt.Sprintf("fine here: t99 %.1f s after recovery, %.2f× the recommended policy's (%.1f s)", t99.Mean, v.Ratio, best.Summary(T99).Mean)
 	default:
 		v.Better = best
 		if b := sameFamily(a, rec.Ranked[:rec.Feasible]); b != nil && b.Summary(T99).Mean <= FineFactor*best.Summary(T99).Mean {
 			v.Better = b
-			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the best; set %s (t99 %.1f s)", t99.Mean, v.Ratio, paramChanges(a.Cell, b.Cell), b.Summary(T99).Mean)
+			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the recommended policy's; set %s (t99 %.1f s)", t99.Mean, v.Ratio, paramChanges(a.Cell, b.Cell), b.Summary(T99).Mean)
 		} else {
-			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the best; switch to %s", t99.Mean, v.Ratio, best.Cell.Policy.Plain())
+			v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the recommended policy's; switch to %s", t99.Mean, v.Ratio, best.Cell.Policy.Plain())
 		}
 	}
 	return v
@@ -91,22 +99,40 @@ func sameFamily(a *Aggregate, feasible []*Aggregate) *Aggregate {
 	return nil
 }
 
-// paramChanges lists the policy parameters that differ, "cap_s 30 → 60".
+// paramChanges lists the policy parameters that differ, in the words of
+// `--mine` and the libraries: "base 1s → 500ms, cap 2m0s → 5s, jitter ±50 % → ±20 %".
 func paramChanges(from, to experiments.Cell) string {
+	f, t := from.Policy, to.Policy
 	var ch []string
-	for _, p := range experiments.Params {
-		if !p.Policy || p.Key == "preset" || p.Key == "mix" {
-			continue
-		}
-		a, b := p.Get(from), p.Get(to)
+	add := func(name string, a, b any) {
 		if a != b {
-			ch = append(ch, fmt.Sprintf("%s %v → %v", p.Key, fmtv(a), fmtv(b)))
+			ch = append(ch, fmt.Sprintf("%s %v → %v", name, a, b))
 		}
 	}
+	add("base", f.Base, t.Base)
+	add("multiplier", f.Multiplier, t.Multiplier)
+	add("cap", f.Cap, t.Cap)
+	add("jitter", f.JitterWords(), t.JitterWords())
+	add("attempts", attemptsWords(f.MaxAttempts), attemptsWords(t.MaxAttempts))
+	add("give up after", elapsedWords(f.MaxElapsed), elapsedWords(t.MaxElapsed))
 	if len(ch) == 0 {
 		return "nothing: same parameters"
 	}
 	return strings.Join(ch, ", ")
+}
+
+func attemptsWords(n int) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
+}
+
+func elapsedWords(d time.Duration) string {
+	if d == 0 {
+		return "never"
+	}
+	return d.String()
 }
 
 func fmtv(v any) string {

@@ -220,6 +220,10 @@ type Recommendation struct {
 func less(a, b *Aggregate, m Metric) bool {
 	for _, k := range []Metric{m, T99, Peak, Sent} {
 		x, y := a.Summary(k).Mean, b.Summary(k).Mean
+		if k.Key == Peak.Key && m.Key == Peak.Key { // a peak the server can serve is as good as any lower one
+			c := a.Cell.Scenario.Capacity
+			x, y = math.Max(x, c), math.Max(y, c)
+		}
 		if x != y && !math.IsNaN(x) && !math.IsNaN(y) {
 			return x < y
 		}
@@ -267,6 +271,7 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 	pc := 1.0
 	for _, a := range ok[1:] {
 		c := Paired(rec.Best, a, m, q.margin())
+		c.Identical = c.Identical && sameRuns(rec.Best, a) // equal on the objective alone is not "the same runs"
 		rec.Against = append(rec.Against, c)
 		switch {
 		case c.Identical:
@@ -285,6 +290,29 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 		rec.Warnings = append(rec.Warnings, w)
 	}
 	return rec, nil
+}
+
+// sameRuns reports whether a and b gave the same t99, t50, peak, traffic and
+// give-ups in every seed both ran.
+func sameRuns(a, b *Aggregate) bool {
+	for _, m := range []Metric{T99, T50, Peak, Sent, GaveUp} {
+		x, y := a.PerSeed(m), b.PerSeed(m)
+		for i, j := 0, 0; i < len(a.Seeds) && j < len(b.Seeds); {
+			switch {
+			case a.Seeds[i] < b.Seeds[j]:
+				i++
+			case a.Seeds[i] > b.Seeds[j]:
+				j++
+			default:
+				if x[i] != y[j] && !(math.IsNaN(x[i]) && math.IsNaN(y[j])) {
+					return false
+				}
+				i++
+				j++
+			}
+		}
+	}
+	return true
 }
 
 // TiedWithin is the largest relative difference, at the upper end of its
@@ -652,3 +680,7 @@ func Capacities(aggs []*Aggregate) []float64 {
 	sort.Float64s(out)
 	return out
 }
+
+// ReadsRetryAfter reports whether the policy waits for the server's
+// Retry-After (in some form).
+func ReadsRetryAfter(p sim.Policy) bool { return readsRA(p) }

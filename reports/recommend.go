@@ -91,6 +91,7 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 	b := rec.Best
 	pk := b.Summary(analysis.Peak)
 	ew.printf("use: %s\n", b.Cell.Policy.Plain())
+	ew.printf("  (as --mine: '%s')\n", b.Cell.Policy.Spec())
 	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%s); %.1f requests per client after recovery; %d seeds\n",
 		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), ofCapacity(pk.Mean, sc.Capacity), perClient(b), len(b.Seeds))
 	m := rec.Metric
@@ -208,8 +209,12 @@ func writeTable(ew *errWriter, rec *analysis.Recommendation, top int) {
 	if len(rec.Ranked) == 0 {
 		return
 	}
-	ew.printf("candidates: %d of %d feasible (no client gives up, 99 %% back within the window, ≤ %g requests per client after recovery)\n",
-		rec.Feasible, len(rec.Ranked), budgetOf(rec.Query))
+	giveUp := "no client gives up, "
+	if rec.Query.AllowGiveUp {
+		giveUp = "clients may give up (--allow-give-up), "
+	}
+	ew.printf("candidates: %d of %d feasible (%s99 %% back within the window, ≤ %g requests per client after recovery)\n",
+		rec.Feasible, len(rec.Ranked), giveUp, budgetOf(rec.Query))
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', tabwriter.AlignRight)
 	if rec.Feasible > 0 {
 		fmt.Fprintf(tw, "#\tpolicy\tt99 after recovery (s)\tpeak (req/s)\treq/client\tseeds\t\n")
@@ -298,6 +303,7 @@ type (
 		MaxAttempts int           `json:"max_attempts"`
 		Plain       string        `json:"plain"`
 		Short       string        `json:"short"`
+		Spec        string        `json:"spec"`
 		Settings    []sim.Setting `json:"settings,omitempty"`
 	}
 	jsonCandidate struct {
@@ -378,7 +384,7 @@ func stat(s analysis.Summary) jsonStat {
 
 func policyJSON(p sim.Policy, settings bool) jsonPolicy {
 	j := jsonPolicy{Family: string(p.Kind), Preset: p.Preset, BaseS: p.Base.Seconds(), CapS: p.Cap.Seconds(), Multiplier: p.Multiplier,
-		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short()}
+		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short(), Spec: p.Spec()}
 	if settings {
 		j.Settings = p.Settings()
 	}
@@ -432,6 +438,7 @@ func WriteAnswerJSON(w io.Writer, ans *Answer) error {
 	case ans.Rec != nil:
 		rec := ans.Rec
 		q = rec.Query
+		j.Warnings = append(j.Warnings, rec.Warnings...)
 		sc := rec.Scenario
 		j.Query.WindowS = (sc.Horizon - sc.RecoverAt).Seconds()
 		j.Answered, j.NoAnswer = rec.Best != nil, rec.NoAnswer

@@ -27,12 +27,22 @@ func (p Policy) Plain() string {
 		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap), Percent(p.Width))
 	case GRPC:
 		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
+	case GRPCGo:
+		s = fmt.Sprintf("exponential backoff: first retry after exactly %v, then ×%g per attempt%s, uniform jitter %s from the second retry", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
 	case APICore:
 		s = fmt.Sprintf("exponential backoff with full jitter: first retry after U(0, %v), the range ×%g per attempt%s", p.Base, p.Multiplier, capWords(p.Cap))
 	case Decorrelated, RAIgnore:
-		s = fmt.Sprintf("decorrelated jitter: each delay drawn from U(%v, max(%v, 3 × the previous delay))%s", p.Base, 2*p.Base, capWords(p.Cap))
+		s = fmt.Sprintf("decorrelated jitter: first retry after U(%v, %v), then each delay drawn from U(%v, max(%v, 3 × the previous delay))%s", p.Base, 3*p.Base, p.Base, 2*p.Base, capWords(p.Cap))
+	case AWSStandard:
+		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^n)%s, then exactly the cap (no jitter)", p.Base, capWords(p.Cap))
+	case PollyV2:
+		s = fmt.Sprintf("Polly's decorrelated jitter V2 with a median first retry of %v%s", p.Base, capWords(p.Cap))
 	case WatchDog, HTTPRetry:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width/2))
+		if p.Multiplier == 1 {
+			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.Width/2))
+		} else {
+			s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width/2))
+		}
 		if p.HonorRetryAfter {
 			s += "; a Retry-After replaces the delay"
 		}
@@ -40,9 +50,67 @@ func (p Policy) Plain() string {
 		s = p.Describe()
 	}
 	if p.Preset != "" {
-		s = p.Preset + " defaults — " + s
+		s = p.Preset + "'s defaults: " + s
 	}
 	return s + limitWords(p)
+}
+
+// Spec writes the policy as `sweep recommend --mine` reads it, so that an
+// answer can be judged again or shared: "api-core base=500ms
+// multiplier=2 cap=5s". A preset is its name.
+func (p Policy) Spec() string {
+	if p.Preset != "" {
+		return p.Preset
+	}
+	f := lookup(p.Kind)
+	if f == nil {
+		return string(p.Kind)
+	}
+	parts := []string{string(p.Kind)}
+	if f.uses&pBase != 0 {
+		parts = append(parts, "base="+p.Base.String())
+	}
+	if f.uses&pMultiplier != 0 {
+		parts = append(parts, fmt.Sprintf("multiplier=%g", p.Multiplier))
+	}
+	if f.uses&pCap != 0 {
+		parts = append(parts, "cap="+p.Cap.String())
+	}
+	if f.uses&pWidth != 0 {
+		parts = append(parts, fmt.Sprintf("width=%g", p.Width))
+	}
+	if f.uses&pHonor != 0 && p.HonorRetryAfter {
+		parts = append(parts, "honor_retry_after=true")
+	}
+	if p.MaxAttempts != 0 {
+		parts = append(parts, fmt.Sprintf("attempts=%d", p.MaxAttempts))
+	}
+	if p.MaxElapsed != 0 {
+		parts = append(parts, "max_elapsed="+p.MaxElapsed.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// Reads reports whether the family reads the named parameter: base, cap,
+// multiplier, width or honor_retry_after.
+func (k Kind) Reads(param string) bool {
+	f := lookup(k)
+	if f == nil {
+		return false
+	}
+	switch param {
+	case "base":
+		return f.uses&pBase != 0
+	case "cap":
+		return f.uses&pCap != 0
+	case "multiplier":
+		return f.uses&pMultiplier != 0
+	case "width":
+		return f.uses&pWidth != 0
+	case "honor_retry_after":
+		return f.uses&pHonor != 0
+	}
+	return true
 }
 
 // Percent writes a jitter width w (the delay is multiplied by 1 ± w) as
@@ -97,9 +165,11 @@ type Setting struct {
 	Exact   bool   `json:"exact"` // false: the library cannot express the policy exactly; How says what differs
 }
 
-// Settings says how to set p in the common retry libraries. Libraries are
-// listed whether or not they can express it, so that a reader learns
-// plainly which cannot.
+// Settings says how to set p in the common retry libraries, with the
+// attempt, deadline and token limits lifted as p's own limits say (a
+// library's default limit would make clients give up where p does not).
+// Libraries are listed whether or not they can express p, so that a
+// reader learns plainly which cannot.
 func (p Policy) Settings() []Setting {
 	b, c, m, w := p.Base, p.Cap, p.Multiplier, p.Width
 	capOr := func(def string) string {
@@ -108,49 +178,69 @@ func (p Policy) Settings() []Setting {
 		}
 		return c.String()
 	}
-	limit := "no attempt limit"
+	halfCap := "1<<62"
+	if c != 0 {
+		halfCap = (c / 2).String()
+	}
+	attempts := "no attempt limit"
+	many := "a number of attempts larger than the window needs (e.g. 1000)"
 	if p.MaxAttempts > 0 {
-		limit = fmt.Sprintf("%d attempts", p.MaxAttempts)
+		attempts = fmt.Sprintf("%d attempts", p.MaxAttempts)
+		many = fmt.Sprint(p.MaxAttempts)
 	}
 	custom := func(lib, hook string) Setting {
-		return Setting{lib, "not built in: write a " + hook + " that returns the delays above", false}
+		return Setting{lib, "not built in: " + hook + " returning the delays above; " + attempts, false}
 	}
+	retryable := func(cfg string) Setting {
+		return custom("hashicorp/go-retryablehttp", "set Client.Backoff to a func"+cfg)
+	}
+	aws := custom("aws-sdk-go-v2", "retry.NewStandard with StandardOptions.Backoff a retry.BackoffDelayerFunc, MaxAttempts "+many+" and RateLimiter ratelimit.None (the default 500-token bucket runs dry in a herd),")
+	polly := custom("Polly v8", "RetryStrategyOptions.DelayGenerator, MaxRetryAttempts "+many+",")
+	grpcCall := Setting{"grpc-go (call retries)", "not expressible: its retryPolicy draws backoff × (1 ± 20 %) from the first retry; write a retry interceptor returning the delays above", false}
+	grpcConn := Setting{"grpc-go (connection backoff)", "reconnects only, does not retry calls", false}
 	switch p.Kind {
 	case GRPC:
+		if w == 0.2 {
+			grpcCall = Setting{"grpc-go (call retries)", fmt.Sprintf(`service config "retryPolicy": {"maxAttempts": %s, "initialBackoff": "%gs", "backoffMultiplier": %g, "maxBackoff": "%gs", "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"]} and grpc.WithMaxCallAttempts(the same)`, many, b.Seconds(), m, c.Seconds()), true}
+		}
 		return []Setting{
-			{"grpc-go (connection backoff)", fmt.Sprintf("grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: %v, Multiplier: %g, Jitter: %g, MaxDelay: %v}})", b, m, w, capOr("1<<62")), true},
-			{"grpc-go (call retries)", "not expressible: a service-config retryPolicy draws U(0, backoff) (full jitter) and allows at most 5 attempts", false},
-			{"cenkalti/backoff", fmt.Sprintf("&backoff.ExponentialBackOff{InitialInterval: %v, Multiplier: %g, RandomizationFactor: %g, MaxInterval: %v} (v4: also MaxElapsedTime: 0; v5: WithMaxElapsedTime(0))", b, m, w, capOr("1<<62")), true},
-			custom("hashicorp/go-retryablehttp", "Client.Backoff func"),
-			custom("aws-sdk-go-v2", "retry.BackoffDelayer (StandardOptions.Backoff)"),
-			{"Polly v8", fmt.Sprintf("not exact: BackoffType Exponential with UseJitter draws decorrelated jitter V2; closest: Delay = %v, MaxDelay = %v, UseJitter = true", b, capOr("none")), false},
-			{"google-api-core", "not exact: Retry always draws full jitter U(0, delay)", false},
+			{"cenkalti/backoff", fmt.Sprintf("b := backoff.NewExponentialBackOff(); b.InitialInterval = %v; b.Multiplier = %g; b.RandomizationFactor = %g; b.MaxInterval = %v; v4: b.MaxElapsedTime = 0 (default 15 min); v5: backoff.Retry(ctx, op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(0))", b, m, w, capOr("1<<62")), p.MaxAttempts == 0},
+			grpcCall,
+			{grpcConn.Library, fmt.Sprintf("backoff.Config{BaseDelay: %v, Multiplier: %g, Jitter: %g, MaxDelay: %v} in grpc.ConnectParams: %s, and its first wait is not jittered", b, m, w, capOr("1<<62"), grpcConn.How), false},
+			retryable(" (DefaultBackoff has no jitter)"),
+			aws,
+			{"Polly v8", fmt.Sprintf("not exact: BackoffType Exponential with UseJitter draws decorrelated jitter V2; closest: Delay = %v, MaxDelay = %v, UseJitter = true, MaxRetryAttempts %s", b, capOr("none"), many), false},
+			{"google-api-core", "not exact: Retry draws full jitter U(0, delay)", false},
 		}
 	case APICore:
 		return []Setting{
-			{"google-api-core", fmt.Sprintf("Retry(initial=%g, multiplier=%g, maximum=%g, timeout=None)", b.Seconds(), m, c.Seconds()), c > 0},
-			{"grpc-go (call retries)", fmt.Sprintf("service config retryPolicy {initialBackoff: %q, backoffMultiplier: %g, maxBackoff: %q} — but grpc-go allows at most 5 attempts", fmt.Sprintf("%gs", b.Seconds()), m, fmt.Sprintf("%gs", c.Seconds())), p.MaxAttempts > 0 && p.MaxAttempts <= 5},
-			{"cenkalti/backoff", "not exact: RandomizationFactor 1 draws U(0, 2·interval), not U(0, interval)", false},
-			custom("hashicorp/go-retryablehttp", "Client.Backoff func"),
-			custom("aws-sdk-go-v2", "retry.BackoffDelayer (StandardOptions.Backoff)"),
-			custom("Polly v8", "DelayGenerator"),
+			{"google-api-core (≥ 2.x)", fmt.Sprintf("Retry(initial=%g, multiplier=%g, maximum=%g, timeout=None): draws U(0, delay); older releases draw up to 2 × delay", b.Seconds(), m, c.Seconds()), c > 0 && p.MaxAttempts == 0},
+			{"cenkalti/backoff", fmt.Sprintf("b := backoff.NewExponentialBackOff(); b.InitialInterval = %v; b.Multiplier = %g; b.RandomizationFactor = 1; b.MaxInterval = %v (half the base and cap: factor 1 draws U(0, 2 × interval)); v4: b.MaxElapsedTime = 0; v5: backoff.WithMaxElapsedTime(0)", b/2, m, halfCap), p.MaxAttempts == 0},
+			grpcCall,
+			retryable(""),
+			aws,
+			polly,
 		}
 	case FullJitter, WidthJitter, EqualJitter, Exponential, Decorrelated, RAIgnore:
 		var out []Setting
 		if p.Kind == FullJitter && b == time.Second && m == 2 {
-			out = append(out, Setting{"aws-sdk-go-v2", fmt.Sprintf("retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = %v; o.MaxAttempts = %s }) — past the cap the SDK waits exactly MaxBackoff, without jitter", capOr("1<<62"), limitOr(p)), false})
+			out = append(out, Setting{"aws-sdk-go-v2 (before retry behaviour 2.1)", fmt.Sprintf("retry.NewStandard(func(o *retry.StandardOptions) { o.MaxBackoff = %v; o.MaxAttempts = %s; o.RateLimiter = ratelimit.None }): past the cap the SDK waits exactly MaxBackoff, without jitter", capOr("1<<62"), many), false})
+		} else {
+			out = append(out, aws)
+		}
+		if p.Kind == FullJitter {
+			out = append(out, Setting{"cenkalti/backoff", fmt.Sprintf("b := backoff.NewExponentialBackOff(); b.InitialInterval = %v; b.Multiplier = %g; b.RandomizationFactor = 1; b.MaxInterval = %v (half the first range and the cap: factor 1 draws U(0, 2 × interval)); v4: b.MaxElapsedTime = 0; v5: backoff.WithMaxElapsedTime(0)", dur(b.Seconds()*m/2), m, halfCap), p.MaxAttempts == 0})
+		} else {
+			out = append(out, custom("cenkalti/backoff", "a BackOff implementation"))
 		}
 		if p.Kind == Decorrelated {
 			out = append(out, Setting{"Polly v8", "not exact: UseJitter with Exponential is decorrelated jitter V2, a different curve", false})
+		} else {
+			out = append(out, polly)
 		}
-		return append(out,
-			custom("grpc-go", "backoff.Strategy"),
-			custom("cenkalti/backoff", "BackOff implementation"),
-			custom("hashicorp/go-retryablehttp", "Client.Backoff func"),
-			custom("google-api-core", "sleep generator"),
-		)
+		return append(out, grpcCall, retryable(""), custom("google-api-core", "a sleep generator"))
 	}
-	return []Setting{{"any", "see `sweep policies` for its formula and source; " + limit, false}}
+	return []Setting{{"any", "see `sweep policies` for its formula and source; " + attempts, false}}
 }
 
 func limitOr(p Policy) string {
@@ -174,7 +264,7 @@ func (p Policy) Short() string {
 	case GRPC:
 		return fmt.Sprintf("exp %v ×%g %s ±%g %%", p.Base, p.Multiplier, c, roundTo(100*p.Width, 1e-9))
 	case APICore:
-		return fmt.Sprintf("full jitter %v ×%g %s", p.Base, p.Multiplier, c)
+		return fmt.Sprintf("full jitter U(0, %v) ×%g %s", p.Base, p.Multiplier, c)
 	case Decorrelated:
 		return fmt.Sprintf("decorrelated %v %s", p.Base, c)
 	case Fixed:

@@ -481,7 +481,7 @@ func TestInterruptFinishesThePartInHand(t *testing.T) {
 func TestPlanAndReportStopWhenInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "slow.toml") // each run of it takes minutes
-	src := "[sweep.s]\nseeds = [1, 2]\npolicy = {kind = \"fixed\", base_s = 0.1}\nclients = 1500\ncapacity_rps = 10\nreject_cost = 0.5\nhorizon_s = 100000\n"
+	src := "[sweep.s]\nseeds = [1, 2]\npolicy = {kind = \"fixed\", base_s = 0.1}\nclients = 1500\ncapacity_rps = 10\nreject_cost = 0.5\nwindow_s = 99990\n"
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,8 @@ without one. --library and --mine add a verdict; they never change "use:".
 
 A range (--capacity 250..2000, --clients 2000..20000) answers with the
 policy of least worst-case regret (its t99 over the best t99 at each point
-of a grid with steps of at most ×2), among those feasible everywhere.
+of a grid with steps of at most ×2), among those feasible everywhere;
+--library and --mine take a single scenario.
 
 Examples:
   sweep recommend --capacity 300
@@ -58,7 +59,7 @@ Exit codes: 0 answered, 1 no feasible policy or an unreadable dataset, 2 bad inp
 `
 
 func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--results DIR] [--json]",
+	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--margin 0.02] [--top 10] [--results DIR] [--workers N] [--memory SIZE] [--json]",
 		fmt.Sprintf(recommendHelp, experiments.DescribeSpace()), stderr)
 	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
@@ -72,7 +73,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seeds := fs.Int("seeds", analysis.DefaultSeeding.Initial, "seeds every candidate runs")
 	maxSeeds := fs.Int("max-seeds", analysis.DefaultSeeding.Max, "seeds the leading candidates may reach")
 	library := fs.String("library", "", "also judge this library preset's defaults (NAME from 'sweep policies')")
-	mine := fs.String("mine", "", "also judge your policy: 'FAMILY|PRESET key=value …' (see -h)")
+	mine := fs.String("mine", "", "also judge your policy: 'FAMILY|PRESET key=value …', keys base, cap, multiplier, jitter (full|equal|decorrelated|none|±25%), width, attempts, max_elapsed, honor_retry_after")
 	results := fs.String("results", "out", "dataset whose runs are reused where they are exactly the candidates' runs")
 	asJSON := fs.Bool("json", false, "print one JSON document (fields in the README)")
 	top := fs.Int("top", 10, "feasible candidates to list")
@@ -157,7 +158,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if isRange && (*library != "" || *mine != "") {
-		return usagef("recommend: --library and --mine judge one scenario: give a single --capacity and --clients")
+		return usagef("recommend: --library and --mine judge one scenario, not a range: give a single --capacity and --clients")
 	}
 
 	m := &measurer{workers: *workers, stderr: stderr}
@@ -194,6 +195,15 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		ans.Rec = rec
+		if sc.RetryAfter > 0 && rec.Best != nil && !analysis.ReadsRetryAfter(rec.Best.Cell.Policy) {
+			for _, a := range rec.Ranked[:rec.Feasible] {
+				if analysis.ReadsRetryAfter(a.Cell.Policy) {
+					ans.Notes = append(ans.Notes, fmt.Sprintf("the answer ignores the server's Retry-After %v: the best client that reads it, %s, takes t99 %.1f s after recovery (%.2f× the answer)",
+						sc.RetryAfter, a.Cell.Policy.Plain(), a.Summary(analysis.T99).Mean, a.Summary(analysis.T99).Mean/rec.Best.Summary(analysis.T99).Mean))
+					break
+				}
+			}
+		}
 		// judge measures a policy outside the decision on the best's seeds
 		// (or reuses its runs when the search had it) and judges it.
 		judge := func(p sim.Policy) (*analysis.LibraryVerdict, error) {
@@ -262,14 +272,14 @@ func (m *measurer) open(dir string, explicit bool) error {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("--results %s: %w", dir, err)
+		return fmt.Errorf("recommend: --results %s: %w", dir, err)
 	}
 	ds, err := analysis.Load(os.DirFS(dir))
 	if err != nil {
 		if !explicit && strings.Contains(err.Error(), "no Parquet files") {
 			return nil
 		}
-		return fmt.Errorf("--results %s: %w", dir, err)
+		return fmt.Errorf("recommend: --results %s: %w", dir, err)
 	}
 	m.stored = make(map[string]analysis.Record, len(ds.Records))
 	for _, r := range ds.Records {
@@ -336,59 +346,93 @@ func parseRange(flagName, s string) (lo, hi float64, err error) {
 }
 
 // parsePolicySpec reads a policy as a user writes it: a family or preset
-// name, then key=value pairs. Keys: base, cap (durations: 1s, 500ms),
-// multiplier (or mult), jitter (full, equal, decorrelated, none, ±25%, or
-// a fraction 0.25), attempts; or any policy key of sweeps.toml (base_s …).
+// name (any case), then key=value pairs. Keys: base, cap, max_elapsed
+// (durations: 1s, 500ms), multiplier, width, jitter (full, equal,
+// decorrelated, none, ±25%, or a fraction 0.25), attempts,
+// honor_retry_after; the sweeps.toml spellings (base_s …) too. A key the
+// family does not read, or given twice, is an error; changing a preset's
+// parameter makes it the user's own policy.
 func parsePolicySpec(spec string) (sim.Policy, error) {
 	f := strings.Fields(spec)
 	if len(f) == 0 {
 		return sim.Policy{}, errors.New("empty: want a family or preset name, then key=value pairs")
 	}
+	name := strings.ToLower(f[0])
 	var p sim.Policy
-	if pr, ok := sim.PresetByName(f[0]); ok {
+	if pr, ok := sim.PresetByName(name); ok {
 		p = pr.Policy
-	} else if sim.KnownKind(sim.Kind(f[0])) {
-		p = sim.DefaultPolicy(sim.Kind(f[0]))
+	} else if sim.KnownKind(sim.Kind(name)) {
+		p = sim.DefaultPolicy(sim.Kind(name))
 	} else {
 		var names []string
 		for _, k := range sim.Kinds() {
 			names = append(names, string(k))
 		}
+		var presets []string
 		for _, pr := range sim.Presets() {
-			names = append(names, pr.Name)
+			presets = append(presets, pr.Name)
 		}
-		return p, fmt.Errorf("%q%s is neither a policy family nor a preset: want one of %s (see 'sweep policies')", f[0], didYouMean(f[0], names), strings.Join(names, ", "))
+		return p, fmt.Errorf("%q%s is neither a policy family (%s) nor a preset (%s)", f[0], didYouMean(name, append(names, presets...)), strings.Join(names, ", "), strings.Join(presets, ", "))
 	}
 	dur := func(k, v string) (time.Duration, error) {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d, nil
+		d, err := time.ParseDuration(v)
+		if err != nil && strings.HasSuffix(k, "_s") {
+			if x, perr := strconv.ParseFloat(v, 64); perr == nil {
+				d, err = time.Duration(x*float64(time.Second)), nil
+			}
 		}
-		if x, err := strconv.ParseFloat(v, 64); err == nil && (strings.HasSuffix(k, "_s")) {
-			return time.Duration(x * float64(time.Second)), nil
+		if err != nil {
+			return 0, fmt.Errorf("%s=%s: want a duration with its unit, such as 1s or 500ms", k, v)
 		}
-		return 0, fmt.Errorf("%s=%s: want a duration such as 1s or 500ms", k, v)
+		if d <= 0 && k != "max_elapsed" && k != "max_elapsed_s" && k != "cap" && k != "cap_s" {
+			return 0, fmt.Errorf("%s=%s: want a positive duration", k, v)
+		}
+		return d, nil
 	}
+	seen := map[string]bool{}
+	jitterSet := false
 	for _, kv := range f[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return p, fmt.Errorf("%q: want key=value", kv)
 		}
-		var err error
+		canon := strings.TrimSuffix(strings.TrimSuffix(k, "_s"), "_attempts")
 		switch k {
-		case "base", "base_s":
+		case "mult":
+			canon = "multiplier"
+		case "max_attempts":
+			canon = "attempts"
+		}
+		if seen[canon] {
+			return p, fmt.Errorf("%s given twice", canon)
+		}
+		seen[canon] = true
+		if (canon == "base" || canon == "cap" || canon == "multiplier" || canon == "width" || canon == "honor_retry_after") && !p.Kind.Reads(canon) {
+			return p, fmt.Errorf("%s=%s: the %s family does not read %s (see 'sweep policies')", k, v, p.Kind, canon)
+		}
+		var err error
+		switch canon {
+		case "base":
 			p.Base, err = dur(k, v)
-		case "cap", "cap_s":
+		case "cap":
 			p.Cap, err = dur(k, v)
-		case "max_elapsed", "max_elapsed_s":
+		case "max_elapsed":
 			p.MaxElapsed, err = dur(k, v)
-		case "multiplier", "mult":
-			p.Multiplier, err = strconv.ParseFloat(v, 64)
-		case "attempts", "max_attempts":
-			p.MaxAttempts, err = strconv.Atoi(v)
+		case "multiplier":
+			if p.Multiplier, err = strconv.ParseFloat(v, 64); err != nil {
+				err = fmt.Errorf("%s=%s: want a number such as 2", k, v)
+			}
+		case "attempts":
+			if p.MaxAttempts, err = strconv.Atoi(v); err != nil || p.MaxAttempts < 0 {
+				err = fmt.Errorf("%s=%s: want a whole number of attempts, 0 for no limit", k, v)
+			}
 		case "width":
-			p.Width, err = strconv.ParseFloat(v, 64)
+			if p.Width, err = strconv.ParseFloat(v, 64); err != nil {
+				err = fmt.Errorf("%s=%s: want a fraction such as 0.25", k, v)
+			}
 		case "jitter":
-			switch v {
+			jitterSet = true
+			switch strings.ToLower(v) {
 			case "full":
 				p.Kind = jitterKind(p.Kind, sim.FullJitter, sim.APICore)
 			case "equal":
@@ -396,34 +440,65 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 			case "decorrelated":
 				p.Kind = sim.Decorrelated
 			case "none", "0":
+				if !p.Kind.Reads("width") {
+					return p, fmt.Errorf("jitter=%s: the %s family always jitters; name a family without jitter (exponential, fixed)", v, p.Kind)
+				}
 				p.Width = 0
 			default:
 				w := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(v, "±"), "+-"), "%")
-				x, perr := strconv.ParseFloat(w, 64)
+				x, perr := strconv.ParseFloat(strings.TrimSpace(w), 64)
 				if perr != nil {
 					return p, fmt.Errorf("jitter=%s: want full, equal, decorrelated, none, ±25%% or a fraction such as 0.25", v)
 				}
 				if strings.HasSuffix(v, "%") {
 					x /= 100
 				}
-				if p.Kind == sim.Exponential {
+				switch {
+				case p.Kind == sim.Exponential:
 					p.Kind = sim.WidthJitter
+				case !p.Kind.Reads("width"):
+					return p, fmt.Errorf("jitter=%s: the %s family draws its own jitter; for ± jitter name exponential or grpc", v, p.Kind)
 				}
 				p.Width = x
+				if p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry {
+					p.Width = 2 * x // their width is the band's full width
+				}
 			}
 		case "honor_retry_after":
-			p.HonorRetryAfter, err = strconv.ParseBool(v)
+			if p.HonorRetryAfter, err = strconv.ParseBool(v); err != nil {
+				err = fmt.Errorf("%s=%s: want true or false", k, v)
+			}
 		default:
-			return p, fmt.Errorf("unknown key %q: want base, cap, multiplier, jitter, attempts, max_elapsed, honor_retry_after", k)
+			return p, fmt.Errorf("unknown key %q: want base, cap, multiplier, jitter, width, attempts, max_elapsed or honor_retry_after", k)
 		}
 		if err != nil {
-			return p, fmt.Errorf("%s=%s: %v", k, v, errors.Unwrap(err))
+			return p, err
 		}
 	}
+	_ = jitterSet
+	if p.Preset != "" && len(f) > 1 {
+		p.Preset = "" // no longer the library's defaults
+	}
 	if err := p.Normalize().Validate(); err != nil {
-		return p, err
+		return p, policyWords(err)
 	}
 	return p, nil
+}
+
+// policyWords rewrites sim's policy errors with --mine's keys.
+func policyWords(err error) error {
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		names := map[string]string{"Base": "base", "Cap": "cap", "Multiplier": "multiplier", "Width": "width", "MaxAttempts": "attempts", "MaxElapsed": "max_elapsed"}
+		if n, ok := names[fe.Field]; ok {
+			want := fe.Want
+			for f, k := range names {
+				want = strings.ReplaceAll(want, f, k)
+			}
+			return fmt.Errorf("%s=%v: want %s", n, fe.Value, want)
+		}
+	}
+	return err
 }
 
 // jitterKind maps "jitter=full" onto a family: exponential's own full
