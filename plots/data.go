@@ -415,10 +415,12 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 	if perPanel < 1 {
 		perPanel = len(series)
 	}
-	for i := 0; i < len(series); i += perPanel {
-		j := min(i+perPanel, len(series))
+	panels := (len(series) + perPanel - 1) / max(perPanel, 1)
+	per := (len(series) + panels - 1) / max(panels, 1) // balanced: 7 lines at 6 a panel are 4 + 3
+	for i := 0; i < len(series); i += per {
+		j := min(i+per, len(series))
 		title := ""
-		if len(series) > perPanel {
+		if panels > 1 {
 			title = fmt.Sprintf("policies %d–%d of %d", i+1, j, len(series))
 		}
 		f.Panels = append(f.Panels, Panel{Title: title, Series: series[i:j]})

@@ -158,29 +158,23 @@ func drawPanels(c draw.Canvas, f Figure) error {
 	}
 	rows := (n + cols - 1) / cols
 	xr, yr := ranges(f)
-	grid := make([][]*plot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*plot.Plot, cols)
-		for cc := range grid[r] {
-			i := r*cols + cc
-			if i >= n {
-				continue
-			}
-			p, err := panel(f, f.Panels[i], xr, yr, r == rows-1 || i+cols >= n, cc == 0)
-			if err != nil {
-				return err
-			}
-			grid[r][cc] = p
+	// The axis labels are the figure's, drawn once: below and left of the
+	// panels, which then share one size each.
+	lab := textStyle(12, color.Black)
+	lab.XAlign, lab.YAlign = draw.XCenter, draw.YBottom
+	h := lab.Rectangle("Xg").Size().Y
+	c.FillText(lab, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y}, f.X.Label)
+	lab.Rotation = math.Pi / 2
+	lab.YAlign = draw.YTop
+	c.FillText(lab, vg.Point{X: c.Min.X, Y: (c.Min.Y + c.Max.Y) / 2}, f.Y.Label)
+	inner := draw.Crop(c, h*1.4, 0, h*1.4, 0)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12)}
+	for i, pn := range f.Panels {
+		p, err := panel(f, pn, xr, yr)
+		if err != nil {
+			return err
 		}
-	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10)}
-	canvases := plot.Align(grid, tiles, c)
-	for r := range grid {
-		for cc, p := range grid[r] {
-			if p != nil {
-				p.Draw(canvases[r][cc])
-			}
-		}
+		p.Draw(tiles.At(inner, i%cols, i/cols))
 	}
 	return nil
 }
@@ -245,10 +239,7 @@ func ranges(f Figure) ([2]float64, [2]float64) {
 	return pad(xr, f.X.Log, len(f.X.Categories)), pad(yr, f.Y.Log, len(f.Y.Categories))
 }
 
-func setAxis(a *plot.Axis, ax Axis, r [2]float64, label bool) {
-	if label {
-		a.Label.Text = ax.Label
-	}
+func setAxis(a *plot.Axis, ax Axis, r [2]float64) {
 	a.Min, a.Max = r[0], r[1]
 	switch {
 	case ax.Categories != nil:
@@ -310,7 +301,7 @@ func (LogTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-func panel(f Figure, pn Panel, xr, yr [2]float64, xLabel, yLabel bool) (*plot.Plot, error) {
+func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pn.Title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
@@ -421,8 +412,8 @@ func panel(f Figure, pn Panel, xr, yr [2]float64, xLabel, yLabel bool) (*plot.Pl
 		l.Color, l.Width, l.Dashes = color.Gray{Y: 60}, vg.Points(1.2), []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
 	}
-	setAxis(&p.X, f.X, xr, xLabel)
-	setAxis(&p.Y, f.Y, yr, yLabel)
+	setAxis(&p.X, f.X, xr)
+	setAxis(&p.Y, f.Y, yr)
 	return p, nil
 }
 

@@ -77,7 +77,7 @@ func chooseFigures(single []*analysis.Aggregate, r *Report, timelines func(map[s
 		all = append(all, a)
 	}
 	for _, ax := range plots.Axes {
-		f := plots.Against(ax, but(ax.Name, s), all, reps, 5)
+		f := plots.Against(ax, but(ax.Name, s), all, reps, 6)
 		figs = append(figs, f)
 	}
 	var out []Figure
