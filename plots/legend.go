@@ -174,7 +174,7 @@ func addHeat(p *plot.Plot, f Figure, g *Grid) error {
 				if z >= 100 {
 					text = strconv.FormatFloat(z, 'f', 0, 64)
 				}
-				if cc, err := cm.At(v); err == nil && Luminance(cc) < 0.45 {
+				if cc, err := cm.At(v); err == nil && Luminance(cc) < 0.18 {
 					col = color.White
 				}
 			}

@@ -80,10 +80,18 @@ func HeatColours(min, max float64) palette.ColorMap {
 	return cm
 }
 
-// Luminance is a colour's relative luminance (0 black … 1 white).
+// Luminance is a colour's relative luminance Y (0 black … 1 white), from
+// linearised sRGB.
 func Luminance(c color.Color) float64 {
 	r, g, b, _ := c.RGBA()
-	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
+	lin := func(v uint32) float64 {
+		x := float64(v) / 0xffff
+		if x <= 0.04045 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
 }
 
 // Render draws f to w as "png" or "svg". footer (provenance: tool,

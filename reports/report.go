@@ -123,7 +123,7 @@ func (r *Report) writeAvoid(ew *errWriter) {
 		return
 	}
 	ew.printf("## Avoid\n\n")
-	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. The example is the article's scenario where it applies.\n\n", analysis.FineFactor)
+	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. Each example is taken at %s when the policy is not fine there, else in the first scenario where it is not.\n\n", analysis.FineFactor, scenarioName(r.Scenarios[d.Reference]))
 	ew.printf("| policy (any cap) | not feasible | feasible, > %g× | example |\n|---|--:|--:|---|\n", analysis.FineFactor)
 	for _, a := range d.Avoid {
 		s := r.Scenarios[a.Example]
