@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // WriteMarkdown writes report.md: the decision first (what to use, what to
@@ -122,21 +123,50 @@ func (r *Report) writeAvoid(ew *errWriter) {
 	if len(d.Avoid) == 0 {
 		return
 	}
+	ref := scenarioName(r.Scenarios[d.Reference])
 	ew.printf("## Avoid\n\n")
-	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. Each example is taken at %s when the policy is not fine there, else in the first scenario where it is not.\n\n", analysis.FineFactor, scenarioName(r.Scenarios[d.Reference]))
-	ew.printf("| policy (any cap) | not feasible | feasible, > %g× | example |\n|---|--:|--:|---|\n", analysis.FineFactor)
+	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. The example is its best cap at %s when it is not fine there, else in the scenario named.\n\n", analysis.FineFactor, ref)
+	ew.printf("| policy (any cap) | not feasible | feasible, > %g× | example | t99 after recovery | × recommended | not feasible because |\n|---|--:|--:|---|--:|--:|---|\n", analysis.FineFactor)
 	for _, a := range d.Avoid {
 		s := r.Scenarios[a.Example]
-		var why string
-		if w := s.Rec.Query.Infeasible(a.Cell); w != "" {
-			why = w
-		} else {
-			why = fmt.Sprintf("t99 %s, %s× the recommended %s", seconds(a.Cell.Summary(analysis.T99)), fmt2(a.Ratio), fmt1(s.Rec.Best.Summary(analysis.T99).Mean)+" s")
+		ex := "cap " + capWords(a.Cell.Cell.Policy)
+		if a.Example != d.Reference {
+			ex += " at " + scenarioName(s)
 		}
-		ew.printf("| %s | %d of %d | %d of %d | %s (%s): %s |\n", cell(analysis.ShapeLabel(a.Shape)), a.Infeasible, a.Measured, a.Slow, a.Measured,
-			cell(scenarioName(s)), cell(analysis.ShortName(a.Cell.Cell.Policy)), cell(why))
+		ratio := "—"
+		if !math.IsNaN(a.Ratio) {
+			ratio = fmt2(a.Ratio) + "×"
+		}
+		ew.printf("| %s | %d of %d | %d of %d | %s | %s | %s | %s |\n", cell(analysis.ShapeLabel(a.Shape)), a.Infeasible, a.Measured, a.Slow, a.Measured,
+			cell(ex), seconds(a.Cell.Summary(analysis.T99)), ratio, cell(whyShort(s.Rec.Query, a.Cell)))
 	}
 	ew.printf("\n")
+}
+
+func capWords(p sim.Policy) string {
+	if p.Cap == 0 {
+		return "none"
+	}
+	return p.Cap.String()
+}
+
+// whyShort says why a candidate is not feasible in a few numbers; "" when
+// it is feasible.
+func whyShort(q analysis.Query, a *analysis.Aggregate) string {
+	if q.Infeasible(a) == "" {
+		return ""
+	}
+	var parts []string
+	if t := a.Summary(analysis.T99); t.Unfinished > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d runs never 99 %% back", t.Unfinished, t.N+t.Unfinished))
+	}
+	if g := a.Summary(analysis.GaveUp); g.Max > 0 && !q.AllowGiveUp {
+		parts = append(parts, fmt.Sprintf("%s of %s clients give up", thousands(g.Mean), thousands(float64(a.Cell.Scenario.Clients))))
+	}
+	if per := perClient(a); per > budgetOf(q) {
+		parts = append(parts, fmt.Sprintf("%s requests per client (budget %g)", fmt1(per), budgetOf(q)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (r *Report) writeLibraries(ew *errWriter) {
