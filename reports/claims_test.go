@@ -254,6 +254,7 @@ func TestReportClaims(t *testing.T) {
 			checkUse(t, r, md, tr)
 			checkLibraries(t, r, md, tr)
 			checkScenarioPages(t, r, files, tr)
+			checkAvoid(t, r, md, tr)
 			checkFigures(t, r, tr)
 			if n := strings.Count(md, "\n"); n > 300 {
 				t.Errorf("report.md has %d lines, want at most 300", n)
@@ -527,5 +528,44 @@ func checkPareto(t *testing.T, f plots.Figure) {
 	}
 	if len(f.Notes) != len(front) {
 		t.Errorf("pareto: %d numbered names for %d front points", len(f.Notes), len(front))
+	}
+}
+
+// checkAvoid checks each row of the Avoid table: most scenarios where the
+// shape was measured have it not fine, and the example's ratio and
+// feasibility are the records'.
+func checkAvoid(t *testing.T, r *Report, md string, tr map[string]*truth) {
+	t.Helper()
+	find := func(sc sim.Scenario, p sim.Policy) *truth {
+		for _, x := range tr {
+			if sameScenario(x.cell.Scenario, sc) && x.cell.Policy == p && !x.cell.Mixed() {
+				return x
+			}
+		}
+		return nil
+	}
+	for _, a := range r.Decision.Avoid {
+		if 2*(a.Infeasible+a.Slow) <= a.Measured {
+			t.Errorf("avoid %s: not fine in %d+%d of %d: not most", analysis.ShapeLabel(a.Shape), a.Infeasible, a.Slow, a.Measured)
+		}
+		s := r.Scenarios[a.Example]
+		ex, best := find(s.All.Scenario, a.Cell.Cell.Policy), find(s.All.Scenario, s.Rec.Best.Cell.Policy)
+		line := ""
+		for _, l := range strings.Split(md, "\n") {
+			if strings.HasPrefix(l, "| "+cell(analysis.ShapeLabel(a.Shape))+" |") {
+				line = l
+			}
+		}
+		if ex == nil || best == nil || line == "" {
+			t.Errorf("avoid %s: no example cells or no row", analysis.ShapeLabel(a.Shape))
+			continue
+		}
+		ratio := ex.mean() / best.mean()
+		switch {
+		case ex.feasible() && (ratio <= analysis.FineFactor || !strings.Contains(line, strconv.FormatFloat(ratio, 'f', 2, 64)+"×")):
+			t.Errorf("avoid %s: feasible with ratio %.4f, row %q", analysis.ShapeLabel(a.Shape), ratio, line)
+		case !ex.feasible() && strings.HasSuffix(line, "|  |"):
+			t.Errorf("avoid %s: not feasible, but the row gives no reason: %q", analysis.ShapeLabel(a.Shape), line)
+		}
 	}
 }
