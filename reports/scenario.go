@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -76,10 +77,12 @@ func (r *Report) writeScenario(w io.Writer, i int) error {
 		ew.printf("\n")
 	}
 	if len(s.Library) > 0 {
-		ew.printf("## Library defaults\n\n| library | t99 after recovery | peak (req/s) | verdict |\n|---|--:|--:|---|\n")
+		ew.printf("## Library defaults\n\nAgainst the recommended policy above: fine when feasible and t99 within %g× of it.\n\n", analysis.FineFactor)
+		ew.printf("| library | t99 after recovery | peak (req/s) | requests per client | not feasible because | verdict |\n|---|--:|--:|--:|---|---|\n")
 		for _, v := range s.Library {
 			a := v.Preset
-			ew.printf("| %s | %s | %s | %s |\n", cell(a.Cell.Policy.Preset), seconds(a.Summary(analysis.T99)), peakText(a), cell(v.Verdict))
+			ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(a.Cell.Policy.Preset), seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)),
+				cell(whyShort(rec.Query, a)), cell(verdictWords(&v)))
 		}
 		ew.printf("\n")
 	}
@@ -149,4 +152,23 @@ func writeRanking(ew *errWriter, rec *analysis.Recommendation, use *analysis.Agg
 		ew.printf("| %d | %s%s | %s | %s | %s | %s |\n", i+1, cell(analysis.ShortName(a.Cell.Policy)), mark, seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)), cell(rec.Why[a.CellKey]))
 	}
 	ew.printf("\n")
+}
+
+// verdictWords is a library verdict without what the row's other columns
+// say: fine, or how much slower and what to change.
+func verdictWords(v *analysis.LibraryVerdict) string {
+	switch {
+	case v.Fine:
+		return "fine here, " + fmt2(v.Ratio) + "×"
+	case v.Better == nil:
+		return v.Verdict
+	}
+	do := "switch to the recommended policy"
+	if _, set, ok := strings.Cut(v.Verdict, "; set "); ok {
+		do = "set " + set
+	}
+	if math.IsNaN(v.Ratio) || v.Ratio <= analysis.FineFactor {
+		return do
+	}
+	return fmt2(v.Ratio) + "× slower; " + do
 }
