@@ -277,8 +277,16 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 			}
 			pts[k] = append(pts[k], Point{X: x(a.Cell.Policy), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
 		}
-		sort.Slice(lines, func(i, j int) bool { return lineName(lines[i], byWidth) < lineName(lines[j], byWidth) })
-		sort.SliceStable(lines, func(i, j int) bool { return lines[i].Cap < lines[j].Cap || lines[i].Width < lines[j].Width })
+		sort.Slice(lines, func(i, j int) bool {
+			a, b := lines[i], lines[j]
+			if a.Cap != b.Cap {
+				return a.Cap < b.Cap
+			}
+			if a.Width != b.Width {
+				return a.Width < b.Width
+			}
+			return a.String() < b.String()
+		})
 		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
 		for i, k := range lines {
 			ps := pts[k]
