@@ -448,3 +448,66 @@ func sameBut(ax ScenarioAxis, a, b experiments.Cell) bool {
 	sb.Horizon = sb.RecoverAt + (b.Scenario.Horizon - b.Scenario.RecoverAt)
 	return a.Policy == b.Policy && !a.Mixed() && sa == sb
 }
+
+// Caps is t99 after recovery against the cap in one family, a panel per
+// capacity, a line per policy shape (a policy but for its cap) that keep
+// admits; shapes measured at fewer than two caps are left out.
+func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool) Figure {
+	f := Figure{Name: "t99-cap", Title: "t99 after recovery against the cap — " + family,
+		X: Axis{Label: "cap: the longest delay (s, log scale)", Log: true}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
+	byCap := map[float64]map[sim.Policy][]Point{}
+	var cs []float64
+	var shapes []sim.Policy
+	seen := map[sim.Policy]bool{}
+	left := 0
+	for _, a := range aggs {
+		p := a.Cell.Policy
+		if p.Cap == 0 || p.Preset != "" || !keep(p) {
+			continue
+		}
+		c := a.Cell.Scenario.Capacity
+		if byCap[c] == nil {
+			byCap[c] = map[sim.Policy][]Point{}
+			cs = append(cs, c)
+		}
+		s := a.Summary(analysis.T99)
+		if !s.Finished() {
+			left++
+			continue
+		}
+		sh := analysis.Shape(p)
+		if !seen[sh] {
+			seen[sh] = true
+			shapes = append(shapes, sh)
+		}
+		byCap[c][sh] = append(byCap[c][sh], Point{X: p.Cap.Seconds(), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+	}
+	sort.Float64s(cs)
+	if len(cs) > MaxPanels {
+		cs = cs[:MaxPanels]
+	}
+	ticks := map[float64]bool{}
+	for _, c := range cs {
+		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
+		for i, sh := range shapes {
+			for _, pt := range byCap[c][sh] {
+				ticks[pt.X] = true
+			}
+			ps := byCap[c][sh]
+			if len(ps) < 2 {
+				continue
+			}
+			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+			pn.Series = append(pn.Series, Series{Name: analysis.ShapeLabel(sh), Points: ps, Colour: i})
+		}
+		if len(pn.Series) > 0 {
+			f.Panels = append(f.Panels, pn)
+		}
+	}
+	f.X.Ticks = sortedKeys(ticks)
+	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
+	if left > 0 {
+		f.Caption += fmt.Sprintf(" Left out: %d cells with runs that never brought 99 %% of clients back.", left)
+	}
+	return f
+}

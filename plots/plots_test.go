@@ -119,6 +119,10 @@ func TestParamHeatmapAgainstPareto(t *testing.T) {
 	if why := f.Degenerate(); why != "" {
 		t.Errorf("t99-width: %s", why)
 	}
+	c := Caps("fam", aggs, func(sim.Policy) bool { return true })
+	if len(c.Panels) != 2 || len(c.Panels[0].Series) != 2 || len(c.Panels[0].Series[0].Points) != 2 || c.Panels[0].Series[0].Points[0].X != 30 || c.Degenerate() != "" {
+		t.Errorf("t99-cap: %+v (%s): want a panel per capacity, a line per width over caps 30 and 60 s", c.Panels, c.Degenerate())
+	}
 	h := Heatmap("fam", aggs, sim.WidthJitter, time.Minute)
 	g := h.Panels[0].Grid
 	if len(g.X) != 2 || len(g.Y) != 2 || g.X[0] != 30 || g.Y[1] != 0.5 || h.Degenerate() != "" {

@@ -69,6 +69,9 @@ func chooseFigures(single []*analysis.Aggregate, r *Report, timelines func(map[s
 			figs = append(figs, plots.Param(famName, fam, k, true))
 		}
 	}
+	// Caps, for the families whose widths the figures above do not show
+	// (their lines are already one per cap).
+	figs = append(figs, plots.Caps(famName, fam, func(p sim.Policy) bool { return widths(fam, p.Kind) < 2 }))
 	if k, cp, ok := heatCells(fam); ok {
 		figs = append(figs, plots.Heatmap(famName, fam, k, cp))
 	}
