@@ -132,6 +132,8 @@ func configs(t *testing.T) map[string]Input {
 		"six-timelines":   simulate(t, cellsOf(six, []float64{30}, nil), 5, true),
 		"capacities-only": simulate(t, cellsOf(six[:2], []float64{15, 30, 60, 120}, nil), 3, false),
 		"no-jitter":       simulate(t, cellsOf(six[3:5], []float64{30}, nil), 3, true),
+		"one-seed":        simulate(t, cellsOf(six, []float64{15, 30}, nil), 1, true),
+		"only-mixed":      simulate(t, []experiments.Cell{mixed}, 2, false),
 	}
 }
 
