@@ -257,6 +257,7 @@ func TestReportClaims(t *testing.T) {
 			checkLibraries(t, r, md, tr)
 			checkScenarioPages(t, r, files, tr)
 			checkAvoid(t, r, md, tr)
+			checkPareto3(t, r, files, tr)
 			checkFigures(t, r, tr)
 			if n := strings.Count(md, "\n"); n > 300 {
 				t.Errorf("report.md has %d lines, want at most 300", n)
@@ -568,6 +569,74 @@ func checkAvoid(t *testing.T, r *Report, md string, tr map[string]*truth) {
 			t.Errorf("avoid %s: feasible with ratio %.4f, row %q", analysis.ShapeLabel(a.Shape), ratio, line)
 		case !ex.feasible() && strings.HasSuffix(line, "|  |"):
 			t.Errorf("avoid %s: not feasible, but the row gives no reason: %q", analysis.ShapeLabel(a.Shape), line)
+		}
+	}
+}
+
+func (tr *truth) means() [3]float64 {
+	var m [3]float64
+	for i := range tr.t99 {
+		m[0] += tr.t99[i]
+		m[1] += tr.peak[i]
+		m[2] += float64(tr.sent[i])
+	}
+	for k := range m {
+		m[k] /= float64(len(tr.t99))
+	}
+	return m
+}
+
+var rankRowRE = regexp.MustCompile(`^\| \d+ \| (.+?)( \*)?( \*\*use\*\*| \*no jitter\*)? \| `)
+
+// checkPareto3 checks the scenario pages' Pareto marks: a row marked * is
+// beaten by no feasible candidate on t99, peak and traffic at once; a
+// feasible row shown without the mark is beaten by one.
+func checkPareto3(t *testing.T, r *Report, files map[string]string, tr map[string]*truth) {
+	t.Helper()
+	for _, s := range r.Scenarios {
+		var feasible []*truth
+		byName := map[string]*truth{}
+		for _, x := range tr {
+			if sameScenario(x.cell.Scenario, s.All.Scenario) && !x.cell.Mixed() {
+				byName[analysis.ShortName(x.cell.Policy)] = x
+				if x.feasible() {
+					feasible = append(feasible, x)
+				}
+			}
+		}
+		beaten := func(x *truth) bool {
+			for _, y := range feasible {
+				a, b := x.means(), y.means()
+				if analysis.Dominates(b[:], a[:]) {
+					return true
+				}
+			}
+			return false
+		}
+		rows := 0
+		for _, line := range strings.Split(files[s.File], "\n") {
+			m := rankRowRE.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			rows++
+			x := byName[m[1]]
+			if x == nil {
+				t.Errorf("%s: ranking row %q names no cell", s.File, m[1])
+				continue
+			}
+			if !x.feasible() {
+				if m[2] != "" {
+					t.Errorf("%s: %s is marked on the front but is not feasible", s.File, m[1])
+				}
+				continue
+			}
+			if (m[2] != "") == beaten(x) {
+				t.Errorf("%s: %s marked on the front %v, beaten by a feasible candidate %v", s.File, m[1], m[2] != "", beaten(x))
+			}
+		}
+		if rows == 0 {
+			t.Errorf("%s: no ranking rows", s.File)
 		}
 	}
 }
