@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -133,13 +132,6 @@ func elapsedWords(d time.Duration) string {
 		return "never"
 	}
 	return d.String()
-}
-
-func fmtv(v any) string {
-	if f, ok := v.(float64); ok {
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	return fmt.Sprint(v)
 }
 
 // GroupAggregate is one policy group of a mixed fleet over its seeds.

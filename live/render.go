@@ -99,16 +99,16 @@ func (c *Comparison) Figure(budget int) plots.Figure {
 	if c.Inconclusive != "" {
 		verdict = "inconclusive (the machine was too busy), " + verdict
 	}
+	simS.Mark, simS.Colour = plots.Line, 0
+	liveS.Mark, liveS.Colour = plots.Line, 1
 	return plots.Figure{
-		File:    "live-" + fileName(c.Driver) + "--" + fileName(c.Name) + ".png",
+		Name:    "live-" + fileName(c.Driver) + "--" + fileName(c.Name),
 		Title:   fmt.Sprintf("live %s against simulated %s: %s", c.Driver, c.Name, verdict),
 		Caption: c.Scenario,
-		XLabel:  fmt.Sprintf("time since the clients' start (s); the server is down until %s", c.Recover),
-		YLabel:  "arrivals per tick",
-		Style:   plots.Lines,
-		Series:  []plots.Series{simS, liveS},
-		HLine:   float64(budget),
-		HName:   "served per tick after recovery",
+		X:       plots.Axis{Label: fmt.Sprintf("time since the clients' start (s); the server is down until %s", c.Recover)},
+		Y:       plots.Axis{Label: "arrivals per tick"},
+		Panels:  []plots.Panel{{Series: []plots.Series{simS, liveS}}},
+		HLines:  []plots.Ref{{Value: float64(budget), Name: "served per tick after recovery"}},
 	}
 }
 

@@ -240,7 +240,6 @@ func (m *Measurement) tally(recs []*recorder, errs []error) {
 	sc := m.Config.Scenario
 	n := len(recs)
 	r := sim.Result{Clients: n}
-	success := make([]int, 0, n) // success ticks
 	for i, rec := range recs {
 		ok := false
 		for _, a := range rec.attempts {
@@ -250,7 +249,6 @@ func (m *Measurement) tally(recs []*recorder, errs []error) {
 			m.Arrivals[a.tick]++
 			if a.status == http.StatusOK {
 				m.Served[a.tick]++
-				success = append(success, a.tick)
 				ok = true
 			}
 		}

@@ -21,138 +21,322 @@ func TimelineOf(a *analysis.Aggregate, tls map[string][]dataset.TimelineRow) []d
 	return tls[experiments.Run{Cell: a.Cell, Seed: a.Seeds[0]}.Key()]
 }
 
-// Herd is figure 1: requests arriving per second over time, one line per
-// policy, with the capacity. Arrivals are summed over whole seconds.
-func Herd(reps []*analysis.Aggregate, tls map[string][]dataset.TimelineRow, capacity float64, until float64) Figure {
-	f := Figure{File: "herd.png", Style: Lines, HLine: capacity, HName: fmt.Sprintf("capacity %g req/s", capacity),
-		Title:   fmt.Sprintf("The herd: requests arriving per second at %g req/s capacity", capacity),
-		XLabel:  "time since the outage began (s)",
-		YLabel:  "requests arriving (per s)",
-		Caption: "Each line is one policy's first seed; where it stays far above the capacity line after recovery, the server keeps answering 429 although it is up.",
+// MaxPanels is the most small multiples a figure has.
+const MaxPanels = 9
+
+// Herd is requests arriving per second around recovery, a panel per policy
+// (its first seed), with the capacity and the moment the server is back.
+// Time is counted from recovery, from −before to until seconds.
+func Herd(scenario string, reps []*analysis.Aggregate, tls map[string][]dataset.TimelineRow, before, until float64) Figure {
+	var capacity float64
+	f := Figure{Name: "herd", Title: "The herd around recovery: requests arriving per second — " + scenario,
+		X: Axis{Label: "time since the server is back (s)"}, Y: Axis{Label: "requests arriving per second"},
+		VLines: []Ref{{0, "server back"}},
 	}
 	for _, a := range reps {
 		rows := TimelineOf(a, tls)
-		if len(rows) == 0 {
+		if len(rows) == 0 || len(f.Panels) == MaxPanels {
 			continue
 		}
-		s := Series{Name: analysis.ShortLabel(a.Cell)}
+		capacity = a.Cell.Scenario.Capacity
+		rec := a.Cell.Scenario.RecoverAt.Seconds()
 		per := map[int]int{}
-		last := 0
 		for _, r := range rows {
-			if r.T >= until {
-				break
+			t := r.T - rec
+			if t < -before || t >= until {
+				continue
 			}
-			sec := int(math.Floor(r.T))
-			per[sec] += r.Arrivals
-			last = max(last, sec)
+			per[int(math.Floor(t))] += r.Arrivals
 		}
-		for sec := 0; sec <= last; sec++ {
+		s := Series{Colour: 0}
+		for sec := int(math.Floor(-before)); sec < int(math.Ceil(until)); sec++ {
 			s.Points = append(s.Points, Point{X: float64(sec), Y: float64(per[sec]), Lo: nan(), Hi: nan()})
 		}
-		f.Series = append(f.Series, s)
+		f.Panels = append(f.Panels, Panel{Title: analysis.ShortName(a.Cell.Policy), Series: []Series{s}})
 	}
+	f.HLines = []Ref{{capacity, fmt.Sprintf("capacity %g requests/s", capacity)}}
+	f.Caption = fmt.Sprintf("%s, each policy's first seed, summed over whole seconds, from %g s before the server is back to %g s after. Where a policy's arrivals stay far above the capacity line after recovery, the server keeps answering 429 although it is up; a policy that keeps its clients apart arrives near the line.", scenario, before, until)
 	return f
 }
 
-// Recovery is figure 2: the fraction of clients that have succeeded over
-// time, one line per policy.
-func Recovery(reps []*analysis.Aggregate, tls map[string][]dataset.TimelineRow, until float64) Figure {
-	f := Figure{File: "recovery.png", Style: Lines,
-		Title:   "Recovery: fraction of clients back over time",
-		XLabel:  "time since the outage began (s)",
-		YLabel:  "clients succeeded (fraction)",
-		Caption: "The further left a curve reaches 1, the sooner every user is back; a curve that flattens below 1 has clients still waiting at the horizon.",
+// Recovery is the fraction of clients served against the time since
+// recovery, one line per policy (its first seed), with the 99 % line.
+func Recovery(scenario string, reps []*analysis.Aggregate, tls map[string][]dataset.TimelineRow, until float64) Figure {
+	f := Figure{Name: "recovery", Title: "Clients back over time — " + scenario,
+		X: Axis{Label: "time since the server is back (s)"}, Y: Axis{Label: "clients served (fraction)"},
+		HLines: []Ref{{0.99, "99 % back (t99)"}}, VLines: []Ref{{0, "server back"}},
 	}
-	for _, a := range reps {
+	var out []string
+	for i, a := range reps {
 		rows := TimelineOf(a, tls)
 		if len(rows) == 0 {
 			continue
 		}
-		s := Series{Name: analysis.ShortLabel(a.Cell)}
+		rec := a.Cell.Scenario.RecoverAt.Seconds()
 		n := float64(a.Cell.Scenario.Clients)
+		s := Series{Name: analysis.ShortName(a.Cell.Policy), Colour: i}
 		done := 0
-		s.Points = append(s.Points, Point{X: 0, Y: 0, Lo: nan(), Hi: nan()})
+		s.Points = append(s.Points, Point{X: -math.Min(5, rec), Y: 0, Lo: nan(), Hi: nan()})
 		for _, r := range rows { // only ticks with arrivals are stored: a step per row
-			if r.T >= until {
+			t := r.T - rec
+			if t >= until {
 				break
 			}
-			s.Points = append(s.Points, Point{X: r.T, Y: float64(done) / n, Lo: nan(), Hi: nan()})
+			if r.Served == 0 || t < s.Points[len(s.Points)-1].X {
+				continue
+			}
+			s.Points = append(s.Points, Point{X: t, Y: float64(done) / n, Lo: nan(), Hi: nan()})
 			done += r.Served
-			s.Points = append(s.Points, Point{X: r.T, Y: float64(done) / n, Lo: nan(), Hi: nan()})
+			s.Points = append(s.Points, Point{X: t, Y: float64(done) / n, Lo: nan(), Hi: nan()})
 		}
 		s.Points = append(s.Points, Point{X: until, Y: float64(done) / n, Lo: nan(), Hi: nan()})
-		f.Series = append(f.Series, s)
+		if float64(done)/n < 0.99 {
+			out = append(out, s.Name)
+		}
+		f.first().Series = append(f.first().Series, s)
+	}
+	f.Caption = fmt.Sprintf("%s, each policy's first seed. A curve crosses the dashed 99 %% line at its t99; the further left, the sooner users are back.", scenario)
+	if len(out) > 0 {
+		f.Caption += fmt.Sprintf(" Below 99 %% at %g s, the right edge: %s.", until, joinNames(out))
 	}
 	return f
 }
 
-func meanPoint(x float64, s analysis.Summary) (Point, bool) {
-	if !s.Finished() {
-		return Point{}, false
+// first returns the figure's first panel, adding it if needed.
+func (f *Figure) first() *Panel {
+	if len(f.Panels) == 0 {
+		f.Panels = append(f.Panels, Panel{})
 	}
-	return Point{X: x, Y: s.Mean, Lo: s.Lo, Hi: s.Hi}, true
+	return &f.Panels[0]
 }
 
-// WidthT99 is figure 3: t99 against jitter width for width-jitter clients,
-// one line per cap, at one capacity. Cells where any seed did not finish
-// are left out of their line.
-func WidthT99(aggs []*analysis.Aggregate, capacity float64) Figure {
-	f := Figure{File: "t99-width.png", Style: Lines,
-		Title:   fmt.Sprintf("t99 against jitter width (exponential ± width, %g req/s)", capacity),
-		XLabel:  "jitter width (fraction of the delay)",
-		YLabel:  "t99 after recovery (s), mean with 95 % interval",
-		Caption: "Narrow jitter leaves clients in step: t99 falls steeply up to about ±25 % and little after; caps change where the curve settles.",
+func joinNames(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += "; "
+		}
+		s += x
 	}
-	byCap := map[time.Duration][]Point{}
-	var caps []time.Duration
+	return s
+}
+
+// Ranking is every policy shape's best cell in one scenario (at most max,
+// fastest first), t99 after recovery with its 95 % interval; the
+// infeasible hollow and grey, with why in the category's words.
+func Ranking(scenario string, ranked []*analysis.Aggregate, feasible int, why func(*analysis.Aggregate) string, max int) Figure {
+	f := Figure{Name: "ranking", Title: "t99 after recovery, best cap of each policy — " + scenario,
+		X: Axis{Label: "t99 after recovery (s), mean with 95 % interval (log scale)", Log: true}}
+	type row struct {
+		a  *analysis.Aggregate
+		ok bool
+	}
+	var rows, infeasible []row
+	seen := map[sim.Policy]bool{}
+	unfinished := 0
+	for i, a := range ranked {
+		sh := analysis.Shape(a.Cell.Policy)
+		if seen[sh] {
+			continue
+		}
+		seen[sh] = true
+		if !a.Summary(analysis.T99).Finished() {
+			unfinished++
+			continue
+		}
+		if i < feasible {
+			rows = append(rows, row{a, true})
+		} else {
+			infeasible = append(infeasible, row{a, false})
+		}
+	}
+	// The fastest feasible, then the fastest of the rest: at most max in
+	// all, and room for up to a third of them not feasible.
+	keep := min(len(rows), max-min(len(infeasible), max/3))
+	rows = append(rows[:keep], infeasible[:min(len(infeasible), max-keep)]...)
+	ok, bad := Series{Name: "feasible", Colour: 0, Mark: Dot}, Series{Name: "not feasible", Colour: -1, Mark: Hollow}
+	n := len(rows)
+	f.Y.Categories = make([]string, n)
+	for i, r := range rows {
+		y := float64(n - 1 - i)
+		label := analysis.ShortName(r.a.Cell.Policy)
+		if !r.ok {
+			label += " (" + why(r.a) + ")"
+		}
+		f.Y.Categories[n-1-i] = label
+		s := r.a.Summary(analysis.T99)
+		pt := Point{X: s.Mean, Y: y, Lo: s.Lo, Hi: s.Hi}
+		if r.ok {
+			ok.Points = append(ok.Points, pt)
+		} else {
+			bad.Points = append(bad.Points, pt)
+		}
+	}
+	f.Panels = []Panel{{Series: []Series{ok, bad}}}
+	f.Caption = fmt.Sprintf("%s: each policy at its fastest cap, the fastest feasible first, then the fastest of those not feasible (hollow grey, the reason in brackets); at most %d rows, at most a third not feasible.", scenario, max)
+	if unfinished > 0 {
+		f.Caption += fmt.Sprintf(" Left out: %d policies with runs that never brought 99 %% of clients back (no t99 to draw).", unfinished)
+	}
+	return f
+}
+
+// Pareto is peak load against t99 in one scenario: every candidate, the
+// front of those no feasible candidate beats on both drawn as a line with
+// numbers, named in the legend.
+func Pareto(scenario string, ranked []*analysis.Aggregate, feasible int) (Figure, []*analysis.Aggregate) {
+	f := Figure{Name: "pareto", Title: "Fast or gentle: peak load against t99 — " + scenario,
+		X: Axis{Label: "t99 after recovery (s), mean (log scale)", Log: true},
+		Y: Axis{Label: "peak arrivals after recovery (requests/s, log scale)", Log: true}}
+	front := analysis.Front(ranked[:feasible], analysis.T99, analysis.Peak)
+	on := map[*analysis.Aggregate]bool{}
+	for _, a := range front {
+		on[a] = true
+	}
+	others := Series{Name: "feasible", Colour: 7, Mark: Dot}
+	bad := Series{Name: "not feasible", Colour: -1, Mark: Hollow}
+	fs := Series{Name: "front: none faster and gentler", Colour: 3, Mark: Front}
+	for i, a := range ranked {
+		t, pk := a.Summary(analysis.T99), a.Summary(analysis.Peak)
+		if !t.Finished() || analysis.AllGaveUp(a) || pk.Mean <= 0 {
+			continue
+		}
+		pt := Point{X: t.Mean, Y: pk.Mean, Lo: nan(), Hi: nan()}
+		switch {
+		case on[a]:
+		case i < feasible:
+			others.Points = append(others.Points, pt)
+		default:
+			bad.Points = append(bad.Points, pt)
+		}
+	}
+	for i, a := range front {
+		fs.Points = append(fs.Points, Point{X: a.Summary(analysis.T99).Mean, Y: a.Summary(analysis.Peak).Mean, Lo: nan(), Hi: nan()})
+		fs.Labels = append(fs.Labels, fmt.Sprint(i+1))
+		f.Notes = append(f.Notes, fmt.Sprintf("%d  %s", i+1, analysis.ShortName(a.Cell.Policy)))
+	}
+	f.Panels = []Panel{{Series: []Series{others, bad, fs}}}
+	f.Caption = fmt.Sprintf("%s: one point per candidate (mean over seeds). The red line joins the feasible candidates that no other feasible one beats on both t99 and peak (%d of %d feasible), numbered from the fastest; down and to the left is better on both. Candidates whose clients all gave up, or that never brought 99 %% back, have no point.", scenario, len(front), feasible)
+	return f, front
+}
+
+// Param is t99 after recovery against a policy parameter (jitter width or
+// cap) in one family, a panel per capacity, a line per value of the other
+// parameter; kind's cells only.
+func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth bool) Figure {
+	name, other := "cap", "width"
+	xl := "cap (s, log scale)"
+	if byWidth {
+		name, other = "width", "cap"
+		xl = "jitter width (± fraction of the delay)"
+	}
+	f := Figure{Name: "t99-" + name + "-" + string(kind), Title: fmt.Sprintf("t99 after recovery against %s, %s — %s", name, kind, family),
+		X: Axis{Label: xl, Log: !byWidth}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
+	x := func(p sim.Policy) float64 {
+		if byWidth {
+			return p.Width
+		}
+		return p.Cap.Seconds()
+	}
+	key := func(p sim.Policy) sim.Policy { // the line a cell is on: everything but x
+		if byWidth {
+			p.Width = 0
+		} else {
+			p.Cap = 0
+		}
+		return p
+	}
+	caps := map[float64][]*analysis.Aggregate{}
+	var cs []float64
 	for _, a := range aggs {
-		c := a.Cell
-		if c.Policy.Kind != sim.WidthJitter || c.Scenario.Capacity != capacity || c.Scenario.RetryAfter != 0 {
+		if a.Cell.Policy.Kind != kind || (!byWidth && a.Cell.Policy.Cap == 0) {
 			continue
 		}
-		p, ok := meanPoint(c.Policy.Width, a.Summary(analysis.T99))
-		if !ok {
-			continue
+		c := a.Cell.Scenario.Capacity
+		if caps[c] == nil {
+			cs = append(cs, c)
 		}
-		if _, seen := byCap[c.Policy.Cap]; !seen {
-			caps = append(caps, c.Policy.Cap)
-		}
-		byCap[c.Policy.Cap] = append(byCap[c.Policy.Cap], p)
+		caps[c] = append(caps[c], a)
 	}
-	sort.Slice(caps, func(i, j int) bool { return caps[i] < caps[j] })
-	for _, cp := range caps {
-		pts := byCap[cp]
-		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
-		f.Series = append(f.Series, Series{Name: "cap " + cp.String(), Points: pts})
+	sort.Float64s(cs)
+	if len(cs) > MaxPanels {
+		cs = cs[:MaxPanels]
+	}
+	left := 0
+	for _, c := range cs {
+		var lines []sim.Policy
+		pts := map[sim.Policy][]Point{}
+		for _, a := range caps[c] {
+			s := a.Summary(analysis.T99)
+			if !s.Finished() {
+				left++
+				continue
+			}
+			k := key(a.Cell.Policy)
+			if pts[k] == nil {
+				lines = append(lines, k)
+			}
+			pts[k] = append(pts[k], Point{X: x(a.Cell.Policy), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+		}
+		sort.Slice(lines, func(i, j int) bool {
+			a, b := lines[i], lines[j]
+			if a.Cap != b.Cap {
+				return a.Cap < b.Cap
+			}
+			if a.Width != b.Width {
+				return a.Width < b.Width
+			}
+			return a.String() < b.String()
+		})
+		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
+		for i, k := range lines {
+			ps := pts[k]
+			if len(ps) < 2 {
+				continue
+			}
+			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+			pn.Series = append(pn.Series, Series{Name: lineName(k, byWidth), Points: ps, Colour: i})
+		}
+		if len(pn.Series) > 0 {
+			f.Panels = append(f.Panels, pn)
+		}
+	}
+	f.Caption = fmt.Sprintf("%s, %s clients: t99 after recovery against the %s, a line per %s, a panel per capacity; bands are 95 %% intervals.", family, kind, name, other)
+	if left > 0 {
+		f.Caption += fmt.Sprintf(" Left out: %d cells with runs that never brought 99 %% of clients back.", left)
 	}
 	return f
 }
 
-// Heatmap is figure 4: t99 over capacity × jitter width for width-jitter
-// clients at one cap. NaN marks cells that did not finish or are missing.
-func Heatmap(aggs []*analysis.Aggregate, cap time.Duration) Figure {
-	f := Figure{File: "t99-heatmap.png", Style: Heat,
-		Title:   fmt.Sprintf("t99 after recovery (s) over capacity × jitter width (exponential ± width, cap %v)", cap),
-		XLabel:  "capacity (req/s)",
-		YLabel:  "jitter width (fraction)",
-		Caption: "Darker is faster recovery; blank cells did not finish within the horizon. More capacity forgives narrow jitter, and wide jitter forgives little capacity.",
+func lineName(p sim.Policy, byWidth bool) string {
+	if byWidth {
+		if p.Cap == 0 {
+			return "no cap"
+		}
+		return "cap " + p.Cap.String()
 	}
+	return "jitter " + sim.Percent(p.Width)
+}
+
+// Heatmap is t99 after recovery over capacity × jitter width for one
+// family's width-jitter cells at one cap.
+func Heatmap(family string, aggs []*analysis.Aggregate, kind sim.Kind, cap time.Duration) Figure {
+	f := Figure{Name: "t99-heatmap", Title: fmt.Sprintf("t99 after recovery over capacity × jitter width (%s, cap %v) — %s", kind, cap, family),
+		X: Axis{Label: "capacity (requests/s)"}, Y: Axis{Label: "jitter width (±)"}, ZName: "t99 after recovery (s), log colour scale", ZLog: true}
 	xs, ys := map[float64]bool{}, map[float64]bool{}
 	val := map[[2]float64]float64{}
 	for _, a := range aggs {
 		c := a.Cell
-		if c.Policy.Kind != sim.WidthJitter || c.Policy.Cap != cap || c.Scenario.RetryAfter != 0 {
+		if c.Policy.Kind != kind || c.Policy.Cap != cap {
 			continue
 		}
 		x, y := c.Scenario.Capacity, c.Policy.Width
 		xs[x], ys[y] = true, true
+		val[[2]float64{x, y}] = math.NaN()
 		if s := a.Summary(analysis.T99); s.Finished() {
 			val[[2]float64{x, y}] = s.Mean
-		} else {
-			val[[2]float64{x, y}] = math.NaN()
 		}
 	}
-	g := &Grid{X: sortedKeys(xs), Y: sortedKeys(ys), ZName: "t99 after recovery (s)"}
+	g := &Grid{X: sortedKeys(xs), Y: sortedKeys(ys)}
 	for _, y := range g.Y {
 		row := make([]float64, len(g.X))
 		for i, x := range g.X {
@@ -164,7 +348,14 @@ func Heatmap(aggs []*analysis.Aggregate, cap time.Duration) Figure {
 		}
 		g.Z = append(g.Z, row)
 	}
-	f.Grid = g
+	for _, x := range g.X {
+		f.X.Categories = append(f.X.Categories, fmt.Sprintf("%g", x))
+	}
+	for _, y := range g.Y {
+		f.Y.Categories = append(f.Y.Categories, sim.Percent(y))
+	}
+	f.Panels = []Panel{{Grid: g}}
+	f.Caption = fmt.Sprintf("%s, %s at cap %v: each cell is the mean t99 after recovery in seconds; darker is slower (the colour bar, on a log scale). \"not finished\": a run never brought 99 %% of clients back.", family, kind, cap)
 	return f
 }
 
@@ -175,73 +366,4 @@ func sortedKeys(m map[float64]bool) []float64 {
 	}
 	sort.Float64s(out)
 	return out
-}
-
-// ParetoScatter is figure 5: peak against t99, one point per policy with
-// intervals on both axes; points on the Pareto front are marked.
-func ParetoScatter(reps []*analysis.Aggregate, capacity float64) Figure {
-	f := Figure{File: "pareto.png", Style: Scatter, HLine: capacity, HName: fmt.Sprintf("capacity %g req/s", capacity),
-		Title:   fmt.Sprintf("Fast or gentle? peak load against t99 at %g req/s", capacity),
-		XLabel:  "t99 after recovery (s), mean with 95 % interval",
-		YLabel:  "peak after recovery (req/s)",
-		Caption: "Down and to the left is better on both; points marked * are on the Pareto front (no policy beats them on t99, peak and traffic at once).",
-	}
-	front := map[*analysis.Aggregate]bool{}
-	var feasible []*analysis.Aggregate // a policy whose clients gave up sends little: not a front to be on
-	for _, a := range reps {
-		if (analysis.Query{Capacity: capacity}).Infeasible(a) == "" {
-			feasible = append(feasible, a)
-		}
-	}
-	for _, a := range analysis.Pareto(feasible) {
-		front[a] = true
-	}
-	for _, a := range reps {
-		t, p := a.Summary(analysis.T99), a.Summary(analysis.Peak)
-		if !t.Finished() {
-			continue
-		}
-		name := analysis.ShortLabel(a.Cell)
-		if front[a] {
-			name += " *"
-		}
-		// Point.Lo/Hi hold the x interval; the y interval rides in a second point.
-		f.Series = append(f.Series, Series{Name: name, Points: []Point{
-			{X: t.Mean, Y: p.Mean, Lo: t.Lo, Hi: t.Hi},
-			{X: t.Mean, Y: p.Mean, Lo: p.Lo, Hi: p.Hi},
-		}})
-	}
-	return f
-}
-
-// CapacityT99 is figure 6: t99 against capacity, one line per policy,
-// with 95 % bands.
-func CapacityT99(aggs []*analysis.Aggregate, reps []*analysis.Aggregate) Figure {
-	f := Figure{File: "t99-capacity.png", Style: Lines,
-		Title:   "t99 against server capacity, per policy",
-		XLabel:  "capacity after recovery (req/s)",
-		YLabel:  "t99 after recovery (s), mean with 95 % band",
-		Caption: "How much capacity each policy needs to bring 99 % of clients back quickly; lines stop where runs did not finish.",
-	}
-	for _, r := range reps {
-		var pts []Point
-		for _, a := range aggs {
-			if samePolicyOtherCapacity(a.Cell, r.Cell) {
-				if p, ok := meanPoint(a.Cell.Scenario.Capacity, a.Summary(analysis.T99)); ok {
-					pts = append(pts, p)
-				}
-			}
-		}
-		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
-		if len(pts) > 0 {
-			f.Series = append(f.Series, Series{Name: analysis.ShortLabel(r.Cell), Points: pts})
-		}
-	}
-	return f
-}
-
-func samePolicyOtherCapacity(a, b experiments.Cell) bool {
-	sa, sb := a.Scenario, b.Scenario
-	sa.Capacity, sb.Capacity = 0, 0
-	return a.Policy == b.Policy && sa == sb
 }

@@ -1,68 +1,156 @@
 package plots
 
 import (
+	"fmt"
 	"math"
 )
 
-// Point is one point of a series; Lo and Hi bound its 95 % interval (NaN
-// for none).
+// Point is one point of a series. Lo and Hi bound its 95 % interval (NaN
+// for none): on y for lines, on x for dots and Pareto points.
 type Point struct{ X, Y, Lo, Hi float64 }
 
-// Series is one line (or set of points) of a figure.
-type Series struct {
-	Name   string
-	Points []Point
-}
+// Mark is how a series is drawn.
+type Mark uint8
 
-// Style is how a figure is drawn.
-type Style uint8
-
-// Styles.
+// Marks.
 const (
-	Lines   Style = iota // lines, with a band where points have intervals
-	Scatter              // labelled points with error bars
-	Heat                 // a heat map: Grid
+	Line   Mark = iota // a line through the points, with a band where they have intervals
+	Dot                // filled dots with horizontal error bars
+	Hollow             // hollow grey dots: candidates that are not feasible
+	Front              // a line through the points with numbered dots: the Pareto front
 )
 
-// Grid is a heat map's data: Z[r][c] at (X[c], Y[r]); NaN where no cell.
-type Grid struct {
-	X, Y  []float64
-	Z     [][]float64
-	ZName string
+// Series is one line or set of points of a panel.
+type Series struct {
+	Name   string // legend entry; "" for none
+	Points []Point
+	Colour int // index into the palette; -1 for grey
+	Mark   Mark
+	Labels []string // printed beside each point (Front); nil for none
 }
 
-// Figure is everything a plot shows.
+// Grid is a heat map's data: Z[r][c] at (X[c], Y[r]); NaN where no value.
+type Grid struct {
+	X, Y []float64
+	Z    [][]float64
+}
+
+// Panel is one plot of a figure; a figure of several is small multiples
+// sharing both axes.
+type Panel struct {
+	Title  string
+	Series []Series
+	Grid   *Grid
+}
+
+// Axis describes one axis of every panel.
+type Axis struct {
+	Label      string
+	Log        bool
+	Categories []string // a categorical axis: value i is Categories[i]
+	Ticks      []float64
+}
+
+// Ref is a reference line with its legend entry.
+type Ref struct {
+	Value float64
+	Name  string
+}
+
+// Figure is everything a figure shows, before it is drawn.
 type Figure struct {
-	File    string // suggested file name, e.g. "herd.png"
-	Title   string
-	Caption string // one line for the report: what to see in it
-	XLabel  string
-	YLabel  string
-	Style   Style
-	Series  []Series
-	Grid    *Grid
-	HLine   float64 // a horizontal reference line (the capacity); 0: none
-	HName   string
+	Name    string // file name without extension: "herd"
+	Title   string // says the scenario it shows
+	Caption string // for the report: what to see in it, and the scenario
+	X, Y    Axis
+	Panels  []Panel
+	HLines  []Ref // drawn in every panel
+	VLines  []Ref
+	ZName   string // a heat map's colour: its quantity (colour bar label)
+	ZLog    bool
+	Notes   []string // extra legend lines (Pareto: what the numbers are)
 }
 
 // Empty reports whether the figure has nothing to draw.
 func (f *Figure) Empty() bool {
-	if f.Grid != nil {
-		for _, row := range f.Grid.Z {
-			for _, z := range row {
-				if !math.IsNaN(z) {
-					return false
+	for _, p := range f.Panels {
+		if p.Grid != nil {
+			for _, row := range p.Grid.Z {
+				for _, z := range row {
+					if !math.IsNaN(z) {
+						return false
+					}
 				}
 			}
 		}
-		return true
-	}
-	for _, s := range f.Series {
-		if len(s.Points) > 0 {
-			return false
+		for _, s := range p.Series {
+			if len(s.Points) > 0 {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// Degenerate says why the figure would show nothing worth a figure ("" when
+// it is fine): empty, a panel without data, every point at one x or one y,
+// a heat map with fewer than two rows or columns or one value, or a value a
+// log axis cannot show.
+func (f *Figure) Degenerate() string {
+	if f.Empty() {
+		return "no data"
+	}
+	xs, ys := map[float64]bool{}, map[float64]bool{}
+	for _, p := range f.Panels {
+		if p.Grid != nil {
+			g := p.Grid
+			if len(g.X) < 2 || len(g.Y) < 2 {
+				return fmt.Sprintf("heat map of %d × %d cells", len(g.X), len(g.Y))
+			}
+			zs := map[float64]bool{}
+			for _, row := range g.Z {
+				for _, z := range row {
+					if !math.IsNaN(z) {
+						zs[z] = true
+						if f.ZLog && z <= 0 {
+							return "a heat map value ≤ 0 on a log colour scale"
+						}
+					}
+				}
+			}
+			if len(zs) < 2 {
+				return "a heat map of one value"
+			}
+			continue
+		}
+		n := 0
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || math.IsInf(pt.X, 0) || math.IsInf(pt.Y, 0) {
+					return fmt.Sprintf("%s: a point that is not a number", s.Name)
+				}
+				if (f.X.Log && pt.X <= 0) || (f.Y.Log && pt.Y <= 0) {
+					return fmt.Sprintf("%s: a point ≤ 0 on a log axis", s.Name)
+				}
+				xs[pt.X], ys[pt.Y] = true, true
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Sprintf("panel %q has no data", p.Title)
+		}
+	}
+	hasGrid := false
+	for _, p := range f.Panels {
+		hasGrid = hasGrid || p.Grid != nil
+	}
+	if !hasGrid && (len(xs) < 2 && f.X.Categories == nil || len(ys) < 2 && f.Y.Categories == nil) {
+		return fmt.Sprintf("every point at one x or one y (%d x values, %d y values)", len(xs), len(ys))
+	}
+	if f.Y.Categories != nil && len(f.Y.Categories) < 2 {
+		return "fewer than two categories"
+	}
+	return ""
 }
 
 func nan() float64 { return math.NaN() }

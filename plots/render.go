@@ -8,17 +8,33 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Size of every PNG, at gonum/plot's 96 dpi: 960 × 600 pixels.
+// Size of a figure of one or two panels, at gonum/plot's 96 dpi: 960 × 600
+// pixels; small multiples get BigWidth × BigHeight (1,200 × 800).
 const (
-	Width  = 10 * vg.Inch
-	Height = 6.25 * vg.Inch
+	Width     = 10 * vg.Inch
+	Height    = 6.25 * vg.Inch
+	BigWidth  = 12.5 * vg.Inch
+	BigHeight = 8.333 * vg.Inch
 )
+
+// Size returns the size f is drawn at.
+func (f *Figure) Size() (vg.Length, vg.Length) {
+	if len(f.Panels) > 2 {
+		return BigWidth, BigHeight
+	}
+	return Width, Height
+}
 
 // palette10 is Tableau 10: ten colours that stay apart on screen and paper.
 var palette10 = []color.Color{
@@ -28,13 +44,16 @@ var palette10 = []color.Color{
 	color.RGBA{23, 190, 207, 255},
 }
 
+var grey = color.RGBA{150, 150, 150, 255}
+
 var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
 
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{}}
-
-// style returns series i's colour and dashes: ten colours, then the same
+// style returns colour i and its dashes: ten colours, then the same
 // colours dashed, so that no two of up to forty lines look alike.
 func style(i int) (color.Color, []vg.Length) {
+	if i < 0 {
+		return grey, nil
+	}
 	return palette10[i%len(palette10)], dashes[(i/len(palette10))%len(dashes)]
 }
 
@@ -43,52 +62,399 @@ func withAlpha(c color.Color, a uint8) color.Color {
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), a}
 }
 
-// Render draws f as a PNG to w. footer (provenance: tool, simulator,
-// config, seeds) is printed under the x axis label.
-func Render(w io.Writer, f Figure, footer string) error {
+func textStyle(size float64, c color.Color) text.Style {
+	return text.Style{Color: c, Font: font.From(plot.DefaultFont, vg.Points(size)), Handler: plot.DefaultTextHandler}
+}
+
+// HeatColours is the colour map of heat maps: Kindlmann's sequential map,
+// reversed so that larger values are darker, over [min, max] widened by an
+// eighth on each side so that neither end is black or white.
+func HeatColours(min, max float64) palette.ColorMap {
+	cm := palette.Reverse(moreland.Kindlmann())
+	pad := (max - min) / 8
+	if pad == 0 {
+		pad = 1
+	}
+	cm.SetMin(min - pad)
+	cm.SetMax(max + pad)
+	return cm
+}
+
+// Luminance is a colour's relative luminance Y (0 black … 1 white), from
+// linearised sRGB.
+func Luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		x := float64(v) / 0xffff
+		if x <= 0.04045 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
+// Render draws f to w as "png" or "svg". footer (provenance: tool,
+// simulator, config, seeds) is printed at the bottom; the legend, or a
+// heat map's colour bar, stands to the right of the panels, outside the
+// data.
+func Render(w io.Writer, f Figure, footer, format string) error {
+	wd, ht := f.Size()
+	var cv interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "png":
+		cv = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(wd, ht), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))}
+	case "svg":
+		cv = vgsvg.New(wd, ht)
+	default:
+		return fmt.Errorf("plots: format %q: want png or svg", format)
+	}
+	dc := draw.New(cv)
+	if format == "svg" {
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
+	}
+	pad := vg.Points(8)
+	title := textStyle(14, color.Black)
+	title.XAlign, title.YAlign = draw.XCenter, draw.YTop
+	dc.FillText(title, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - pad}, f.Title)
+	foot := textStyle(8, color.Gray{Y: 90})
+	foot.YAlign = draw.YBottom
+	dc.FillText(foot, vg.Point{X: dc.Min.X + pad, Y: dc.Min.Y + pad/2}, footer)
+	titleH := title.Rectangle(f.Title).Size().Y + 2*pad
+	footH := foot.Rectangle("x").Size().Y + pad
+
+	body := draw.Crop(dc, pad, -pad, footH, -titleH)
+	side := vg.Length(0)
+	var bar *colourBar
+	leg := legend(f)
+	switch {
+	case f.ZName != "":
+		bar = newColourBar(f)
+		if bar != nil {
+			side = vg.Points(110)
+		}
+	case len(leg.entries) > 0:
+		side = min(leg.width(), (body.Max.X-body.Min.X)*0.4)
+	}
+	panels := draw.Crop(body, 0, -side-pad, 0, 0)
+	if err := drawPanels(panels, f); err != nil {
+		return fmt.Errorf("plot %s: %w", f.Name, err)
+	}
+	region := draw.Crop(body, body.Max.X-body.Min.X-side, 0, 0, 0)
+	if bar != nil {
+		bar.draw(region)
+	} else {
+		leg.draw(region)
+	}
+	_, err := cv.WriteTo(w)
+	return err
+}
+
+// drawPanels draws the panels as small multiples sharing both axes.
+func drawPanels(c draw.Canvas, f Figure) error {
+	n := len(f.Panels)
+	if n == 0 {
+		return nil
+	}
+	cols := int(math.Ceil(math.Sqrt(float64(n))))
+	if n == 2 {
+		cols = 2
+	}
+	rows := (n + cols - 1) / cols
+	xr, yr := ranges(f)
+	// The axis labels are the figure's, drawn once: below and left of the
+	// panels, which then share one size each.
+	lab := textStyle(12, color.Black)
+	lab.XAlign, lab.YAlign = draw.XCenter, draw.YBottom
+	h := lab.Rectangle("Xg").Size().Y
+	c.FillText(lab, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y}, f.X.Label)
+	lab.Rotation = math.Pi / 2
+	lab.YAlign = draw.YTop
+	c.FillText(lab, vg.Point{X: c.Min.X, Y: (c.Min.Y + c.Max.Y) / 2}, f.Y.Label)
+	inner := draw.Crop(c, h*1.4, 0, h*1.4, 0)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12)}
+	for i, pn := range f.Panels {
+		p, err := panel(f, pn, xr, yr)
+		if err != nil {
+			return err
+		}
+		p.Draw(tiles.At(inner, i%cols, i/cols))
+	}
+	return nil
+}
+
+// ranges is the shared range of every panel's data and reference lines,
+// padded; on a log axis padded by a factor.
+func ranges(f Figure) ([2]float64, [2]float64) {
+	xr := [2]float64{math.Inf(1), math.Inf(-1)}
+	yr := xr
+	add := func(r *[2]float64, v float64, log bool) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (log && v <= 0) {
+			return
+		}
+		r[0], r[1] = math.Min(r[0], v), math.Max(r[1], v)
+	}
+	for _, p := range f.Panels {
+		if p.Grid != nil {
+			xr = [2]float64{-0.5, float64(len(p.Grid.X)) - 0.5}
+			yr = [2]float64{-0.5, float64(len(p.Grid.Y)) - 0.5}
+			return xr, yr
+		}
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				add(&xr, pt.X, f.X.Log)
+				add(&yr, pt.Y, f.Y.Log)
+				if s.Mark == Dot || s.Mark == Hollow || s.Mark == Front {
+					add(&xr, pt.Lo, f.X.Log)
+					add(&xr, pt.Hi, f.X.Log)
+				} else {
+					add(&yr, pt.Lo, f.Y.Log)
+					add(&yr, pt.Hi, f.Y.Log)
+				}
+			}
+		}
+	}
+	for _, h := range f.HLines {
+		add(&yr, h.Value, f.Y.Log)
+	}
+	for _, v := range f.VLines {
+		add(&xr, v.Value, f.X.Log)
+	}
+	pad := func(r [2]float64, log bool, cat int) [2]float64 {
+		if cat > 0 {
+			return [2]float64{-0.6, float64(cat) - 0.4}
+		}
+		if math.IsInf(r[0], 1) {
+			return [2]float64{0, 1}
+		}
+		if log {
+			if r[1] <= r[0] {
+				return [2]float64{r[0] / 2, r[0] * 2}
+			}
+			k := math.Pow(r[1]/r[0], 0.05)
+			return [2]float64{r[0] / k, r[1] * k}
+		}
+		d := (r[1] - r[0]) * 0.04
+		if d == 0 {
+			d = math.Max(math.Abs(r[0])*0.1, 1)
+		}
+		return [2]float64{r[0] - d, r[1] + d}
+	}
+	return pad(xr, f.X.Log, len(f.X.Categories)), pad(yr, f.Y.Log, len(f.Y.Categories))
+}
+
+func setAxis(a *plot.Axis, ax Axis, r [2]float64) {
+	a.Min, a.Max = r[0], r[1]
+	switch {
+	case ax.Categories != nil:
+		var ts plot.ConstantTicks
+		for i, c := range ax.Categories {
+			ts = append(ts, plot.Tick{Value: float64(i), Label: c})
+		}
+		a.Tick.Marker = ts
+	case ax.Ticks != nil:
+		var ts plot.ConstantTicks
+		for _, v := range ax.Ticks {
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+		a.Tick.Marker = ts
+		if ax.Log {
+			a.Scale = plot.LogScale{}
+		}
+	case ax.Log:
+		a.Scale = plot.LogScale{}
+		a.Tick.Marker = LogTicks{}
+	}
+}
+
+// LogTicks labels 1, 2 and 5 times each power of ten within the range, with
+// minor ticks between, and the ends when fewer than two labels fall inside.
+type LogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (LogTicks) Ticks(min, max float64) []plot.Tick {
+	for _, labelled := range [][]int{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+		var out []plot.Tick
+		labels := 0
+		for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+			for m := 1; m < 10; m++ {
+				v := float64(m) * math.Pow(10, e)
+				if v < min || v > max {
+					continue
+				}
+				t := plot.Tick{Value: v}
+				for _, l := range labelled {
+					if m == l {
+						t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+						labels++
+					}
+				}
+				out = append(out, t)
+			}
+		}
+		if labels >= 3 {
+			return out
+		}
+	}
+	// A range narrower than one step of the mantissa: five even ticks.
+	var out []plot.Tick
+	for i := 0; i <= 4; i++ {
+		v := min * math.Pow(max/min, float64(i)/4)
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64)})
+	}
+	return out
+}
+
+func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = f.Title
-	p.Title.TextStyle.Font.Size = vg.Points(14)
-	p.X.Label.Text = f.XLabel
-	if footer != "" {
-		p.X.Label.Text += "\n" + footer
-	}
-	p.Y.Label.Text = f.YLabel
-	p.Legend.Top = f.Style != Scatter // a scatter's top right holds the slow, loud policies
-	p.Legend.Left = false
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.Add(plotter.NewGrid())
-	var err error
-	switch f.Style {
-	case Lines:
-		err = addLines(p, f)
-	case Scatter:
-		err = addScatter(p, f)
-	case Heat:
-		err = addHeat(p, f)
+	if pn.Grid != nil {
+		if err := addHeat(p, f, pn.Grid); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", f.File, err)
+	lo := func(v float64, r [2]float64, log bool) float64 { // clamp a band to the axis
+		if log && v <= 0 {
+			return r[0]
+		}
+		return v
 	}
-	if f.HLine > 0 {
-		l := plotter.NewFunction(func(float64) float64 { return f.HLine })
-		l.Color = color.Black
-		l.Width = vg.Points(1.5)
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	for _, s := range pn.Series {
+		if len(s.Points) == 0 {
+			continue
+		}
+		c, d := style(s.Colour)
+		switch s.Mark {
+		case Line:
+			if band := bandPolygon(s.Points, func(v float64) float64 { return lo(v, yr, f.Y.Log) }); band != nil {
+				poly, err := plotter.NewPolygon(band)
+				if err != nil {
+					return nil, err
+				}
+				poly.Color = withAlpha(c, 50)
+				poly.LineStyle.Width = 0
+				p.Add(poly)
+			}
+			l, err := plotter.NewLine(xys(s.Points))
+			if err != nil {
+				return nil, err
+			}
+			l.Color, l.Dashes, l.Width = c, d, vg.Points(1.8)
+			p.Add(l)
+			if len(s.Points) <= 30 {
+				sc, err := plotter.NewScatter(xys(s.Points))
+				if err != nil {
+					return nil, err
+				}
+				sc.Color, sc.Radius, sc.Shape = c, vg.Points(2.2), draw.CircleGlyph{}
+				p.Add(sc)
+			}
+		case Dot, Hollow, Front:
+			if s.Mark == Front && len(s.Points) > 1 {
+				l, err := plotter.NewLine(xys(s.Points))
+				if err != nil {
+					return nil, err
+				}
+				l.Color, l.Width = c, vg.Points(1.5)
+				p.Add(l)
+			}
+			if err := addErrors(p, s, c, xr, f.X.Log); err != nil {
+				return nil, err
+			}
+			sc, err := plotter.NewScatter(xys(s.Points))
+			if err != nil {
+				return nil, err
+			}
+			sc.Color, sc.Radius, sc.Shape = c, vg.Points(3.5), draw.CircleGlyph{}
+			if s.Mark == Hollow {
+				sc.Shape, sc.Radius = draw.RingGlyph{}, vg.Points(3)
+			}
+			p.Add(sc)
+			if s.Labels != nil { // alternately above right and below right, so that neighbours do not collide
+				for side := 0; side < 2; side++ {
+					var lab plotter.XYLabels
+					for j, pt := range s.Points {
+						if j%2 == side {
+							lab.XYs = append(lab.XYs, plotter.XY{X: pt.X, Y: pt.Y})
+							lab.Labels = append(lab.Labels, s.Labels[j])
+						}
+					}
+					if len(lab.XYs) == 0 {
+						continue
+					}
+					lb, err := plotter.NewLabels(lab)
+					if err != nil {
+						return nil, err
+					}
+					lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(4)}
+					if side == 1 {
+						lb.Offset = vg.Point{X: vg.Points(-11), Y: vg.Points(-14)}
+					}
+					for j := range lb.TextStyle {
+						lb.TextStyle[j] = textStyle(10, color.Black)
+					}
+					p.Add(lb)
+				}
+			}
+		}
+	}
+	for _, h := range f.HLines {
+		l, err := plotter.NewLine(plotter.XYs{{X: xr[0], Y: h.Value}, {X: xr[1], Y: h.Value}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width, l.Dashes = color.Black, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
-		p.Legend.Add(f.HName, l)
-		p.Y.Min = math.Min(p.Y.Min, 0)
-		p.Y.Max = math.Max(p.Y.Max, f.HLine*1.1)
 	}
-	if f.Empty() {
-		p.Title.Text += " — no data in this dataset"
+	for _, v := range f.VLines {
+		l, err := plotter.NewLine(plotter.XYs{{X: v.Value, Y: yr[0]}, {X: v.Value, Y: yr[1]}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width, l.Dashes = color.Gray{Y: 60}, vg.Points(1.2), []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
 	}
-	wt, err := p.WriterTo(Width, Height, "png")
+	setAxis(&p.X, f.X, xr)
+	setAxis(&p.Y, f.Y, yr)
+	return p, nil
+}
+
+type xyErr struct{ pts []Point }
+
+func (e xyErr) Len() int                    { return len(e.pts) }
+func (e xyErr) XY(i int) (float64, float64) { return e.pts[i].X, e.pts[i].Y }
+func (e xyErr) XError(i int) (float64, float64) {
+	return e.pts[i].X - e.pts[i].Lo, e.pts[i].Hi - e.pts[i].X
+}
+
+func addErrors(p *plot.Plot, s Series, c color.Color, xr [2]float64, log bool) error {
+	var pts []Point
+	for _, pt := range s.Points {
+		if math.IsNaN(pt.Lo) || math.IsNaN(pt.Hi) {
+			continue
+		}
+		if log && pt.Lo <= 0 {
+			pt.Lo = xr[0]
+		}
+		pts = append(pts, pt)
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	xe, err := plotter.NewXErrorBars(xyErr{pts})
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	xe.Color = c
+	xe.LineStyle.Width = vg.Points(1.2)
+	p.Add(xe)
+	return nil
 }
 
 func xys(pts []Point) plotter.XYs {
@@ -99,46 +465,15 @@ func xys(pts []Point) plotter.XYs {
 	return out
 }
 
-func addLines(p *plot.Plot, f Figure) error {
-	for i, s := range f.Series {
-		if len(s.Points) == 0 {
-			continue
-		}
-		c, d := style(i)
-		if band := bandPolygon(s.Points); band != nil {
-			poly, err := plotter.NewPolygon(band)
-			if err != nil {
-				return err
-			}
-			poly.Color = withAlpha(c, 50)
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-		}
-		l, pts, err := plotter.NewLinePoints(xys(s.Points))
-		if err != nil {
-			return err
-		}
-		l.Color, l.Dashes, l.Width = c, d, vg.Points(1.8)
-		pts.Color = c
-		pts.Radius = vg.Points(1.5)
-		if len(s.Points) > 60 {
-			pts.Radius = 0
-		}
-		p.Add(l, pts)
-		p.Legend.Add(s.Name, l)
-	}
-	return nil
-}
-
 // bandPolygon outlines the 95 % band of a series: along Hi, back along Lo.
-func bandPolygon(pts []Point) plotter.XYs {
+func bandPolygon(pts []Point, clamp func(float64) float64) plotter.XYs {
 	var up, down plotter.XYs
 	for _, pt := range pts {
 		if math.IsNaN(pt.Lo) || math.IsNaN(pt.Hi) {
 			return nil
 		}
 		up = append(up, plotter.XY{X: pt.X, Y: pt.Hi})
-		down = append(down, plotter.XY{X: pt.X, Y: pt.Lo})
+		down = append(down, plotter.XY{X: pt.X, Y: clamp(pt.Lo)})
 	}
 	if len(up) < 2 {
 		return nil
@@ -147,157 +482,4 @@ func bandPolygon(pts []Point) plotter.XYs {
 		up = append(up, down[i])
 	}
 	return up
-}
-
-type xErr struct{ pts []Point }
-
-func (e xErr) Len() int                  { return 1 }
-func (e xErr) XY(int) (float64, float64) { return e.pts[0].X, e.pts[0].Y }
-func (e xErr) XError(int) (float64, float64) {
-	return e.pts[0].X - e.pts[0].Lo, e.pts[0].Hi - e.pts[0].X
-}
-func (e xErr) YError(int) (float64, float64) {
-	return e.pts[1].Y - e.pts[1].Lo, e.pts[1].Hi - e.pts[1].Y
-}
-func finite(pts []Point) bool { return !math.IsNaN(pts[0].Lo) && !math.IsNaN(pts[1].Lo) }
-
-func addScatter(p *plot.Plot, f Figure) error {
-	for i, s := range f.Series {
-		if len(s.Points) < 2 {
-			continue
-		}
-		c, _ := style(i)
-		sc, err := plotter.NewScatter(plotter.XYs{{X: s.Points[0].X, Y: s.Points[0].Y}})
-		if err != nil {
-			return err
-		}
-		sc.Color = c
-		sc.Shape = shapes[(i/len(palette10))%len(shapes)]
-		sc.Radius = vg.Points(4)
-		p.Add(sc)
-		p.Legend.Add(s.Name, sc)
-		if finite(s.Points) {
-			e := xErr{s.Points}
-			xe, err := plotter.NewXErrorBars(e)
-			if err != nil {
-				return err
-			}
-			ye, err := plotter.NewYErrorBars(e)
-			if err != nil {
-				return err
-			}
-			xe.Color, ye.Color = c, c
-			p.Add(xe, ye)
-		}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: s.Points[0].X, Y: s.Points[0].Y}}, Labels: []string{s.Name}})
-		if err != nil {
-			return err
-		}
-		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
-		for j := range lb.TextStyle {
-			lb.TextStyle[j].Font.Size = vg.Points(8)
-			lb.TextStyle[j].Color = c
-		}
-		p.Add(lb)
-	}
-	p.X.Min = 0
-	p.Y.Min = 0
-	return nil
-}
-
-// indexGrid lays a Grid out on integer coordinates, so that uneven axis
-// values (60, 120, 240 …) get cells of equal size.
-type indexGrid struct{ g *Grid }
-
-func (g indexGrid) Dims() (int, int)   { return len(g.g.X), len(g.g.Y) }
-func (g indexGrid) Z(c, r int) float64 { return g.g.Z[r][c] }
-func (g indexGrid) X(c int) float64    { return float64(c) }
-func (g indexGrid) Y(r int) float64    { return float64(r) }
-
-func minMax(g *Grid, min bool) (float64, bool) {
-	v, ok := math.Inf(1), false
-	if !min {
-		v = math.Inf(-1)
-	}
-	for _, row := range g.Z {
-		for _, z := range row {
-			if math.IsNaN(z) {
-				continue
-			}
-			ok = true
-			if (min && z < v) || (!min && z > v) {
-				v = z
-			}
-		}
-	}
-	return v, ok
-}
-
-type logGrid struct{ indexGrid }
-
-func (g logGrid) Z(c, r int) float64 { return math.Log(g.indexGrid.Z(c, r)) }
-
-type labelTicks []string
-
-func (t labelTicks) Ticks(min, max float64) []plot.Tick {
-	var out []plot.Tick
-	for i, l := range t {
-		out = append(out, plot.Tick{Value: float64(i), Label: l})
-	}
-	return out
-}
-
-func addHeat(p *plot.Plot, f Figure) error {
-	g := f.Grid
-	if g == nil || len(g.X) == 0 || len(g.Y) == 0 {
-		return nil
-	}
-	lo, ok := minMax(g, true)
-	hi, _ := minMax(g, false)
-	if !ok {
-		return nil
-	}
-	if hi <= lo {
-		hi = lo + 1
-	}
-	// Colour follows log t99: the cells that never settle would otherwise
-	// wash out every difference among the rest.
-	pal := moreland.SmoothBlueRed()
-	pal.SetMin(math.Log(lo))
-	pal.SetMax(math.Log(hi))
-	h := plotter.NewHeatMap(logGrid{indexGrid{g}}, pal.Palette(64))
-	h.Min, h.Max = math.Log(lo), math.Log(hi)
-	h.NaN = color.White
-	p.Add(h)
-	var lab plotter.XYLabels
-	for r, row := range g.Z {
-		for c, z := range row {
-			text := "not finished"
-			if !math.IsNaN(z) {
-				text = strconv.FormatFloat(z, 'f', 1, 64)
-			}
-			lab.XYs = append(lab.XYs, plotter.XY{X: float64(c), Y: float64(r)})
-			lab.Labels = append(lab.Labels, text)
-		}
-	}
-	l, err := plotter.NewLabels(lab)
-	if err != nil {
-		return err
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i].Font.Size = vg.Points(9)
-		l.TextStyle[i].XAlign = -0.5
-		l.TextStyle[i].YAlign = -0.5
-	}
-	p.Add(l)
-	var xt, yt labelTicks
-	for _, x := range g.X {
-		xt = append(xt, strconv.FormatFloat(x, 'g', -1, 64))
-	}
-	for _, y := range g.Y {
-		yt = append(yt, strconv.FormatFloat(y, 'g', -1, 64))
-	}
-	p.X.Tick.Marker, p.Y.Tick.Marker = xt, yt
-	p.Legend.Add(fmt.Sprintf("%s: blue %.0f … red %.0f (log scale)", g.ZName, lo, hi))
-	return nil
 }

@@ -59,3 +59,24 @@ func summary(m analysis.Metric, s analysis.Summary) string {
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func fmt1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func fmt2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// seconds formats a t99 summary in seconds: "45.2 s [44.1, 46.3]".
+func seconds(s analysis.Summary) string {
+	if s.N == 0 {
+		return "not finished"
+	}
+	out := fmt1(s.Mean) + " s"
+	if !math.IsNaN(s.Lo) {
+		out += " [" + fmt1(s.Lo) + ", " + fmt1(s.Hi) + "]"
+	}
+	if s.Unfinished > 0 {
+		out += fmt.Sprintf(" (%d not finished)", s.Unfinished)
+	}
+	return out
+}
+
+// capacityWords is "120 requests/s".
+func capacityWords(c float64) string { return thousands(c) + " requests/s" }

@@ -7,66 +7,24 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Provenance says where a report's data came from.
-type Provenance struct {
-	Tool       string
-	Sim        string
-	ConfigHash string
-	Commands   []string
-	Created    string
-	Sweeps     []string
-	Seeds      string // e.g. "1–10 (default); 206–210 (article)"
-	Runs       int
-	Files      int
-}
-
-// Plot is a figure embedded in the report.
-type Plot struct {
-	File, Title, Caption string
-}
-
-// CapacityTable is the article's table 5 regenerated for one scenario
-// (capacity, clients, outage), with the ranking behind it.
-type CapacityTable struct {
-	Query      analysis.Query
-	Situations []analysis.Situation
-	Ranking    *analysis.Recommendation // by t99; nil when no cell matches
-}
-
-// LibraryTable is the verdict on every library preset in one scenario.
-type LibraryTable struct {
-	Query    analysis.Query
-	Verdicts []analysis.LibraryVerdict
-}
-
-// Report is everything report.md says.
-type Report struct {
-	Provenance Provenance
-	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
-	Capacities []CapacityTable
-	Library    []LibraryTable
-	Mixed      []analysis.MixedFleet
-	Recovery   []analysis.RecoveryGrid
-	Plots      []Plot
-	Warnings   []string // dataset-wide; per-cell warnings are in the tables
-}
-
-// Write writes report.md.
-func Write(w io.Writer, r *Report) error {
+// WriteMarkdown writes report.md: the decision first (what to use, what to
+// avoid, the library defaults), then the figures, the sections the data
+// holds (mixed fleets, servers that do more than count, the article), and
+// where the data came from. Detail is in the pages it links to.
+func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := r.Provenance
-	ew.printf("# herdsweep report\n\n")
-	ew.printf("Which retry policy brings every client back fastest after an outage without burying the server that just recovered? Measured, not argued: every figure below is a mean over seeds of a deterministic simulation, with its 95 %% interval (Student t) where there are enough seeds.\n\n")
-	ew.printf("| | |\n|---|---|\n")
-	ew.printf("| tool | herdsweep %s |\n| simulator | %s |\n| config sha256 | `%s` |\n", p.Tool, p.Sim, p.ConfigHash)
-	ew.printf("| sweeps | %s |\n| seeds | %s |\n| runs | %s in %d part files |\n| created | %s |\n",
-		strings.Join(p.Sweeps, ", "), p.Seeds, thousands(float64(p.Runs)), p.Files, p.Created)
-	for _, c := range p.Commands {
-		ew.printf("| command | `%s` |\n", c)
-	}
-	ew.printf("\n")
+	ew.printf("# Which retry policy after an outage\n\n")
+	ew.printf("For each scenario of this dataset (%d scenarios, %s runs), the retry policy that brings clients back fastest once the server is back, without burying it. ", len(r.Scenarios), thousands(float64(p.Runs)))
+	ew.printf("**t99** is the time after recovery at which 99 %% of clients have been served: the mean over seeds with its 95 %% interval [low, high]. ")
+	ew.printf("A policy is **feasible** when no client gives up, 99 %% are back within the window in every seed, and it sends at most %g requests per client after recovery; only feasible policies are recommended, and only policies that jitter: a fixed interval or backoff without jitter keeps a herd in step (how each does is in *Avoid* and on each scenario's page).\n\n", float64(analysis.DefaultBudget))
+
+	r.writeUse(ew)
+	r.writeAvoid(ew)
+	r.writeLibraries(ew)
 
 	if len(r.Warnings) > 0 {
 		ew.printf("## Warnings\n\n")
@@ -75,106 +33,195 @@ func Write(w io.Writer, r *Report) error {
 		}
 		ew.printf("\n")
 	}
-
-	ew.printf("## Recommendation by capacity\n\n")
-	ew.printf("The article's table 5 (\"situation → recommended → reason\"), regenerated from this dataset for each scenario it holds. Reasons quote the cell's mean over its seeds; times are counted from recovery. Every row picks among feasible policies only: no client gives up, 99 %% are back within the window in every seed, and at most %g requests per client are sent after recovery, so that a policy cannot win by burying the server.\n\n", float64(analysis.DefaultBudget))
-	for _, ct := range r.Capacities {
-		ew.printf("### %s\n\n", heading(ct.Query))
-		if len(ct.Situations) > 0 {
-			ew.printf("| situation | recommended | reason |\n|---|---|---|\n")
-			for _, s := range ct.Situations {
-				ew.printf("| %s | %s | %s |\n", cell(s.Situation), cell(s.Recommended), cell(s.Reason))
-			}
-			ew.printf("\n")
-		}
-		if rk := ct.Ranking; rk != nil {
-			writeRanking(ew, rk, 8)
+	if len(r.Figures) > 0 {
+		ew.printf("## Figures\n\n")
+		for _, f := range r.Figures {
+			ew.printf("### %s\n\n![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.Title, f.PNG, f.Caption, f.SVG)
 		}
 	}
-
-	writeLibrary(ew, r.Library)
 	writeMixed(ew, r.Mixed)
 	writeRecovery(ew, r.Recovery)
-
 	if len(r.Article) > 0 {
-		ew.printf("## The article's tables beside ours\n\n")
-		ew.printf("Published figures against this dataset's runs on the article's scenario with seeds 206–210, aggregated as the article does (mean of per-seed values; sent and peak rounded, times to 0.1 s). `sweep reproduce` adds the spread over many seeds.\n\n")
-		if ew.err == nil {
-			ew.err = WriteArticle(ew.w, r.Article)
-		}
+		writeArticleSummary(ew, r.Article)
 	}
-
-	if len(r.Plots) > 0 {
-		ew.printf("## Figures\n\n")
-		for _, pl := range r.Plots {
-			ew.printf("### %s\n\n![%s](%s)\n\n%s\n\n", pl.Title, pl.Title, pl.File, pl.Caption)
-		}
+	ew.printf("## Where the data came from\n\n")
+	ew.printf("| | |\n|---|---|\n")
+	ew.printf("| tool | herdsweep %s |\n| simulator | %s |\n| config sha256 | `%s` |\n", p.Tool, p.Sim, p.ConfigHash)
+	ew.printf("| sweeps | %s |\n| seeds | %s |\n| runs | %s in %d part files |\n| created | %s |\n",
+		strings.Join(p.Sweeps, ", "), p.Seeds, thousands(float64(p.Runs)), p.Files, p.Created)
+	for _, c := range p.Commands {
+		ew.printf("| command | `%s` |\n", c)
 	}
 	return ew.err
 }
 
-// writeRanking writes the top candidates of a recommendation.
-func writeRanking(ew *errWriter, rk *analysis.Recommendation, top int) {
-	front := map[*analysis.Aggregate]bool{}
-	for _, a := range rk.Pareto {
-		front[a] = true
+func (r *Report) writeUse(ew *errWriter) {
+	d := &r.Decision
+	ew.printf("## Use\n\n")
+	if len(d.Families) == 0 {
+		ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
+		return
 	}
-	ew.printf("<details><summary>ranking by t99 after recovery (%d candidates, %d feasible; * = on the Pareto front of t99, peak and traffic among the feasible)</summary>\n\n", len(rk.Ranked), rk.Feasible)
-	ew.printf("| # | policy | t99 after recovery (s) | peak (req/s) | sent after recovery | seeds | notes |\n|--:|---|--:|--:|--:|--:|---|\n")
-	for i, a := range rk.Ranked {
-		if i >= top && !front[a] {
-			continue
+	ew.printf("The recommended policy (letter, described below) and its t99 after recovery, by scenario; each cell links to the scenario's page (ranking, runner-up, how to set it in each library). **≈**: another feasible policy cannot be told apart from it at these seeds (its page names them). **none**: no feasible policy (its page says why). Empty: not measured.\n\n")
+	ew.printf("| scenario |")
+	for _, c := range d.Capacities {
+		ew.printf(" %s req/s |", thousands(c))
+	}
+	ew.printf("\n|---|")
+	for range d.Capacities {
+		ew.printf("---|")
+	}
+	ew.printf("\n")
+	for _, row := range d.Families {
+		ew.printf("| %s |", cell(row.Family.String()))
+		for _, i := range row.At {
+			if i < 0 {
+				ew.printf(" |")
+				continue
+			}
+			s := r.Scenarios[i]
+			ew.printf(" %s |", useCell(d, s))
 		}
-		mark := ""
-		if front[a] {
-			mark = " *"
+		ew.printf("\n")
+	}
+	ew.printf("\n")
+	uses := map[string]int{}
+	for _, s := range r.Scenarios {
+		if s.Rec != nil && s.Rec.Best != nil {
+			uses[d.Letter(s.Rec.Best.Cell.Policy)]++
 		}
-		notes := strings.Join(a.Warnings, "; ")
-		if why := rk.Why[a.CellKey]; why != "" {
-			notes = "not feasible: " + why + " (" + notes + ")"
+	}
+	for i, p := range d.Policies {
+		l := letter(i)
+		ew.printf("- **%s** (%s): %s\n", l, plural(uses[l], "scenario"), p.Plain())
+	}
+	ew.printf("\n")
+}
+
+func useCell(d *Decision, s Scenario) string {
+	if s.Rec == nil {
+		return fmt.Sprintf("[no policy with jitter measured](%s)", s.File)
+	}
+	if s.Rec.Best == nil {
+		return fmt.Sprintf("[none](%s)", s.File)
+	}
+	b := s.Rec.Best
+	tie := ""
+	if !s.Rec.Separated() {
+		tie = " ≈"
+	}
+	return fmt.Sprintf("[**%s**%s %s](%s)", d.Letter(b.Cell.Policy), tie, seconds(b.Summary(analysis.T99)), s.File)
+}
+
+// scenarioWords names a scenario: "120 requests/s, 2,000 clients, 30s outage".
+func scenarioName(s Scenario) string {
+	return capacityWords(s.Query.Capacity) + ", " + s.Family.String()
+}
+
+func (r *Report) writeAvoid(ew *errWriter) {
+	d := &r.Decision
+	if len(d.Avoid) == 0 {
+		return
+	}
+	ref := scenarioName(r.Scenarios[d.Reference])
+	ew.printf("## Avoid\n\n")
+	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. The example is its best cap at %s when it is not fine there, else in the scenario named.\n\n", analysis.FineFactor, ref)
+	ew.printf("| policy (any cap) | not feasible | feasible, > %g× | example | t99 after recovery | × recommended | not feasible because |\n|---|--:|--:|---|--:|--:|---|\n", analysis.FineFactor)
+	for _, a := range d.Avoid {
+		s := r.Scenarios[a.Example]
+		ex := "cap " + capWords(a.Cell.Cell.Policy)
+		if a.Example != d.Reference {
+			ex += " at " + scenarioName(s)
 		}
-		ew.printf("| %d | %s%s | %s | %s | %s | %d | %s |\n", i+1, cell(analysis.PolicyLabel(a.Cell)), mark,
-			summary(analysis.T99, a.Summary(analysis.T99)), summary(analysis.Peak, a.Summary(analysis.Peak)),
-			summary(analysis.Sent, a.Summary(analysis.Sent)), len(a.Seeds), cell(notes))
+		ratio := "—"
+		if !math.IsNaN(a.Ratio) {
+			ratio = fmt2(a.Ratio) + "×"
+		}
+		ew.printf("| %s | %d of %d | %d of %d | %s | %s | %s | %s |\n", cell(analysis.ShapeLabel(a.Shape)), a.Infeasible, a.Measured, a.Slow, a.Measured,
+			cell(ex), seconds(a.Cell.Summary(analysis.T99)), ratio, cell(whyShort(s.Rec.Query, a.Cell)))
 	}
-	ew.printf("\n</details>\n\n")
-	if rk.Best == nil {
-		ew.printf("- no feasible policy: %s\n", rk.NoAnswer)
+	ew.printf("\n")
+}
+
+func capWords(p sim.Policy) string {
+	if p.Cap == 0 {
+		return "none"
 	}
-	for _, w := range rk.Warnings {
-		ew.printf("- %s\n", w)
+	return p.Cap.String()
+}
+
+// whyShort says why a candidate is not feasible in a few numbers; "" when
+// it is feasible.
+func whyShort(q analysis.Query, a *analysis.Aggregate) string {
+	if q.Infeasible(a) == "" {
+		return ""
 	}
-	if len(rk.Warnings) > 0 || rk.Best == nil {
+	var parts []string
+	if t := a.Summary(analysis.T99); t.Unfinished > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d runs never 99 %% back", t.Unfinished, t.N+t.Unfinished))
+	}
+	if g := a.Summary(analysis.GaveUp); g.Max > 0 && !q.AllowGiveUp {
+		parts = append(parts, fmt.Sprintf("%s of %s clients give up", thousands(g.Mean), thousands(float64(a.Cell.Scenario.Clients))))
+	}
+	if per := perClient(a); per > budgetOf(q) {
+		parts = append(parts, fmt.Sprintf("%s requests per client (budget %g)", fmt1(per), budgetOf(q)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (r *Report) writeLibraries(ew *errWriter) {
+	d := &r.Decision
+	if len(d.Libraries) == 0 {
+		return
+	}
+	ew.printf("## Library defaults\n\n")
+	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
+	for _, lt := range d.Libraries {
+		ref := -1 // the column of the reference capacity, else the first measured
+		for c, i := range lt.At {
+			if i >= 0 && (ref < 0 || d.Capacities[c] == 120) {
+				ref = c
+			}
+		}
+		ew.printf("### %s\n\n| library |", lt.Family.String())
+		for c := range lt.At {
+			ew.printf(" %s req/s |", thousands(d.Capacities[c]))
+		}
+		ew.printf(" what to do at %s req/s |\n|---|", thousands(d.Capacities[ref]))
+		for range lt.At {
+			ew.printf("---|")
+		}
+		ew.printf("---|\n")
+		for _, name := range lt.Presets {
+			ew.printf("| %s |", cell(name))
+			vs := lt.Verdicts[name]
+			for c, i := range lt.At {
+				if i < 0 || vs[c] == nil {
+					ew.printf(" |")
+					continue
+				}
+				ew.printf(" [%s](%s) |", shortVerdict(vs[c], r.Scenarios[i].Rec), r.Scenarios[i].File)
+			}
+			ew.printf(" %s |\n", cell(todo(d, vs[ref])))
+		}
 		ew.printf("\n")
 	}
 }
 
-// Sprint is a helper for callers that need a figure as text.
-func Sprint(m analysis.Metric, s analysis.Summary) string { return fmt.Sprint(summary(m, s)) }
-
-func writeLibrary(ew *errWriter, tables []LibraryTable) {
-	if len(tables) == 0 {
-		return
+// todo says what to do about a library's defaults in a few words.
+func todo(d *Decision, v *analysis.LibraryVerdict) string {
+	switch {
+	case v == nil:
+		return "not measured here"
+	case v.Fine:
+		return "keep the defaults"
+	case v.Better == nil:
+		return v.Verdict
 	}
-	ew.printf("## Library defaults at each capacity\n\n")
-	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario (feasible, within the traffic budget): \"fine here\" when it is feasible and its t99 after recovery is within %g× of the best; otherwise the change that the data shows helps most.\n\n", analysis.FineFactor)
-	for _, t := range tables {
-		ew.printf("### %s\n\n", heading(t.Query))
-		ew.printf("| library | recovery time t99 (s) | peak load (req/s) | verdict |\n|---|--:|--:|---|\n")
-		for _, v := range t.Verdicts {
-			a := v.Preset
-			name := a.Cell.Policy.Preset
-			if a.Cell.Scenario.RetryAfter > 0 {
-				name += fmt.Sprintf(" (server sends Retry-After %v)", a.Cell.Scenario.RetryAfter)
-			}
-			peak := summary(analysis.Peak, a.Summary(analysis.Peak))
-			if a.Summary(analysis.GaveUp).Min >= float64(a.Cell.Scenario.Clients) {
-				peak = "— (every client gave up)"
-			}
-			ew.printf("| %s | %s | %s | %s |\n", cell(name), summary(analysis.T99, a.Summary(analysis.T99)), peak, cell(v.Verdict))
-		}
-		ew.printf("\n")
+	if _, set, ok := strings.Cut(v.Verdict, "; set "); ok {
+		return "set " + set
 	}
+	return "switch to **" + d.Letter(v.Better.Cell.Policy) + "**"
 }
 
 func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
@@ -182,25 +229,34 @@ func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
 		return
 	}
 	ew.printf("## Mixed fleets: what an old client costs everyone else\n\n")
-	ew.printf("Each fleet splits its clients between policies (interleaved, so no group is served first). t99 per group is after recovery, over the seeds where the group reached 99 %%; \"alone\" is the same scenario with every client on the main policy; \"cost\" is the main group's t99 minus alone's, paired seed by seed, with its 95 %% interval.\n\n")
-	ew.printf("| fleet | group | share | group t99 (s) | gave up | main policy alone: t99 (s) | cost, paired (s) |\n|---|---|--:|--:|--:|--:|--:|\n")
+	ew.printf("Each fleet splits its clients between policies (interleaved, so no group is served first). Group t99 is after recovery, over the seeds where the group reached 99 %%; **cost** is the main group's t99 minus the same policy's alone in the same scenario, paired seed by seed, with its 95 %% interval.\n\n")
+	ew.printf("| scenario | main policy | old clients | main t99 | old clients' t99 | alone: t99 | cost, paired (s) |\n|---|---|---|--:|--:|--:|--:|\n")
 	for _, f := range fleets {
 		sc := f.Cell.Cell.Scenario
 		name := fmt.Sprintf("%s req/s, %s clients", thousands(sc.Capacity), thousands(float64(sc.Clients)))
-		for i, g := range f.Groups {
-			alone, cost := "", ""
-			if g.Alone != nil {
-				alone = summary(analysis.T99, g.Alone.Summary(analysis.T99))
-			}
-			if e := g.Effect; e.Seeds >= 2 {
-				cost = fmt.Sprintf("%s [%s, %s] over %d seeds", signed(e.Diff, 2), signed(e.Lo, 2), signed(e.High, 2), e.Seeds)
-			}
-			label := ""
-			if i == 0 {
-				label = name
-			}
-			ew.printf("| %s | %s | %.0f %% | %s | %s | %s | %s |\n", cell(label), cell(g.Label), 100*g.Share, summary(analysis.T99, g.T99), thousands(g.GaveUp.Mean), alone, cost)
+		if len(f.Groups) == 0 {
+			continue
 		}
+		g0 := f.Groups[0]
+		var old []string
+		oldT := []string{}
+		for _, g := range f.Groups[1:] {
+			old = append(old, fmt.Sprintf("%.0f %% %s", 100*g.Share, g.Label))
+			t := seconds(g.T99)
+			if g.GaveUp.Mean > 0 {
+				t += fmt.Sprintf(", %s gave up", thousands(g.GaveUp.Mean))
+			}
+			oldT = append(oldT, t)
+		}
+		alone, cost := "—", "—"
+		if g0.Alone != nil {
+			alone = seconds(g0.Alone.Summary(analysis.T99))
+		}
+		if e := g0.Effect; e.Seeds >= 2 {
+			cost = fmt.Sprintf("%s [%s, %s] over %d seeds", signed(e.Diff, 1), signed(e.Lo, 1), signed(e.High, 1), e.Seeds)
+		}
+		ew.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, cell(analysis.ShortName(f.Cell.Cell.Policy)), cell(strings.Join(old, "; ")),
+			seconds(g0.T99), cell(strings.Join(oldT, "; ")), alone, cost)
 	}
 	ew.printf("\n")
 }
@@ -210,23 +266,42 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 		return
 	}
 	ew.printf("## Servers that do more than count: does it ever recover?\n\n")
-	ew.printf("Share of seeds in which 99 %% of clients came back before the horizon, by outage length (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting — the metastable failure.\n\n")
+	ew.printf("Share of seeds in which 99 %% of clients came back within the window, by policy, server and outage (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting (the metastable failure).\n\n")
+	var caps []float64
 	for _, g := range grids {
-		ew.printf("### %s — %s\n\n| outage \\ capacity |", g.Policy, g.Server)
 		for _, c := range g.Capacities {
-			ew.printf(" %s |", thousands(c))
+			if !containsF(caps, c) {
+				caps = append(caps, c)
+			}
 		}
-		ew.printf("\n|---|")
-		for range g.Capacities {
-			ew.printf("--:|")
-		}
-		ew.printf("\n")
+	}
+	sortF(caps)
+	ew.printf("| policy | server | outage |")
+	for _, c := range caps {
+		ew.printf(" %s req/s |", thousands(c))
+	}
+	ew.printf("\n|---|---|---|")
+	for range caps {
+		ew.printf("--:|")
+	}
+	ew.printf("\n")
+	for _, g := range grids {
 		for i, o := range g.Outages {
-			ew.printf("| %v |", o)
-			for _, v := range g.Recovered[i] {
+			pol, srv := "", ""
+			if i == 0 {
+				pol, srv = g.Policy, g.Server
+			}
+			ew.printf("| %s | %s | %v |", cell(pol), cell(srv), o)
+			for _, c := range caps {
+				v := math.NaN()
+				for j, gc := range g.Capacities {
+					if gc == c {
+						v = g.Recovered[i][j]
+					}
+				}
 				switch {
 				case math.IsNaN(v):
-					ew.printf(" — |")
+					ew.printf(" |")
 				case v == 0:
 					ew.printf(" **0 %%** |")
 				default:
@@ -235,18 +310,26 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 			}
 			ew.printf("\n")
 		}
-		ew.printf("\n")
+	}
+	ew.printf("\n")
+}
+
+func containsF(xs []float64, x float64) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortF(xs []float64) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
 	}
 }
 
-// heading names a scenario group.
-func heading(q analysis.Query) string {
-	h := fmt.Sprintf("%s requests/s, %s clients, %v outage", thousands(q.Capacity), thousands(float64(q.Clients)), q.Outage)
-	if q.RetryAfter > 0 {
-		h += fmt.Sprintf(", server sends Retry-After %v", q.RetryAfter)
-	}
-	if q.Server != "" {
-		h += "; " + q.Server
-	}
-	return h
-}
+// heading names a scenario.
+func heading(s Scenario) string { return scenarioName(s) }

@@ -6,14 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -75,88 +72,6 @@ func TestArticleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "article.golden.txt", text.String())
-}
-
-// A report over a small dataset with an unfinished cell and too few seeds:
-// it renders, with the warnings beside the numbers.
-func TestReportGolden(t *testing.T) {
-	var recs []analysis.Record
-	var groupRows []dataset.GroupRow
-	addCell := func(c experiments.Cell, seeds int) {
-		for s := 1; s <= seeds; s++ {
-			r := experiments.Run{Cell: c, Seed: uint32(s)}
-			var sm sim.Sim
-			res, err := c.Simulate(&sm, sim.NewMulberry32(r.Seed), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, analysis.Record{Sweep: "t", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Label: c.Label(), Cell: c, Result: res}})
-			for g, gp := range c.Groups()[:res.NGroups] {
-				groupRows = append(groupRows, dataset.GroupRow{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Group: g, Share: gp.Share,
-					Policy: string(gp.Policy.Kind), Label: gp.Policy.Describe(), Result: res.Groups[g]})
-			}
-		}
-	}
-	scenario := func(capacity float64) sim.Scenario {
-		sc := sim.Article()
-		sc.Clients, sc.Capacity, sc.Horizon = 400, capacity, 4*time.Minute
-		return sc
-	}
-	add := func(p sim.Policy, capacity float64, seeds int) {
-		addCell(experiments.Cell{Scenario: scenario(capacity), Policy: p.Normalize()}, seeds)
-	}
-	for _, cp := range []float64{24, 60} {
-		add(sim.DefaultPolicy(sim.FullJitter), cp, 6)
-		add(sim.DefaultPolicy(sim.Decorrelated), cp, 6)
-		add(sim.Policy{Kind: sim.WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.1}, cp, 6)
-		add(sim.Policy{Kind: sim.WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.25}, cp, 6)
-		add(sim.Policy{Kind: sim.Exponential, Base: time.Second, Cap: 5 * time.Minute, Multiplier: 2}, cp, 3)
-	}
-	grpc, _ := sim.PresetByName("grpc")
-	add(grpc.Policy, 24, 6)
-	mixed := experiments.Cell{Scenario: scenario(24), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	mixed.Mix[0] = sim.Group{Share: 0.25, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
-	addCell(mixed, 6)
-	costly := experiments.Cell{Scenario: scenario(60), Policy: sim.Policy{Kind: sim.Fixed, Base: 2 * time.Second}}
-	costly.Scenario.RejectCost = 0.5
-	addCell(costly, 3)
-	aggs := analysis.Aggregates(recs)
-	r := &Report{Provenance: Provenance{Tool: "test", Sim: sim.Version, ConfigHash: "0123abcd", Commands: []string{"sweep run --sweep t"},
-		Created: "2026-01-02T03:04:05Z", Sweeps: []string{"t"}, Seeds: "1–6 (t)", Runs: len(recs), Files: 1},
-		Warnings: []string{"3 of 10 cells have runs that did not bring 99 % of clients back within the horizon"},
-		Plots:    []Plot{{File: "plots/herd.png", Title: "The herd", Caption: "What to see."}}}
-	var single []*analysis.Aggregate
-	for _, a := range aggs {
-		if !a.Cell.Mixed() {
-			single = append(single, a)
-		}
-	}
-	for _, q := range analysis.Groups(single) {
-		rk, err := analysis.Recommend(single, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Capacities = append(r.Capacities, CapacityTable{Query: q, Situations: analysis.Table5(single, q), Ranking: rk})
-		if v := analysis.LibraryVerdicts(single, q); len(v) > 0 {
-			r.Library = append(r.Library, LibraryTable{Query: q, Verdicts: v})
-		}
-	}
-	r.Mixed = analysis.MixedFleets(aggs, groupRows)
-	r.Recovery = analysis.RecoveryGrids(single)
-	if len(r.Library) != 1 || len(r.Mixed) != 1 || len(r.Recovery) != 1 {
-		t.Fatalf("library %d, mixed %d, recovery %d: want one of each", len(r.Library), len(r.Mixed), len(r.Recovery))
-	}
-	var b bytes.Buffer
-	if err := Write(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{"not finished", "seeds: too few for a 95 % interval", "not feasible: ", "did not bring 99 % of clients back within"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-	golden(t, "report.golden.md", out)
 }
 
 func TestFormat(t *testing.T) {

@@ -243,13 +243,6 @@ func (p Policy) Settings() []Setting {
 	return []Setting{{"any", "see `sweep policies` for its formula and source; " + attempts, false}}
 }
 
-func limitOr(p Policy) string {
-	if p.MaxAttempts == 0 {
-		return "0 (see retry.AddWithMaxAttempts; 0 means the SDK default of 3)"
-	}
-	return fmt.Sprint(p.MaxAttempts)
-}
-
 // Short names the policy in a few words for a table row, e.g.
 // "exp 1s ×2 ≤1m0s ±50 %".
 func (p Policy) Short() string {

@@ -155,13 +155,13 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		rep.Comparisons = append(rep.Comparisons, c)
 		f := c.Figure(budget)
 		buf := &partBuffer{}
-		if err := plots.Render(buf, f, footer); err != nil {
+		if err := plots.Render(buf, f, footer, "png"); err != nil {
 			return err
 		}
-		if err := writeAtomic(*out, f.File, buf); err != nil {
+		if err := writeAtomic(*out, f.Name+".png", buf); err != nil {
 			return err
 		}
-		files = append(files, filepath.Join(*out, f.File))
+		files = append(files, filepath.Join(*out, f.Name+".png"))
 	}
 	if *asJSON {
 		if err := rep.WriteJSON(stdout); err != nil {

@@ -70,14 +70,17 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := writeJSON(stdout, articleJSON(tables, *many)); err != nil {
 			return err
 		}
-	} else if err := reports.WriteArticleText(stdout, tables); err != nil {
-		return err
+	} else {
+		if err := reports.WriteArticleText(stdout, tables); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\n%s\n", reports.ReproductionNote())
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
 	buf := &partBuffer{}
-	fmt.Fprintf(buf, "# The article's tables, reproduced\n\nherdsweep %s, simulator %s. Published figures beside ours: the article's scenario on seeds 206–210, aggregated as the article does, and over seeds 1–%d as the mean ± the standard deviation of a 5-seed mean; z is how many of those the published figure lies from our mean. Command: `sweep reproduce --seeds %d`.\n\n", toolVersion(), sim.Version, *many, *many)
+	fmt.Fprintf(buf, "# The article's tables, reproduced\n\nherdsweep %s, simulator %s. Published figures beside ours: the article's scenario on seeds 206–210, aggregated as the article does, and over seeds 1–%d as the mean ± the standard deviation of a 5-seed mean; z is how many of those the published figure lies from our mean. Command: `sweep reproduce --seeds %d`.\n\n%s\n\n", toolVersion(), sim.Version, *many, *many, reports.ReproductionNote())
 	if err := reports.WriteArticle(buf, tables); err != nil {
 		return err
 	}
@@ -139,5 +142,5 @@ func articleJSON(tables []analysis.ArticleTable, many int) any {
 		}
 		out = append(out, tb)
 	}
-	return map[string]any{"many_seeds": many, "article_seeds": experiments.ArticleSeeds, "tables": out}
+	return map[string]any{"many_seeds": many, "article_seeds": experiments.ArticleSeeds, "tables": out, "note": reports.ReproductionNote()}
 }

@@ -1,0 +1,158 @@
+package plots
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Figures of t99 against a parameter the sweeps vary: a scenario's
+// (capacity, clients, outage) or a policy's cap.
+
+// ScenarioAxis is a scenario parameter a figure can put on its x axis.
+type ScenarioAxis struct {
+	Name  string // "capacity"
+	Label string
+	Get   func(sim.Scenario) float64
+	Set   func(*sim.Scenario, float64)
+}
+
+// Axes are the scenario parameters a sweep varies that t99 is drawn against.
+var Axes = []ScenarioAxis{
+	{"capacity", "capacity after recovery (requests/s, log scale)", func(s sim.Scenario) float64 { return s.Capacity }, func(s *sim.Scenario, v float64) { s.Capacity = v }},
+	{"clients", "clients that failed during the outage (log scale)", func(s sim.Scenario) float64 { return float64(s.Clients) }, func(s *sim.Scenario, v float64) { s.Clients = int(v) }},
+	{"outage", "outage length (s, log scale)", func(s sim.Scenario) float64 { return s.RecoverAt.Seconds() }, func(s *sim.Scenario, v float64) {
+		s.RecoverAt = time.Duration(v * float64(time.Second))
+	}},
+}
+
+// Against is t99 after recovery against a scenario parameter, one line per
+// policy of reps (the same policy in the same scenario but for the axis),
+// split into panels of at most perPanel lines.
+func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, perPanel int) Figure {
+	f := Figure{Name: "t99-" + ax.Name, Title: fmt.Sprintf("t99 after recovery against %s — %s", ax.Name, family),
+		X: Axis{Label: ax.Label, Log: true}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
+	var xs []float64
+	seen := map[float64]bool{}
+	var series []Series
+	left := 0
+	for _, r := range reps {
+		var pts []Point
+		for _, a := range aggs {
+			if !sameBut(ax, a.Cell, r.Cell) {
+				continue
+			}
+			v := ax.Get(a.Cell.Scenario)
+			if !seen[v] {
+				seen[v] = true
+				xs = append(xs, v)
+			}
+			s := a.Summary(analysis.T99)
+			if !s.Finished() {
+				left++
+				continue
+			}
+			pts = append(pts, Point{X: v, Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+		if len(pts) > 0 {
+			series = append(series, Series{Name: analysis.ShortName(r.Cell.Policy), Points: pts, Colour: len(series)})
+		}
+	}
+	sort.Float64s(xs)
+	f.X.Ticks = xs
+	if perPanel < 1 {
+		perPanel = len(series)
+	}
+	panels := (len(series) + perPanel - 1) / max(perPanel, 1)
+	per := (len(series) + panels - 1) / max(panels, 1) // balanced: 7 lines at 6 a panel are 4 + 3
+	for i := 0; i < len(series); i += per {
+		j := min(i+per, len(series))
+		title := ""
+		if panels > 1 {
+			title = fmt.Sprintf("policies %d–%d of %d", i+1, j, len(series))
+		}
+		f.Panels = append(f.Panels, Panel{Title: title, Series: series[i:j]})
+	}
+	f.Caption = fmt.Sprintf("%s: t99 after recovery against %s, a line per policy at fixed settings, with 95 %% bands; both axes on log scales.", family, ax.Name)
+	if left > 0 {
+		f.Caption += fmt.Sprintf(" A line stops where a run never brought 99 %% of clients back (%d cells).", left)
+	}
+	return f
+}
+
+func sameBut(ax ScenarioAxis, a, b experiments.Cell) bool {
+	sa, sb := a.Scenario, b.Scenario
+	v := ax.Get(sa)
+	ax.Set(&sb, v)
+	// A run's window after recovery is what a sweep fixes, not its horizon.
+	sb.Horizon = sb.RecoverAt + (b.Scenario.Horizon - b.Scenario.RecoverAt)
+	return a.Policy == b.Policy && !a.Mixed() && sa == sb
+}
+
+// Caps is t99 after recovery against the cap in one family, a panel per
+// capacity, a line per policy shape (a policy but for its cap) that keep
+// admits; shapes measured at fewer than two caps are left out.
+func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool) Figure {
+	f := Figure{Name: "t99-cap", Title: "t99 after recovery against the cap — " + family,
+		X: Axis{Label: "cap: the longest delay (s, log scale)", Log: true}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
+	byCap := map[float64]map[sim.Policy][]Point{}
+	var cs []float64
+	var shapes []sim.Policy
+	seen := map[sim.Policy]bool{}
+	left := 0
+	for _, a := range aggs {
+		p := a.Cell.Policy
+		if p.Cap == 0 || p.Preset != "" || !keep(p) {
+			continue
+		}
+		c := a.Cell.Scenario.Capacity
+		if byCap[c] == nil {
+			byCap[c] = map[sim.Policy][]Point{}
+			cs = append(cs, c)
+		}
+		s := a.Summary(analysis.T99)
+		if !s.Finished() {
+			left++
+			continue
+		}
+		sh := analysis.Shape(p)
+		if !seen[sh] {
+			seen[sh] = true
+			shapes = append(shapes, sh)
+		}
+		byCap[c][sh] = append(byCap[c][sh], Point{X: p.Cap.Seconds(), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+	}
+	sort.Float64s(cs)
+	if len(cs) > MaxPanels {
+		cs = cs[:MaxPanels]
+	}
+	ticks := map[float64]bool{}
+	for _, c := range cs {
+		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
+		for i, sh := range shapes {
+			for _, pt := range byCap[c][sh] {
+				ticks[pt.X] = true
+			}
+			ps := byCap[c][sh]
+			if len(ps) < 2 {
+				continue
+			}
+			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+			pn.Series = append(pn.Series, Series{Name: analysis.ShapeLabel(sh), Points: ps, Colour: i})
+		}
+		if len(pn.Series) > 0 {
+			f.Panels = append(f.Panels, pn)
+		}
+	}
+	f.X.Ticks = sortedKeys(ticks)
+	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
+	if left > 0 {
+		f.Caption += fmt.Sprintf(" Left out: %d cells with runs that never brought 99 %% of clients back.", left)
+	}
+	return f
+}

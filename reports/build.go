@@ -1,0 +1,366 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/plots"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// Input is what a report is built from: the dataset's runs, the groups of
+// mixed fleets, and a way to read the timelines of some runs (nil: none).
+type Input struct {
+	Dataset   *analysis.Dataset
+	Groups    []dataset.GroupRow
+	Timelines func(runKeys map[string]bool) (map[string][]dataset.TimelineRow, error)
+}
+
+// Scenario is one scenario of the dataset (a capacity of a family) with its
+// decision: the recommendation, the article's table 5 and the verdicts on
+// the library presets measured there. Its page is File.
+type Scenario struct {
+	Query  analysis.Query
+	Family analysis.Family
+	// Rec is the decision among the policies that jitter (nil when none
+	// was measured here): as `sweep recommend`, the report never
+	// recommends a policy that keeps a herd in step. All ranks every
+	// single-policy cell by the same rules, for the ranking and the
+	// verdicts on the others.
+	Rec        *analysis.Recommendation
+	All        *analysis.Recommendation
+	Situations []analysis.Situation // without Retry-After only
+	Library    []analysis.LibraryVerdict
+	File       string // "scenarios/NAME.md"
+}
+
+// Figure is a figure of the report: its data, and the files it is drawn to.
+type Figure struct {
+	plots.Figure
+	PNG, SVG string // "plots/NAME.png", "plots/NAME.svg"
+}
+
+// Report is everything the report says, built from a dataset by Build and
+// rendered by Files: report.md, a page per scenario, the article's tables
+// and every figure.
+type Report struct {
+	Provenance Provenance
+	Scenarios  []Scenario
+	Decision   Decision
+	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
+	Mixed      []analysis.MixedFleet
+	Recovery   []analysis.RecoveryGrid
+	Figures    []Figure
+	Warnings   []string // dataset-wide; per-cell warnings are in the tables
+	Footer     string   // provenance printed under every figure
+}
+
+// Build builds the report of a dataset. It reads nothing but through in;
+// when ctx is done it stops and returns ctx's error.
+func Build(ctx context.Context, in Input) (*Report, error) {
+	ds := in.Dataset
+	aggs := analysis.Aggregates(ds.Records)
+	r := &Report{Provenance: provenance(ds)}
+	r.Warnings = append(datasetWarnings(r.Provenance, aggs), ds.Warnings...)
+	r.Article = articleFromDataset(ds)
+	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
+	var jittered []*analysis.Aggregate
+	for _, a := range aggs {
+		if !a.Cell.Mixed() {
+			single = append(single, a)
+			if a.Cell.Policy.Jittered() {
+				jittered = append(jittered, a)
+			}
+		}
+	}
+	for _, q := range analysis.Groups(single) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// A query group can hold cells run for different windows (the
+		// article's 20 minutes from the start beside a sweep's 20 minutes
+		// after recovery): each window is a scenario of its own.
+		var windows []time.Duration
+		for _, a := range single {
+			if w := a.Cell.Scenario.Horizon - a.Cell.Scenario.RecoverAt; q.Matches(a) && !slices.Contains(windows, w) {
+				windows = append(windows, w)
+			}
+		}
+		slices.SortFunc(windows, func(a, b time.Duration) int { return int(b - a) })
+		for _, w := range windows {
+			in := func(a *analysis.Aggregate) bool { return a.Cell.Scenario.Horizon-a.Cell.Scenario.RecoverAt == w }
+			r.Scenarios = append(r.Scenarios, scenario(q, filter(single, in), filter(jittered, in)))
+		}
+	}
+	names := map[string]int{}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		q := s.Query
+		name := slug(q, s.All.Scenario)
+		names[name]++
+		if n := names[name]; n > 1 {
+			name += "-" + strconv.Itoa(n)
+		}
+		s.File = "scenarios/" + name + ".md"
+	}
+	r.Decision = decide(r.Scenarios)
+	r.Mixed = analysis.MixedFleets(aggs, in.Groups)
+	r.Recovery = analysis.RecoveryGrids(single)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var all []uint32
+	for _, rec := range ds.Records {
+		all = append(all, rec.Seed)
+	}
+	slices.Sort(all)
+	p := r.Provenance
+	r.Footer = fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", p.Tool, p.Sim, short(p.ConfigHash), ranges(slices.Compact(all)))
+	figs, err := chooseFigures(single, r, in.Timelines)
+	if err != nil {
+		return nil, err
+	}
+	r.Figures = figs
+	return r, nil
+}
+
+// scenario decides one scenario: q among single (every single-policy
+// cell run for one window), the recommendation among those that jitter.
+func scenario(q analysis.Query, single, jittered []*analysis.Aggregate) Scenario {
+	s := Scenario{Query: q}
+	s.All, _ = analysis.Recommend(single, q) // q comes from these cells: never an error
+	s.Family = analysis.FamilyOf(s.All.Scenario)
+	if rk, err := analysis.Recommend(jittered, q); err == nil {
+		s.Rec = rk
+		if q.RetryAfter == 0 { // table 5 has its own Retry-After row
+			s.Situations = analysis.Table5(jittered, q)
+		}
+		for _, a := range s.All.Ranked {
+			if a.Cell.Policy.Preset != "" {
+				s.Library = append(s.Library, analysis.Judge(rk, a))
+			}
+		}
+		sort.SliceStable(s.Library, func(i, j int) bool {
+			return s.Library[i].Preset.Cell.Policy.Preset < s.Library[j].Preset.Cell.Policy.Preset
+		})
+	}
+	return s
+}
+
+func filter(as []*analysis.Aggregate, keep func(*analysis.Aggregate) bool) []*analysis.Aggregate {
+	var out []*analysis.Aggregate
+	for _, a := range as {
+		if keep(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// File is one file of a rendered report, relative to its folder.
+type File struct {
+	Name  string // slash-separated: "report.md", "scenarios/x.md", "plots/x.png"
+	Write func(io.Writer) error
+}
+
+// Files lists every file of the report in a fixed order: report.md, the
+// article's tables, a page per scenario, then each figure as PNG and SVG.
+func (r *Report) Files() []File {
+	out := []File{{"report.md", r.WriteMarkdown}}
+	if len(r.Article) > 0 {
+		out = append(out, File{"article.md", r.writeArticlePage})
+	}
+	for i := range r.Scenarios {
+		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
+	}
+	for _, f := range r.Figures {
+		out = append(out,
+			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "png") }},
+			File{f.SVG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "svg") }})
+	}
+	return out
+}
+
+// slug names a scenario's page: "c120-n2000-o30s", "-ra30s", "-cost0.5".
+func slug(q analysis.Query, sc sim.Scenario) string {
+	s := fmt.Sprintf("c%s-n%d-o%gs", strconv.FormatFloat(q.Capacity, 'g', -1, 64), q.Clients, q.Outage.Seconds())
+	if q.RetryAfter > 0 {
+		s += fmt.Sprintf("-ra%gs", q.RetryAfter.Seconds())
+	}
+	if sc.RejectCost > 0 {
+		s += fmt.Sprintf("-cost%g", sc.RejectCost)
+	}
+	if sc.RampUp > 0 {
+		s += fmt.Sprintf("-ramp%gs-from%g", sc.RampUp.Seconds(), sc.RampFrom)
+	}
+	if sc.RetryAfterBacklog {
+		s += "-rabacklog"
+	}
+	if sc.RetryAfterMax > 0 {
+		s += fmt.Sprintf("-ramax%gs", sc.RetryAfterMax.Seconds())
+	}
+	if w := sc.Horizon - sc.RecoverAt; w != analysis.DefaultWindow {
+		s += fmt.Sprintf("-w%gs", w.Seconds())
+	}
+	return s
+}
+
+// Provenance says where a report's data came from.
+type Provenance struct {
+	Tool       string
+	Sim        string
+	ConfigHash string
+	Commands   []string
+	Created    string
+	Sweeps     []string
+	Seeds      string // e.g. "1–10 (default); 206–210 (article)"
+	Runs       int
+	Files      int
+}
+
+// provenance sums up the metadata of every part.
+func provenance(ds *analysis.Dataset) Provenance {
+	p := Provenance{Runs: len(ds.Records), Files: ds.Files}
+	var tools, sims, hashes []string
+	for _, m := range ds.Metas {
+		tools, sims, hashes = addUniq(tools, m.Tool), addUniq(sims, m.Sim), addUniq(hashes, m.ConfigHash)
+		p.Commands = addUniq(p.Commands, m.Command)
+		if m.Created > p.Created {
+			p.Created = m.Created
+		}
+	}
+	p.Tool, p.Sim, p.ConfigHash = strings.Join(tools, ", "), strings.Join(sims, ", "), strings.Join(hashes, ", ")
+	seeds := map[string][]uint32{}
+	for _, r := range ds.Records {
+		if !slices.Contains(p.Sweeps, r.Sweep) {
+			p.Sweeps = append(p.Sweeps, r.Sweep)
+		}
+		seeds[r.Sweep] = append(seeds[r.Sweep], r.Seed)
+	}
+	var parts []string
+	for _, s := range p.Sweeps {
+		ss := seeds[s]
+		slices.Sort(ss)
+		parts = append(parts, fmt.Sprintf("%s (%s)", ranges(slices.Compact(ss)), s))
+	}
+	p.Seeds = strings.Join(parts, "; ")
+	return p
+}
+
+func addUniq(xs []string, x string) []string {
+	if x == "" || slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// ranges writes ascending distinct seeds as "1–10, 206–210".
+func ranges(s []uint32) string {
+	var parts []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d–%d", s[i], s[j]))
+		} else {
+			parts = append(parts, strconv.FormatUint(uint64(s[i]), 10))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
+	var w []string
+	if strings.Contains(p.ConfigHash, ",") {
+		w = append(w, "the dataset mixes parts written from different configs: "+p.ConfigHash)
+	}
+	few, unfinished := 0, 0
+	for _, a := range aggs {
+		if len(a.Seeds) < analysis.MinSeedsForInterval {
+			few++
+		}
+		if a.Summary(analysis.T99).Unfinished > 0 {
+			unfinished++
+		}
+	}
+	if few > 0 {
+		w = append(w, fmt.Sprintf("%d of %d cells have fewer than %d seeds: too few for a 95 %% interval", few, len(aggs), analysis.MinSeedsForInterval))
+	}
+	if unfinished > 0 {
+		w = append(w, fmt.Sprintf("%d of %d cells have runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, len(aggs)))
+	}
+	return w
+}
+
+// articleFromDataset compares the article's tables with the dataset's runs
+// of the same cells on the article's seeds; none when the dataset lacks them.
+func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
+	want := map[string]bool{}
+	for _, t := range experiments.ArticleTables() {
+		for _, row := range t.Rows {
+			want[row.Cell.Key()] = true
+		}
+	}
+	byCell := map[string]map[uint32]sim.Result{}
+	for _, r := range ds.Records {
+		if !want[r.CellKey] {
+			continue
+		}
+		if byCell[r.CellKey] == nil {
+			byCell[r.CellKey] = map[uint32]sim.Result{}
+		}
+		byCell[r.CellKey][r.Seed] = r.Result
+	}
+	complete := true
+	results := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+		runs := byCell[c.Key()]
+		var five, many []sim.Result
+		for _, s := range experiments.ArticleSeeds {
+			res, ok := runs[s]
+			if !ok {
+				complete = false
+				return nil, nil
+			}
+			five = append(five, res)
+		}
+		if len(runs) >= 20 {
+			var seeds []uint32
+			for s := range runs {
+				seeds = append(seeds, s)
+			}
+			sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+			for _, s := range seeds {
+				many = append(many, runs[s])
+			}
+		}
+		return five, many
+	}
+	for _, t := range experiments.ArticleTables() {
+		for _, row := range t.Rows {
+			results(row.Cell)
+		}
+	}
+	if !complete {
+		return nil
+	}
+	return analysis.CompareArticle(experiments.ArticleTables(), results)
+}
