@@ -21,6 +21,7 @@ type calendar struct {
 	// stay within a few kilobytes (20 % faster than rows of ticks, measured
 	// on BenchmarkTable1).
 	dense  bool
+	sparse bool     // force the sparse mode (tests of the sparse path)
 	words  int      // words per tick
 	stride int      // ticks per column
 	bitmap []uint64 // column-major: word w of tick k at w·stride + k
@@ -50,7 +51,7 @@ const denseLimit = 16 << 20
 
 func (c *calendar) reset(ticks, clients int) {
 	words := (clients + 63) / 64
-	c.dense = ticks*words*8 <= denseLimit
+	c.dense = ticks*words*8 <= denseLimit && !c.sparse
 	if c.dense {
 		if c.words != words || c.stride < ticks {
 			c.words, c.stride = words, ticks
