@@ -49,9 +49,11 @@ type slot struct {
 // denseLimit is the most bytes a dense calendar may take.
 const denseLimit = 16 << 20
 
-func (c *calendar) reset(ticks, clients int) {
+// reset prepares the calendar for a run of clients over ticks; sparse
+// asks for the sparse mode, whatever the size.
+func (c *calendar) reset(ticks, clients int, sparse bool) {
 	words := (clients + 63) / 64
-	c.dense = ticks*words*8 <= denseLimit && !c.sparse
+	c.dense = ticks*words*8 <= denseLimit && !c.sparse && !sparse
 	if c.dense {
 		if c.words != words || c.stride < ticks {
 			c.words, c.stride = words, ticks

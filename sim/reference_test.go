@@ -204,7 +204,7 @@ func TestNaNDelayNeverArrives(t *testing.T) {
 		var s Sim
 		s.clients = make([]client, 1)
 		s.cal.sparse = sparse
-		s.cal.reset(100, 1)
+		s.cal.reset(100, 1, false)
 		s.order.reset(1)
 		st := &runState{nt: 100, lastT: 9900, tk: ticker{tick: 100, inv: 0.01}, d: nanDelay{}, rng: NewMulberry32(1)}
 		dl, nk := s.reject(st, 0, 0, 0)

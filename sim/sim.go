@@ -29,6 +29,32 @@ type Result struct {
 	GaveUp    int           // clients that reached MaxAttempts
 	Pending   int           // clients neither served nor given up at the end
 	End       time.Duration // the last tick: every client done or gave up, or the horizon
+
+	// A queueing server's metrics (Scenario.Concurrency > 0); zero for the
+	// counting server. Requests are counted whoever sent them: the cohort
+	// and the open-loop traffic.
+	Offered       int64   // open-loop requests that arrived new (first attempts)
+	OfferedGaveUp int64   // open-loop clients that gave up
+	Goodput       int64   // requests answered within their client's timeout
+	TimedOut      int64   // requests answered too late: their client had stopped waiting
+	Rejected      int64   // requests refused at once: down, queue full, waited too long, shed
+	BusyMS        float64 // worker time spent serving, ms
+	WastedMS      float64 // of which on timed-out requests (work nobody used), ms
+	// Latency of the requests answered in time, ms (0 when none): the mean,
+	// exact, and percentiles within 0.8 % of latency + 1 ms (see latency).
+	LatencyMean, LatencyP50, LatencyP90, LatencyP99 float64
+	// Recovered: open loop only, the time from which goodput stays within
+	// RecoveryBand of demand in every RecoveryWindow up to the horizon.
+	Recovered Milestone
+}
+
+// WastedFraction is the share of the server's work spent on requests whose
+// client had stopped waiting; 0 when it did no work.
+func (r Result) WastedFraction() float64 {
+	if r.BusyMS == 0 {
+		return 0
+	}
+	return r.WastedMS / r.BusyMS
 }
 
 // Milestone is the time at which a share of the clients had succeeded.
@@ -85,6 +111,7 @@ type Sim struct {
 	lim     limited // the client-side limits of the run, when it has any
 	bud     budget
 	fleet   fleet    // a mixed fleet's groups
+	queue   queueRun // a queueing server's state
 	st      runState // the run in progress
 }
 

@@ -22,10 +22,11 @@ type runState struct {
 	maxAtt    int32
 	d         delayer
 	bud       *budget
-	fl        *fleet  // nil: one policy for all
-	budget    int     // the counting server's requests per tick
-	srv       *server // nil: the article's counting server
-	backlog   *server // the server that sends a backlog Retry-After, or nil
+	fl        *fleet    // nil: one policy for all
+	budget    int       // the counting server's requests per tick
+	srv       *server   // nil: the article's counting server
+	backlog   *server   // the server that sends a backlog Retry-After, or nil
+	q         *queueRun // a queueing server's run, or nil
 	rng       *Mulberry32
 	tl        *Timeline
 
@@ -44,6 +45,8 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 	var k int
 	var err error
 	switch {
+	case st.q != nil:
+		k, err = s.loopQueue(st)
 	case s.cal.dense && s.Trace == nil && st.fl == nil:
 		k, err = s.loopDense(st)
 	default:
@@ -54,6 +57,9 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 		return Result{}, err
 	}
 	r := st.finish(k)
+	if st.q != nil {
+		st.q.finishQueue(st, &r)
+	}
 	*st = runState{} // drop the references to the caller's values
 	return r, nil
 }
@@ -82,8 +88,12 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		st.d, st.bud, st.maxAtt = st.fl, nil, 0 // the fleet applies each group's limits
 	}
 
+	if sc.Concurrency > 0 {
+		st.q = s.queue.start(sc, st)
+	}
+
 	s.clients = grow(s.clients, n)
-	s.cal.reset(nt, n)
+	s.cal.reset(nt, n, sc.ArrivalRate > 0) // open-loop clients are not in a dense calendar's bitmap
 	s.order.reset(n)
 	if tl != nil {
 		tl.Tick = sc.Tick
