@@ -65,7 +65,7 @@ type queueRun struct {
 	good                []int32   // per tick: requests answered in time in the tick
 	offered             []int32   // per tick: open-loop requests that arrived in the tick
 	inflight            int       // cohort answers due at later ticks
-	lat                 latency
+	lat                 *latency  // the Sim's
 	goodput, timedOut   int64
 	rejected, offeredN  int64
 	busy, wasted        float64
@@ -79,10 +79,9 @@ type queueRun struct {
 }
 
 // start prepares a queueing server's run of sc.
-func (q *queueRun) start(sc Scenario, st *runState) *queueRun {
+func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	free, waiting := q.free, q.waiting
 	cd, good, off := q.cohortDone, q.good, q.offered
-	lat := q.lat
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon)}
@@ -100,7 +99,7 @@ func (q *queueRun) start(sc Scenario, st *runState) *queueRun {
 	clear(q.good)
 	clear(q.offered)
 	q.lat = lat
-	q.lat.reset()
+	lat.reset()
 	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
 	return q
 }

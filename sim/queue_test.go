@@ -297,7 +297,7 @@ func TestLognormalService(t *testing.T) {
 	sc := openLoop(1, "lognormal", 20*time.Millisecond, 1, 0)
 	sc.ServiceP99 = 200 * time.Millisecond
 	st := runState{nt: 10, tk: ticker{tick: 100, inv: 0.01}}
-	q.start(sc, &st)
+	q.start(sc, &st, new(latency))
 	rng := NewMulberry32(4)
 	const n = 200_000
 	xs := make([]float64, n)

@@ -112,6 +112,7 @@ type Sim struct {
 	bud     budget
 	fleet   fleet    // a mixed fleet's groups
 	queue   queueRun // a queueing server's state
+	lat     latency  // its latency histogram
 	st      runState // the run in progress
 }
 

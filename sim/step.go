@@ -89,7 +89,7 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 	}
 
 	if sc.Concurrency > 0 {
-		st.q = s.queue.start(sc, st)
+		st.q = s.queue.start(sc, st, &s.lat)
 	}
 
 	s.clients = grow(s.clients, n)
@@ -326,7 +326,12 @@ func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk in
 	nk = -1
 	if next <= st.lastT { // also false for NaN
 		nk = max(st.tk.arrival(next), k+1)
-		s.cal.push(nk, i)
+		if c := &s.cal; c.dense { // calendar.push, inlined for the article's runs
+			c.bitmap[int(i>>6)*c.stride+nk] |= 1 << (uint32(i) & 63)
+			c.count[nk]++
+		} else {
+			c.push(nk, i)
+		}
 		st.active++
 	}
 	return dl, nk
