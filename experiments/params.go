@@ -183,6 +183,7 @@ var Params = []Param{
 	{Key: "arrival_rps", Type: Float, Field: "ArrivalRate", OmitZero: true, Doc: "queueing server: new requests/s arriving throughout the run (Poisson), each with its own retries; 0 = none",
 		get: func(c *Cell) any { return c.Scenario.ArrivalRate },
 		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
+	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
 }
 
 func omitZero(p Param) Param {

@@ -14,7 +14,10 @@ import (
 // its Timeout. So each arrival is decided at once, as on the counting
 // server, and no event queue is needed:
 //
-//   - before RecoverAt the server is down: every request is rejected (503);
+//   - from OutageStart (0 by default) to RecoverAt the server is down: every
+//     request is rejected (503). Requests admitted before the outage are
+//     still answered (the outage stops admissions, as a balancer that stops
+//     routing; a crash that loses them is not modelled);
 //   - a request that would wait (every worker busy) is rejected (429) when
 //     QueueLimit requests are already waiting, when its wait would exceed
 //     QueueWait, or when shedding: the queue's delay has stayed above
@@ -36,6 +39,8 @@ import (
 // (index Clients, Clients+1, …); their retries go through the calendar as
 // the cohort's do.
 //
+// The cohort of failed clients first sends at OutageStart + U(0, Spread).
+//
 // Draw order, one Mulberry32 stream per run: the cohort's initial spread
 // (one draw per client, index order); then the first open-loop gap; then
 // tick by tick: the calendar's arrivals of the tick in index order, then
@@ -54,6 +59,7 @@ type queueRun struct {
 	limit               int
 	maxWait, target     float64 // ms; 0 = none
 	timeout             float64 // ms; 0 = none
+	outageStart         float64 // ms: the server is down from then to recovery
 	rate                float64 // open-loop arrivals per ms; 0 = none
 	nextArrival         float64 // ms: the next open-loop arrival
 	aboveSince          float64 // ms: since when the queue's delay is above target; -1 = it is not
@@ -84,7 +90,7 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	cd, good, off := q.cohortDone, q.good, q.offered
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
-		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon)}
+		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
 	if q.kind == 2 {
 		q.mu = math.Log(q.svc)
 		q.sigma = math.Log(ms(sc.ServiceP99)/q.svc) / z99
@@ -214,7 +220,6 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 			return k, ErrStopped
 		}
 		t := float64(float64(k) * st.tk.tick)
-		st.resp.up = t >= st.recoverAt
 		st.resp.tick = int32(k)
 		q.arrivalsInTick, q.servedInTick, q.quitInTick = 0, 0, 0
 		if !s.cal.empty(k) {
@@ -239,7 +244,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 				q.nextArrival = a - math.Log(1-st.rng.Float64())/q.rate
 			}
 		}
-		if st.resp.up {
+		if t >= st.recoverAt {
 			st.r.PeakArrivals = max(st.r.PeakArrivals, q.arrivalsInTick)
 		}
 		if d := q.cohortDone[k]; d > 0 {
@@ -260,14 +265,16 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
 	q.arrivalsInTick++
 	st.r.Sent++
-	if st.resp.up {
+	if a >= st.recoverAt {
 		st.r.SentAfterRecovery++
 	}
 	if st.bud != nil {
 		st.bud.sent(k, 1)
 	}
+	down := a < st.recoverAt && a >= q.outageStart
+	st.resp.up = !down
 	out, done := rejected, 0.0
-	if a >= st.recoverAt {
+	if !down {
 		out, done = q.admit(a, st.rng)
 	}
 	from := a

@@ -126,6 +126,9 @@ func randomQueueScenario(r *Mulberry32) Scenario {
 	if pick(2) == 0 {
 		sc.ArrivalRate = float64(pick(400))
 	}
+	if pick(3) == 0 && sc.RecoverAt > 0 {
+		sc.OutageStart = time.Duration(pick(int(sc.RecoverAt/time.Millisecond))) * time.Millisecond
+	}
 	return sc
 }
 
@@ -271,6 +274,10 @@ func TestQueueValidate(t *testing.T) {
 		{"counting server with a timeout", func(s *Scenario) {
 			s.Concurrency, s.Service, s.ServiceTime, s.ArrivalRate, s.Timeout = 0, "", 0, 0, time.Second
 		}, "Timeout: 1s: want 0 unless Concurrency > 0"},
+		{"outage after recovery", func(s *Scenario) { s.RecoverAt, s.OutageStart = 10*time.Second, 10*time.Second }, "OutageStart: 10s: want before RecoverAt (10s), or 0"},
+		{"counting server with a later outage", func(s *Scenario) {
+			s.Concurrency, s.Service, s.ServiceTime, s.ArrivalRate, s.RecoverAt, s.OutageStart = 0, "", 0, 0, 10*time.Second, time.Second
+		}, "OutageStart: 1s: want 0 unless Concurrency > 0"},
 		{"counting server with arrivals", func(s *Scenario) { s.Concurrency, s.Service, s.ServiceTime = 0, "", 0 }, "ArrivalRate: 50: want 0 unless Concurrency > 0"},
 	}
 	for _, tt := range tests {
@@ -320,5 +327,53 @@ func TestLognormalService(t *testing.T) {
 	}
 	if got := below(200); math.Abs(got-0.99) > 0.001 {
 		t.Errorf("P(S ≤ p99) = %.4f, want 0.99", got)
+	}
+}
+
+// An outage from 60 s to 80 s in open-loop traffic at 70 % load: before
+// it the server is in steady state (goodput within 5 % of the arrivals of
+// every 10 s window but the first), during it nothing new is answered, and a
+// cohort sends from its start, not from time 0.
+func TestOutageStart(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 200, Tick: 100 * time.Millisecond, OutageStart: time.Minute, RecoverAt: 80 * time.Second, Capacity: 10,
+		Spread: time.Second, Horizon: 300 * time.Second, Concurrency: 4, Service: "exponential", ServiceTime: 40 * time.Millisecond,
+		Timeout: time.Second, QueueWait: 500 * time.Millisecond, ArrivalRate: 70}
+	var s Sim
+	var tl Timeline
+	var cohortFirst []int
+	s.Trace = func(e Event) {
+		if e.Client < sc.Clients && len(cohortFirst) < sc.Clients {
+			cohortFirst = append(cohortFirst, e.Tick)
+		}
+	}
+	r, err := s.Run(sc, Policy{Kind: FullJitter, Base: 100 * time.Millisecond, Cap: 10 * time.Second, Multiplier: 2}, NewMulberry32(2), &tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &s.queue
+	for w := 1; w < 6; w++ {
+		var good, off int32
+		for k := w * 100; k < (w+1)*100; k++ {
+			good += q.good[k]
+			off += q.offered[k]
+		}
+		if math.Abs(float64(good-off)) > 0.05*float64(off) {
+			t.Errorf("before the outage, window %d: %d answered of %d arrivals", w, good, off)
+		}
+	}
+	for k := 620; k < 800; k++ { // what was admitted before 60 s is answered within 0.5 s + its service
+		if tl.Served[k] != 0 {
+			t.Errorf("tick %d, during the outage: %d answered", k, tl.Served[k])
+		}
+	}
+	for _, k := range cohortFirst[:50] {
+		if k < 600 || k > 610 {
+			t.Errorf("a cohort client first sent at tick %d, want 600–610", k)
+			break
+		}
+	}
+	if !r.Recovered.Reached || r.Recovered.At < sc.RecoverAt || r.Succeeded != sc.Clients {
+		t.Errorf("recovered %+v, %d of %d cohort clients served", r.Recovered, r.Succeeded, sc.Clients)
 	}
 }

@@ -73,6 +73,11 @@ type Scenario struct {
 	// process from time 0 to the horizon, before, during and after the
 	// outage, each with its own retry state. 0 = only the failed cohort.
 	ArrivalRate float64
+	// OutageStart: a queueing server is up from 0 to this time, then down
+	// until RecoverAt; the cohort first sends at OutageStart + U(0,
+	// Spread). Before it the open-loop traffic reaches steady state.
+	// 0 = down from the start, as the counting server always is.
+	OutageStart time.Duration
 }
 
 // ServiceKinds are the service time distributions of a queueing server.
@@ -208,6 +213,8 @@ func (s Scenario) validateQueue() error {
 			return &FieldError{"Timeout", s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
 		case s.ArrivalRate != 0:
 			return &FieldError{"ArrivalRate", s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+		case s.OutageStart != 0:
+			return &FieldError{"OutageStart", s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
 		}
 		return nil
 	}
@@ -246,6 +253,12 @@ func (s Scenario) validateQueue() error {
 		if err := wholeMS(f.name, f.d, 0); err != nil {
 			return err
 		}
+	}
+	if err := wholeMS("OutageStart", s.OutageStart, 0); err != nil {
+		return err
+	}
+	if s.OutageStart > 0 && s.OutageStart >= s.RecoverAt {
+		return &FieldError{"OutageStart", s.OutageStart, fmt.Sprintf("before RecoverAt (%v), or 0", s.RecoverAt)}
 	}
 	if !(s.ArrivalRate >= 0) || s.ArrivalRate*s.Horizon.Seconds() > MaxOffered {
 		return &FieldError{"ArrivalRate", s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}

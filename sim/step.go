@@ -105,6 +105,7 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		bases[g] = ms(gr.Policy.Base)
 	}
 	spread := ms(sc.Spread)
+	from := ms(sc.OutageStart) // 0 but for a queueing server's later outage
 	for i := range n {
 		base := bases[0]
 		if st.fl != nil {
@@ -112,6 +113,9 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		}
 		s.clients[i] = client{prev: base}
 		next := rng.Float64() * spread
+		if from > 0 {
+			next += from
+		}
 		if next <= st.lastT {
 			s.cal.push(st.tk.arrival(next), int32(i))
 			st.active++
