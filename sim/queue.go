@@ -65,7 +65,7 @@ type queueRun struct {
 	aboveSince          float64 // ms: since when the queue's delay is above target; -1 = it is not
 	base                float64 // ms: a new client's first prev (its policy's base)
 	free                []float64
-	waiting             []float64 // start times of admitted requests that have not started, FCFS
+	waiting             []float64 // with a QueueLimit: start times of admitted requests that have not started, FCFS
 	head                int       // waiting[head:] is the queue
 	cohortDone          []int32   // per tick: cohort clients answered in the tick
 	good                []int32   // per tick: requests answered in time in the tick
@@ -77,9 +77,7 @@ type queueRun struct {
 	busy, wasted        float64
 	loopGaveUp          int64
 	arrivalsInTick      int
-	servedInTick        int
 	quitInTick          int
-	lastTickEnd         float64
 	horizon             float64
 	recoveryWindowTicks int
 }
@@ -139,7 +137,7 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 	for q.head < len(q.waiting) && q.waiting[q.head] <= a {
 		q.head++
 	}
-	if q.head == len(q.waiting) {
+	if q.head == len(q.waiting) { // empty: start again at the front
 		q.waiting, q.head = q.waiting[:0], 0
 	}
 	start := max(a, q.free[0])
@@ -165,7 +163,7 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 	done := start + s
 	q.free[0] = done
 	q.siftDown()
-	if wait > 0 {
+	if wait > 0 && q.limit > 0 { // only a QueueLimit needs the queue's length
 		if q.head > 0 && len(q.waiting) == cap(q.waiting) { // reuse the room of those that started
 			n := copy(q.waiting, q.waiting[q.head:])
 			q.waiting, q.head = q.waiting[:n], 0
@@ -221,7 +219,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 		t := float64(float64(k) * st.tk.tick)
 		st.resp.tick = int32(k)
-		q.arrivalsInTick, q.servedInTick, q.quitInTick = 0, 0, 0
+		q.arrivalsInTick, q.quitInTick = 0, 0
 		if !s.cal.empty(k) {
 			list := s.cal.take(k, &s.order)
 			st.active -= len(list)
@@ -411,4 +409,9 @@ func (l *latency) quantile(p float64) float64 {
 		}
 	}
 	return 0
+}
+
+// footprint is the bytes of storage a queueing server's run holds.
+func (q *queueRun) footprint() int {
+	return (cap(q.free)+cap(q.waiting))*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
 }

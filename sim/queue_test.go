@@ -135,8 +135,9 @@ func randomQueueScenario(r *Mulberry32) Scenario {
 // Properties of every queueing run, on random scenarios and policies:
 // each request is answered in time, answered late or rejected; the cohort
 // ends in exactly one state; wasted work is part of the work; latencies are
-// within the timeout; a run is deterministic and a reused Sim (after a
-// counting run of another size) gives the same result as a fresh one.
+// within the timeout; MemoryBytes bounds what the Sim holds; a run is
+// deterministic and a reused Sim (after a counting run of another size)
+// gives the same result as a fresh one.
 func TestQueueProperties(t *testing.T) {
 	t.Parallel()
 	rng := NewMulberry32(99)
@@ -182,6 +183,9 @@ func TestQueueProperties(t *testing.T) {
 		}
 		if arrivals != r.Sent || good > r.Goodput {
 			t.Errorf("%s: timeline arrivals %d (sent %d), answered %d (goodput %d)", name, arrivals, r.Sent, good, r.Goodput)
+		}
+		if got, est := int64(s.footprint()+12*cap(tl.Arrivals)), sc.MemoryBytes(true); got > est {
+			t.Errorf("%s: holds %d bytes, estimate %d", name, got, est)
 		}
 		if _, err := s.Run(Article(), DefaultPolicy(FullJitter), NewMulberry32(1), nil); err != nil {
 			t.Fatal(err)

@@ -90,6 +90,9 @@ const ShedInterval = 100 * time.Millisecond
 // MaxConcurrency bounds Scenario.Concurrency.
 const MaxConcurrency = 1 << 20
 
+// MaxQueueLimit bounds Scenario.QueueLimit (8 bytes a waiting request).
+const MaxQueueLimit = 1 << 24
+
 // MaxOffered bounds the open-loop requests of a run: ArrivalRate × Horizon.
 const MaxOffered = 20_000_000
 
@@ -243,8 +246,8 @@ func (s Scenario) validateQueue() error {
 	} else if s.ServiceP99 != 0 {
 		return &FieldError{"ServiceP99", s.ServiceP99, "0 unless Service is lognormal"}
 	}
-	if s.QueueLimit < 0 || s.QueueLimit > MaxClients {
-		return &FieldError{"QueueLimit", s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxClients)}
+	if s.QueueLimit < 0 || s.QueueLimit > MaxQueueLimit {
+		return &FieldError{"QueueLimit", s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxQueueLimit)}
 	}
 	for _, f := range []struct {
 		name string
@@ -300,7 +303,9 @@ func (s Scenario) ticks() int {
 // entries with the slack of growing slices, the sort and fleet tables), 32
 // per tick, 160 per tick that can hold a client, up to 16 MiB for a dense
 // calendar, and 96 per tick of timeline (the Timeline and its rows in the
-// dataset). Callers compare it with a memory budget before running.
+// dataset); for a queueing server also 16 per worker, 16 per place in a
+// bounded queue, 12 per tick, 80 per open-loop request expected and its
+// latency histogram. Callers compare it with a memory budget before running.
 func (s Scenario) MemoryBytes(timeline bool) int64 {
 	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
 	b := 40*clients + 32*ticks + 160*min(ticks, clients) + denseLimit
@@ -309,7 +314,7 @@ func (s Scenario) MemoryBytes(timeline bool) int64 {
 	}
 	if s.Concurrency > 0 { // see queueRun: workers, the waiting queue, per-tick counters
 		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.Horizon.Seconds()))
-		b += 24*int64(min(s.Concurrency, MaxConcurrency)) + 12*ticks + 80*offered + 16*clients + queueFixedBytes
+		b += 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
 	}
 	return b
 }

@@ -68,7 +68,7 @@ type Milestone struct {
 type Timeline struct {
 	Tick     time.Duration
 	Arrivals []int32 // requests that arrived in the tick
-	Served   []int32 // of which served
+	Served   []int32 // of which served (a queueing server: requests answered in time in the tick)
 	GaveUp   []int32 // of the rejected, clients that gave up
 }
 
@@ -181,7 +181,7 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint()
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint()
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
