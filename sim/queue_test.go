@@ -381,3 +381,24 @@ func TestOutageStart(t *testing.T) {
 		t.Errorf("recovered %+v, %d of %d cohort clients served", r.Recovered, r.Succeeded, sc.Clients)
 	}
 }
+
+// A queue bound longer than the clients' timeout does not prevent the
+// metastable state: what waits between 0.4 and 0.5 s is served for nobody.
+func TestQueueBoundLongerThanTimeout(t *testing.T) {
+	t.Parallel()
+	sc := Article()
+	sc.Clients, sc.Horizon = 500, 5*time.Minute
+	sc.Concurrency, sc.Service, sc.ServiceTime = 2, "exponential", 10*time.Millisecond
+	sc.ArrivalRate, sc.Timeout, sc.QueueWait = 100, 400*time.Millisecond, 500*time.Millisecond
+	r, err := Run(sc, DefaultPolicy(FullJitter), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Recovered.Reached || r.WastedFraction() < 0.99 {
+		t.Errorf("recovered %+v, %.3f of the work wasted; want never, over 99 %%", r.Recovered, r.WastedFraction())
+	}
+	sc.QueueWait = 300 * time.Millisecond
+	if r, err = Run(sc, DefaultPolicy(FullJitter), 4); err != nil || !r.Recovered.Reached {
+		t.Errorf("with a bound under the timeout: recovered %+v, %v", r.Recovered, err)
+	}
+}
