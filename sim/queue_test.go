@@ -402,3 +402,33 @@ func TestQueueBoundLongerThanTimeout(t *testing.T) {
 		t.Errorf("with a bound under the timeout: recovered %+v, %v", r.Recovered, err)
 	}
 }
+
+// CoDel-style shedding keeps an overloaded server's latency near its
+// target: at 150 % load the queue's delay may exceed 50 ms for 100 ms
+// (growing by half of that meanwhile) before arrivals are turned away, so
+// with the service time's tail the p99 stays under 250 ms (232 measured)
+// while the server stays busy and turns away a third; without it the queue
+// grows for the whole run (p99 98 s).
+func TestSheddingBoundsLatency(t *testing.T) {
+	t.Parallel()
+	sc := openLoop(1, "exponential", 10*time.Millisecond, 150, 0)
+	sc.Horizon = 200 * time.Second
+	never := Policy{Kind: Fixed, Base: time.Second, MaxAttempts: 1}
+	unbounded, err := Run(sc, never, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.ShedTarget = 50 * time.Millisecond
+	shed, err := Run(sc, never, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unbounded.Rejected != 0 || unbounded.LatencyP99 < 10_000 {
+		t.Errorf("no shedding: %d rejected, p99 %g ms; want none rejected and a queue that grows past 10 s", unbounded.Rejected, unbounded.LatencyP99)
+	}
+	busy := shed.BusyMS / ms(sc.Horizon)
+	t.Logf("unbounded p99 %g; shed p99 %g, rejected %d, busy %.3f", unbounded.LatencyP99, shed.LatencyP99, shed.Rejected, busy)
+	if shed.Rejected == 0 || shed.LatencyP99 > 250 || busy < 0.95 {
+		t.Errorf("shedding at 50 ms: %d rejected, p99 %g ms, busy %.3f of the time; want some rejected, p99 ≤ 250 ms, busy ≥ 0.95", shed.Rejected, shed.LatencyP99, busy)
+	}
+}
