@@ -310,9 +310,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	}
 	if s.Trace != nil {
 		if dl < 0 {
-			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, NextTick: -1})
 		} else {
-			s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
+			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Delay: dl, NextTick: nk})
 		}
 	}
 }

@@ -149,11 +149,20 @@ func TestQueueProperties(t *testing.T) {
 		}
 		p := policies[i%len(policies)]
 		name := fmt.Sprintf("#%d %s c=%d %s %v timeout=%v rate=%g", i, p, sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout, sc.ArrivalRate)
-		var s Sim
+		var timedOut int64
+		s := Sim{Trace: func(e Event) {
+			if e.TimedOut {
+				timedOut++
+			}
+		}}
 		var tl Timeline
 		r, err := s.Run(sc, p, NewMulberry32(uint32(i)), &tl)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		s.Trace = nil
+		if timedOut != r.TimedOut {
+			t.Errorf("%s: %d timed-out events, %d timed out", name, timedOut, r.TimedOut)
 		}
 		if r.Goodput+r.TimedOut+r.Rejected != r.Sent {
 			t.Errorf("%s: goodput %d + timed out %d + rejected %d != sent %d", name, r.Goodput, r.TimedOut, r.Rejected, r.Sent)

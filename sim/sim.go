@@ -83,6 +83,7 @@ type Event struct {
 	Client   int
 	Served   bool
 	GaveUp   bool
+	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
