@@ -151,6 +151,9 @@ func checkColumns(sc *arrow.Schema, fields []arrow.Field, columns []string) ([]i
 	var idx []int
 	for _, c := range columns {
 		is := sc.FieldIndices(c)
+		if len(is) == 0 && optionalColumn(c) {
+			continue
+		}
 		if len(is) != 1 {
 			return nil, fmt.Errorf("no column %q (a file written by another tool?)", c)
 		}
@@ -200,6 +203,9 @@ func column(tbl arrow.Table, name string) []arrow.Array {
 func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a arrow.Array, i, row int) error) error {
 	for _, f := range fields {
 		chunks := column(tbl, f.Name)
+		if chunks == nil && optionalColumn(f.Name) {
+			continue
+		}
 		if chunks == nil {
 			return fmt.Errorf("no column %q", f.Name)
 		}
@@ -327,6 +333,35 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 		r.Result.Pending = int(i64())
 	case ColEnd:
 		r.Result.End = seconds(f64())
+	case ColGoodput:
+		r.Result.Goodput = i64()
+	case ColTimedOut:
+		r.Result.TimedOut = i64()
+	case ColRejected:
+		r.Result.Rejected = i64()
+	case ColOffered:
+		r.Result.Offered = i64()
+	case ColOfferedGaveUp:
+		r.Result.OfferedGaveUp = i64()
+	case ColBusy:
+		r.Result.BusyMS = f64()
+	case ColWasted:
+		r.Result.WastedMS = f64()
+	case ColLatencyMean:
+		r.Result.LatencyMean = f64()
+	case ColLatencyP50:
+		r.Result.LatencyP50 = f64()
+	case ColLatencyP90:
+		r.Result.LatencyP90 = f64()
+	case ColLatencyP99:
+		r.Result.LatencyP99 = f64()
+	case ColRecoveredAfter:
+		// derived from the milestone Recovered and recover_s: kept after recovery
+		m := ms()
+		if m.Reached {
+			m.At += r.Cell.Scenario.RecoverAt
+		}
+		r.Result.Recovered = m
 	default:
 		p := experiments.ParamByKey(name)
 		if p == nil {

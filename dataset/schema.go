@@ -124,6 +124,60 @@ var metricColumns = []struct {
 	{ColEnd, arrow.PrimitiveTypes.Float64, false, "the last tick simulated, s"},
 }
 
+// Metric columns of a queueing server (sim.Result's queueing metrics);
+// zero for the counting server.
+const (
+	ColGoodput        = "goodput"
+	ColTimedOut       = "timed_out"
+	ColRejected       = "rejected"
+	ColOffered        = "offered"
+	ColOfferedGaveUp  = "offered_gave_up"
+	ColBusy           = "busy_ms"
+	ColWasted         = "wasted_ms"
+	ColLatencyMean    = "latency_mean_ms"
+	ColLatencyP50     = "latency_p50_ms"
+	ColLatencyP90     = "latency_p90_ms"
+	ColLatencyP99     = "latency_p99_ms"
+	ColRecoveredAfter = "recovered_after_s"
+)
+
+// queueColumns were added after runs/3 parts were first written: a part
+// without them (nor the parameters marked OmitZero) reads them as zero or
+// null, which is what those runs had (see optionalColumn).
+var queueColumns = []struct {
+	name     string
+	typ      arrow.DataType
+	nullable bool
+	doc      string
+}{
+	{ColGoodput, arrow.PrimitiveTypes.Int64, false, "queueing server: requests answered within their client's timeout (cohort and open loop)"},
+	{ColTimedOut, arrow.PrimitiveTypes.Int64, false, "queueing server: requests answered after their client had stopped waiting"},
+	{ColRejected, arrow.PrimitiveTypes.Int64, false, "queueing server: requests refused at once (down, queue full, waited too long, shed)"},
+	{ColOffered, arrow.PrimitiveTypes.Int64, false, "queueing server: open-loop requests that arrived new"},
+	{ColOfferedGaveUp, arrow.PrimitiveTypes.Int64, false, "queueing server: open-loop clients that gave up"},
+	{ColBusy, arrow.PrimitiveTypes.Float64, false, "queueing server: worker time spent serving, ms"},
+	{ColWasted, arrow.PrimitiveTypes.Float64, false, "queueing server: of which on requests whose client had timed out (wasted_ms / busy_ms: the share wasted), ms"},
+	{ColLatencyMean, arrow.PrimitiveTypes.Float64, false, "queueing server: mean latency of requests answered in time, ms; 0 = none"},
+	{ColLatencyP50, arrow.PrimitiveTypes.Float64, false, "the same, median (within 0.8 %), ms"},
+	{ColLatencyP90, arrow.PrimitiveTypes.Float64, false, "the same, 90th percentile, ms"},
+	{ColLatencyP99, arrow.PrimitiveTypes.Float64, false, "the same, 99th percentile, ms"},
+	{ColRecoveredAfter, arrow.PrimitiveTypes.Float64, true, "open loop: time after recovery from which goodput stays within 5 % of demand (10 s windows), s; null = no open loop, or not back by the horizon"},
+}
+
+func init() { metricColumns = append(metricColumns, queueColumns...) }
+
+// optionalColumn reports whether a runs part may lack the column: one
+// added after parts were written, whose zero value is what those runs had.
+func optionalColumn(name string) bool {
+	for _, c := range queueColumns {
+		if c.name == name {
+			return true
+		}
+	}
+	p := experiments.ParamByKey(name)
+	return p != nil && p.OmitZero
+}
+
 func runsFields() []arrow.Field {
 	fs := []arrow.Field{
 		{Name: ColRunKey, Type: arrow.BinaryTypes.String},

@@ -131,6 +131,18 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	ints(int64(res.GaveUp))
 	ints(int64(res.Pending))
 	floats(res.End.Seconds())
+	ints(res.Goodput)
+	ints(res.TimedOut)
+	ints(res.Rejected)
+	ints(res.Offered)
+	ints(res.OfferedGaveUp)
+	floats(res.BusyMS)
+	floats(res.WastedMS)
+	floats(res.LatencyMean)
+	floats(res.LatencyP50)
+	floats(res.LatencyP90)
+	floats(res.LatencyP99)
+	ms(sim.Milestone{At: res.Recovered.At - r.Cell.Scenario.RecoverAt, Reached: res.Recovered.Reached})
 	w.rows++
 }
 

@@ -59,6 +59,10 @@ type Param struct {
 	Field string // the sim field it sets, as sim's errors name it
 	// Policy is true for the policy's parameters, false for the scenario's.
 	Policy bool
+	// OmitZero leaves the parameter out of Canonical (so out of the keys)
+	// at its zero value: parameters added after runs were stored keep
+	// those runs' keys.
+	OmitZero bool
 
 	get func(c *Cell) any
 	set func(c *Cell, v any)
@@ -161,6 +165,30 @@ var Params = []Param{
 	{Key: "reject_cost", Type: Float, Field: "RejectCost", Doc: "work a 429 costs, as a fraction of a served request; 0 = free",
 		get: func(c *Cell) any { return c.Scenario.RejectCost },
 		set: func(c *Cell, v any) { c.Scenario.RejectCost = v.(float64) }},
+	// A queueing server, client timeouts and open-loop traffic (sim/queue.go).
+	{Key: "concurrency", Type: Int, Field: "Concurrency", OmitZero: true, Doc: "a queueing server with this many workers; 0 = the article's counting server",
+		get: func(c *Cell) any { return int64(c.Scenario.Concurrency) },
+		set: func(c *Cell, v any) { c.Scenario.Concurrency = int(v.(int64)) }},
+	{Key: "service", Type: String, Field: "Service", OmitZero: true, Doc: "queueing server: service time distribution, fixed, exponential or lognormal",
+		get: func(c *Cell) any { return c.Scenario.Service },
+		set: func(c *Cell, v any) { c.Scenario.Service = v.(string) }},
+	omitZero(durParam("service_s", "ServiceTime", "queueing server: mean service time (median for lognormal), s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceTime })),
+	omitZero(durParam("service_p99_s", "ServiceP99", "lognormal service: its 99th percentile, s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceP99 })),
+	{Key: "queue_limit", Type: Int, Field: "QueueLimit", OmitZero: true, Doc: "queueing server: most requests waiting; 0 = no limit",
+		get: func(c *Cell) any { return int64(c.Scenario.QueueLimit) },
+		set: func(c *Cell, v any) { c.Scenario.QueueLimit = int(v.(int64)) }},
+	omitZero(durParam("queue_wait_s", "QueueWait", "queueing server: a request that would wait longer is rejected, s; 0 = no limit", false, func(c *Cell) *time.Duration { return &c.Scenario.QueueWait })),
+	omitZero(durParam("shed_target_s", "ShedTarget", "queueing server: shed load while the queue's delay stays above this for 100 ms (CoDel), s; 0 = never", false, func(c *Cell) *time.Duration { return &c.Scenario.ShedTarget })),
+	omitZero(durParam("timeout_s", "Timeout", "queueing server: a client stops waiting after this, counts a failure and retries, s; 0 = waits for ever", false, func(c *Cell) *time.Duration { return &c.Scenario.Timeout })),
+	{Key: "arrival_rps", Type: Float, Field: "ArrivalRate", OmitZero: true, Doc: "queueing server: new requests/s arriving throughout the run (Poisson), each with its own retries; 0 = none",
+		get: func(c *Cell) any { return c.Scenario.ArrivalRate },
+		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
+	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
+}
+
+func omitZero(p Param) Param {
+	p.OmitZero = true
+	return p
 }
 
 // mixCodec breaks the initialization cycle Params → mix → Params.
@@ -339,17 +367,36 @@ func show(v any) string {
 	return fmt.Sprint(v)
 }
 
-// Canonical writes every parameter of c as key=value, in Params order.
+// Canonical writes every parameter of c as key=value, in Params order,
+// but those marked OmitZero at their zero value.
 func (c Cell) Canonical() string {
 	b := make([]byte, 0, 256)
 	for i := range Params {
 		p := &Params[i]
+		v := p.get(&c)
+		if p.OmitZero && isZero(v) {
+			continue
+		}
 		b = append(b, p.Key...)
 		b = append(b, '=')
-		b = append(b, formatValue(p.get(&c))...)
+		b = append(b, formatValue(v)...)
 		b = append(b, ' ')
 	}
 	return string(b[:len(b)-1])
+}
+
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	}
+	return false
 }
 
 // Set sets the parameter in c to v (int64, float64, string or bool, as

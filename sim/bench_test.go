@@ -71,3 +71,24 @@ func BenchmarkMillionClients(b *testing.B) {
 	sc.Capacity = 60_000
 	benchRun(b, sc, DefaultPolicy(FullJitter))
 }
+
+// BenchmarkQueue is the article's table 1 on a queueing server of the same
+// capacity (12 workers × 100 ms = 120 requests/s), which rejects what would
+// wait more than a tick: ns/event beside BenchmarkTable1's counting server.
+// "open-loop" adds 100 requests/s of new traffic with 1 s timeouts.
+func BenchmarkQueue(b *testing.B) {
+	sc := Article()
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.QueueWait = 12, "exponential", 100*time.Millisecond, 100*time.Millisecond
+	for _, tc := range []struct {
+		name string
+		p    Policy
+	}{
+		{"fixed-5s", Policy{Kind: Fixed, Base: 5 * time.Second}},
+		{"decorrelated", DefaultPolicy(Decorrelated)},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchRun(b, sc, tc.p) })
+	}
+	open := sc
+	open.ArrivalRate, open.Timeout, open.Concurrency = 100, time.Second, 20
+	b.Run("open-loop", func(b *testing.B) { benchRun(b, open, DefaultPolicy(FullJitter)) })
+}

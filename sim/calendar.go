@@ -21,6 +21,7 @@ type calendar struct {
 	// stay within a few kilobytes (20 % faster than rows of ticks, measured
 	// on BenchmarkTable1).
 	dense  bool
+	sparse bool     // force the sparse mode (tests of the sparse path)
 	words  int      // words per tick
 	stride int      // ticks per column
 	bitmap []uint64 // column-major: word w of tick k at w·stride + k
@@ -48,9 +49,11 @@ type slot struct {
 // denseLimit is the most bytes a dense calendar may take.
 const denseLimit = 16 << 20
 
-func (c *calendar) reset(ticks, clients int) {
+// reset prepares the calendar for a run of clients over ticks; sparse
+// asks for the sparse mode, whatever the size.
+func (c *calendar) reset(ticks, clients int, sparse bool) {
 	words := (clients + 63) / 64
-	c.dense = ticks*words*8 <= denseLimit
+	c.dense = ticks*words*8 <= denseLimit && !c.sparse && !sparse
 	if c.dense {
 		if c.words != words || c.stride < ticks {
 			c.words, c.stride = words, ticks

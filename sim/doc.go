@@ -31,6 +31,21 @@
 // run reads every StopEvery ticks; Scenario.MemoryBytes estimates a run's
 // memory before it is run.
 //
+// A run is start → step per tick → finish (step.go): start picks the pieces
+// once — the server model, the clients' delayer (a policy wrapped in its
+// limits), the calendar's mode (a dense bitmap, or chains of blocks above
+// 16 MiB of bitmap), the fleet, the timeline — and one loop runs the ticks
+// of that kind: loopDense (the article's runs), loopList (a sparse
+// calendar, a trace or a mixed fleet) or loopQueue. Every rejected client
+// goes through one rule, Sim.reject.
+//
+// Beside the counting server, a queueing server (Scenario.Concurrency > 0,
+// queue.go) serves first come, first served with a number of workers and
+// drawn service times, bounds its queue by length or wait, can shed load
+// CoDel-style, and its clients time out (the server still does the work);
+// open-loop traffic (Scenario.ArrivalRate) adds new requests throughout the
+// run. It is checked against M/M/1, M/M/c, M/D/1 and M/M/c/K.
+//
 // The cost of a run grows with the number of requests sent, not with
 // clients × ticks: pending clients sit in per-tick intrusive lists, and the
 // inner loop allocates nothing.

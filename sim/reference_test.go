@@ -200,17 +200,96 @@ func (nanDelay) delay(*client, response, *Mulberry32) float64 { return math.NaN(
 // rescheduled nor counted as active (next <= lastT is false for NaN).
 func TestNaNDelayNeverArrives(t *testing.T) {
 	t.Parallel()
-	var s Sim
-	s.clients = make([]client, 1)
-	s.cal.reset(100, 1)
-	s.order.reset(1)
-	quit, active := s.reject([]int32{0}, 0, 0, 9900, ticker{tick: 100, inv: 0.01}, nanDelay{}, response{}, NewMulberry32(1), 0, 0)
-	if quit != 0 || active != 0 {
-		t.Errorf("a NaN delay: %d gave up, %d active; want 0, 0", quit, active)
-	}
-	for k := range 100 {
-		if !s.cal.empty(k) {
-			t.Errorf("a NaN delay scheduled an arrival at tick %d", k)
+	for _, sparse := range []bool{false, true} {
+		var s Sim
+		s.clients = make([]client, 1)
+		s.cal.sparse = sparse
+		s.cal.reset(100, 1, false)
+		s.order.reset(1)
+		st := &runState{nt: 100, lastT: 9900, tk: ticker{tick: 100, inv: 0.01}, d: nanDelay{}, rng: NewMulberry32(1)}
+		dl, nk := s.reject(st, 0, 0, 0)
+		if dl < 0 || nk != -1 || st.active != 0 {
+			t.Errorf("sparse %v: a NaN delay: delay %g, next tick %d, %d active; want NaN, -1, 0", sparse, dl, nk, st.active)
 		}
+		for k := range 100 {
+			if !s.cal.empty(k) {
+				t.Errorf("sparse %v: a NaN delay scheduled an arrival at tick %d", sparse, k)
+			}
+		}
+	}
+}
+
+// Each of the run's paths — the dense calendar untraced (its own loop),
+// the dense calendar traced, the sparse calendar (used above about 11,000
+// clients) untraced and traced — agrees with the reference on every policy,
+// and the traced paths emit the same events.
+func TestEveryPathAgreesWithReference(t *testing.T) {
+	t.Parallel()
+	scenarios := []Scenario{
+		{Clients: 70, Tick: 100 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 30, Spread: 2 * time.Second, Horizon: 2 * time.Minute},
+		{Clients: 40, Tick: 3 * time.Millisecond, RecoverAt: 2 * time.Second, Capacity: 700, Spread: 1500 * time.Millisecond, Horizon: 40 * time.Second, RetryAfter: 999 * time.Millisecond},
+		{Clients: 90, Tick: 50 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 60, Spread: time.Second, Horizon: 2 * time.Minute,
+			RejectCost: 0.3, RetryAfterBacklog: true},
+	}
+	for si, sc := range scenarios {
+		for _, p := range everyPolicy() {
+			seed := uint32(si + 11)
+			want := referenceRun(sc, p, seed)
+			var traces [2][]Event
+			for _, path := range []struct {
+				name          string
+				sparse, trace bool
+			}{{"dense", false, false}, {"dense-traced", false, true}, {"sparse", true, false}, {"sparse-traced", true, true}} {
+				var s Sim
+				s.cal.sparse = path.sparse
+				var ev []Event
+				if path.trace {
+					s.Trace = func(e Event) { ev = append(ev, e) }
+				}
+				got, err := s.Run(sc, p, NewMulberry32(seed), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.cal.dense == path.sparse {
+					t.Fatalf("%s: calendar dense = %v", path.name, s.cal.dense)
+				}
+				if got != want {
+					t.Errorf("s%d/%s/%s:\n got %+v\nwant %+v", si, p, path.name, got, want)
+				}
+				if path.trace {
+					traces[b2i(path.sparse)] = ev
+				}
+			}
+			if fmt.Sprint(traces[0]) != fmt.Sprint(traces[1]) {
+				t.Errorf("s%d/%s: the dense and sparse calendars trace different events", si, p)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Above denseLimit the calendar is sparse on its own: 20,000 clients over
+// 11,000 ticks (313 words a tick, 27 MB > 16 MiB) take that path, and
+// agree with the reference.
+func TestLargeRunIsSparse(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 20000, Tick: 100 * time.Millisecond, RecoverAt: 5 * time.Second, Capacity: 4000, Spread: 2 * time.Second, Horizon: 1100 * time.Second}
+	p := DefaultPolicy(FullJitter)
+	var s Sim
+	got, err := s.Run(sc, p, NewMulberry32(3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cal.dense {
+		t.Fatalf("%d clients × %d ticks: the calendar is dense, want sparse", sc.Clients, sc.ticks())
+	}
+	if want := referenceRun(sc, p, 3); got != want {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

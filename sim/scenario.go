@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -39,7 +40,61 @@ type Scenario struct {
 	// request's work, so that a large enough herd keeps the server from
 	// serving anyone (the metastable failure). In [0, 1).
 	RejectCost float64
+
+	// A queueing server instead of the counting one: on when Concurrency
+	// > 0 (see queue.go). RampUp, RejectCost and RetryAfterBacklog belong
+	// to the counting server and must then be zero. Capacity is still
+	// checked but a queueing server does not read it: its capacity is
+	// Concurrency over the mean service time.
+
+	// Concurrency: requests in service at once; 0 = the counting server.
+	Concurrency int
+	// Service: the service time's distribution, one of ServiceKinds.
+	Service string
+	// ServiceTime: the mean service time (fixed, exponential) or its
+	// median (lognormal), ≥ 1 ms.
+	ServiceTime time.Duration
+	// ServiceP99: lognormal only, its 99th percentile, > ServiceTime.
+	ServiceP99 time.Duration
+	// QueueLimit: the most requests waiting for a worker; one more is
+	// rejected. 0 = no limit.
+	QueueLimit int
+	// QueueWait: a request that would wait longer than this is rejected.
+	// 0 = no limit.
+	QueueWait time.Duration
+	// ShedTarget: CoDel-style load shedding. While the queue's delay has
+	// stayed above this for ShedInterval, arrivals are rejected. 0 = none.
+	ShedTarget time.Duration
+	// Timeout: a client stops waiting for an answer after this long, counts
+	// the request failed and retries by its policy, while the server still
+	// serves it (wasted work). 0 = clients wait for ever.
+	Timeout time.Duration
+	// ArrivalRate: open-loop traffic, new requests/s arriving as a Poisson
+	// process from time 0 to the horizon, before, during and after the
+	// outage, each with its own retry state. 0 = only the failed cohort.
+	ArrivalRate float64
+	// OutageStart: a queueing server is up from 0 to this time, then down
+	// until RecoverAt; the cohort first sends at OutageStart + U(0,
+	// Spread). Before it the open-loop traffic reaches steady state.
+	// 0 = down from the start, as the counting server always is.
+	OutageStart time.Duration
 }
+
+// ServiceKinds are the service time distributions of a queueing server.
+var ServiceKinds = []string{"fixed", "exponential", "lognormal"}
+
+// ShedInterval is how long the queue's delay must stay above ShedTarget
+// before the server sheds load (CoDel's interval).
+const ShedInterval = 100 * time.Millisecond
+
+// MaxConcurrency bounds Scenario.Concurrency.
+const MaxConcurrency = 1 << 20
+
+// MaxQueueLimit bounds Scenario.QueueLimit (8 bytes a waiting request).
+const MaxQueueLimit = 1 << 24
+
+// MaxOffered bounds the open-loop requests of a run: ArrivalRate × Horizon.
+const MaxOffered = 20_000_000
 
 // plain reports whether the scenario is the article's kind of server.
 func (s Scenario) plain() bool {
@@ -134,7 +189,94 @@ func (s Scenario) Validate() error {
 	if !(s.RejectCost >= 0 && s.RejectCost < 1) {
 		return &FieldError{"RejectCost", s.RejectCost, "a fraction of a request's work in [0, 1)"}
 	}
+	return s.validateQueue()
+}
+
+// validateQueue checks the queueing server's and the open loop's fields.
+func (s Scenario) validateQueue() error {
+	if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
+		return &FieldError{"Concurrency", s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
+	}
+	if s.Concurrency == 0 {
+		const want = "0 unless Concurrency > 0: only a queueing server has it"
+		switch {
+		case s.Service != "":
+			return &FieldError{"Service", s.Service, `"" unless Concurrency > 0: only a queueing server has it`}
+		case s.ServiceTime != 0:
+			return &FieldError{"ServiceTime", s.ServiceTime, want}
+		case s.ServiceP99 != 0:
+			return &FieldError{"ServiceP99", s.ServiceP99, want}
+		case s.QueueLimit != 0:
+			return &FieldError{"QueueLimit", s.QueueLimit, want}
+		case s.QueueWait != 0:
+			return &FieldError{"QueueWait", s.QueueWait, want}
+		case s.ShedTarget != 0:
+			return &FieldError{"ShedTarget", s.ShedTarget, want}
+		case s.Timeout != 0:
+			return &FieldError{"Timeout", s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
+		case s.ArrivalRate != 0:
+			return &FieldError{"ArrivalRate", s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+		case s.OutageStart != 0:
+			return &FieldError{"OutageStart", s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
+		}
+		return nil
+	}
+	const counting = "0 with a queueing server (Concurrency > 0): it belongs to the counting server"
+	switch {
+	case s.RampUp != 0:
+		return &FieldError{"RampUp", s.RampUp, counting}
+	case s.RejectCost != 0:
+		return &FieldError{"RejectCost", s.RejectCost, counting}
+	case s.RetryAfterBacklog:
+		return &FieldError{"RetryAfterBacklog", true, "false with a queueing server (Concurrency > 0): it belongs to the counting server"}
+	}
+	if serviceKind(s.Service) < 0 {
+		return &FieldError{"Service", s.Service, "one of " + strings.Join(ServiceKinds, ", ")}
+	}
+	if err := wholeMS("ServiceTime", s.ServiceTime, time.Millisecond); err != nil {
+		return err
+	}
+	if s.Service == "lognormal" {
+		if err := wholeMS("ServiceP99", s.ServiceP99, 0); err != nil {
+			return err
+		}
+		if s.ServiceP99 <= s.ServiceTime {
+			return &FieldError{"ServiceP99", s.ServiceP99, fmt.Sprintf("more than the median ServiceTime (%v)", s.ServiceTime)}
+		}
+	} else if s.ServiceP99 != 0 {
+		return &FieldError{"ServiceP99", s.ServiceP99, "0 unless Service is lognormal"}
+	}
+	if s.QueueLimit < 0 || s.QueueLimit > MaxQueueLimit {
+		return &FieldError{"QueueLimit", s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxQueueLimit)}
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"QueueWait", s.QueueWait}, {"ShedTarget", s.ShedTarget}, {"Timeout", s.Timeout}} {
+		if err := wholeMS(f.name, f.d, 0); err != nil {
+			return err
+		}
+	}
+	if err := wholeMS("OutageStart", s.OutageStart, 0); err != nil {
+		return err
+	}
+	if s.OutageStart > 0 && s.OutageStart >= s.RecoverAt {
+		return &FieldError{"OutageStart", s.OutageStart, fmt.Sprintf("before RecoverAt (%v), or 0", s.RecoverAt)}
+	}
+	if !(s.ArrivalRate >= 0) || s.ArrivalRate*s.Horizon.Seconds() > MaxOffered {
+		return &FieldError{"ArrivalRate", s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}
+	}
 	return nil
+}
+
+// serviceKind is the index of name in ServiceKinds, or -1.
+func serviceKind(name string) int {
+	for i, k := range ServiceKinds {
+		if k == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // budget is the number of requests served per tick after recovery, computed
@@ -161,12 +303,18 @@ func (s Scenario) ticks() int {
 // entries with the slack of growing slices, the sort and fleet tables), 32
 // per tick, 160 per tick that can hold a client, up to 16 MiB for a dense
 // calendar, and 96 per tick of timeline (the Timeline and its rows in the
-// dataset). Callers compare it with a memory budget before running.
+// dataset); for a queueing server also 16 per worker, 16 per place in a
+// bounded queue, 12 per tick, 80 per open-loop request expected and its
+// latency histogram. Callers compare it with a memory budget before running.
 func (s Scenario) MemoryBytes(timeline bool) int64 {
 	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
 	b := 40*clients + 32*ticks + 160*min(ticks, clients) + denseLimit
 	if timeline {
 		b += 96 * ticks
+	}
+	if s.Concurrency > 0 { // see queueRun: workers, the waiting queue, per-tick counters
+		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.Horizon.Seconds()))
+		b += 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
 	}
 	return b
 }

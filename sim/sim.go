@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"math"
-	"math/bits"
 	"sync/atomic"
 	"time"
 )
@@ -30,6 +29,32 @@ type Result struct {
 	GaveUp    int           // clients that reached MaxAttempts
 	Pending   int           // clients neither served nor given up at the end
 	End       time.Duration // the last tick: every client done or gave up, or the horizon
+
+	// A queueing server's metrics (Scenario.Concurrency > 0); zero for the
+	// counting server. Requests are counted whoever sent them: the cohort
+	// and the open-loop traffic.
+	Offered       int64   // open-loop requests that arrived new (first attempts)
+	OfferedGaveUp int64   // open-loop clients that gave up
+	Goodput       int64   // requests answered within their client's timeout
+	TimedOut      int64   // requests answered too late: their client had stopped waiting
+	Rejected      int64   // requests refused at once: down, queue full, waited too long, shed
+	BusyMS        float64 // worker time spent serving, ms
+	WastedMS      float64 // of which on timed-out requests (work nobody used), ms
+	// Latency of the requests answered in time, ms (0 when none): the mean,
+	// exact, and percentiles within 0.8 % of latency + 1 ms (see latency).
+	LatencyMean, LatencyP50, LatencyP90, LatencyP99 float64
+	// Recovered: open loop only, the time from which goodput stays within
+	// RecoveryBand of demand in every RecoveryWindow up to the horizon.
+	Recovered Milestone
+}
+
+// WastedFraction is the share of the server's work spent on requests whose
+// client had stopped waiting; 0 when it did no work.
+func (r Result) WastedFraction() float64 {
+	if r.BusyMS == 0 {
+		return 0
+	}
+	return r.WastedMS / r.BusyMS
 }
 
 // Milestone is the time at which a share of the clients had succeeded.
@@ -43,7 +68,7 @@ type Milestone struct {
 type Timeline struct {
 	Tick     time.Duration
 	Arrivals []int32 // requests that arrived in the tick
-	Served   []int32 // of which served
+	Served   []int32 // of which served (a queueing server: requests answered in time in the tick)
 	GaveUp   []int32 // of the rejected, clients that gave up
 }
 
@@ -58,6 +83,7 @@ type Event struct {
 	Client   int
 	Served   bool
 	GaveUp   bool
+	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
@@ -85,7 +111,10 @@ type Sim struct {
 	order   sorter
 	lim     limited // the client-side limits of the run, when it has any
 	bud     budget
-	fleet   fleet // a mixed fleet's groups
+	fleet   fleet    // a mixed fleet's groups
+	queue   queueRun // a queueing server's state
+	lat     latency  // its latency histogram
+	st      runState // the run in progress
 }
 
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is
@@ -134,176 +163,6 @@ func (c ticker) arrival(next float64) int {
 	return int(k)
 }
 
-func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (Result, error) {
-	p := groups[0].Policy
-	n := sc.Clients
-	nt := sc.ticks()
-	tk := ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
-	lastT := float64(nt-1) * tk.tick
-	recoverAt := ms(sc.RecoverAt)
-	budget := sc.budget()
-	spread := ms(sc.Spread)
-	resp := response{retryAfter: ms(sc.RetryAfter)}
-	maxAtt := int32(p.MaxAttempts)
-	d, bud := s.delayer(sc, p)
-	srv := newServer(sc)
-	var fl *fleet // nil: one policy for all
-	if len(groups) > 1 {
-		fl = &s.fleet
-		fl.setup(sc, groups, n)
-		d, bud, maxAtt = fl, nil, 0 // the fleet applies each group's limits
-	}
-
-	s.clients = grow(s.clients, n)
-	s.cal.reset(nt, n)
-	s.order.reset(n)
-	if tl != nil {
-		tl.Tick = sc.Tick
-		tl.Reset()
-	}
-
-	var bases [MaxGroups]float64
-	for g, gr := range groups {
-		bases[g] = ms(gr.Policy.Base)
-	}
-	active := 0 // clients in the calendar
-	for i := range n {
-		base := bases[0]
-		if fl != nil {
-			base = bases[fl.group[i]]
-		}
-		s.clients[i] = client{prev: base}
-		next := rng.Float64() * spread
-		if next <= lastT {
-			s.cal.push(tk.arrival(next), int32(i))
-			active++
-		}
-	}
-
-	r := Result{Clients: n}
-	var gthresh [MaxGroups][3]float64 // per group: 50 %, 99 % and all of its clients
-	var gok [MaxGroups]int
-	if fl != nil {
-		r.NGroups = len(groups)
-		for _, g := range fl.group {
-			r.Groups[g].Clients++
-		}
-		for g := range groups {
-			c := float64(r.Groups[g].Clients)
-			gthresh[g] = [3]float64{c * 0.5, c * 0.99, c}
-		}
-	}
-	ok, gaveUp := 0, 0
-	half, ninety, ninetyNine := float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
-	k := 0
-	stop := s.Stop
-	for ; k < nt && active > 0; k++ {
-		if k%StopEvery == 0 && stop != nil && stop.Load() {
-			s.drain(k, nt)
-			return Result{}, ErrStopped
-		}
-		if s.cal.empty(k) {
-			if tl != nil {
-				tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, 0), append(tl.Served, 0), append(tl.GaveUp, 0)
-			}
-			continue
-		}
-		t := float64(float64(k) * tk.tick) // float64(): never fused with the + below
-		resp.up = t >= recoverAt
-		resp.tick = int32(k)
-		var m int
-		var list []int32
-		if s.cal.dense && s.Trace == nil && fl == nil {
-			m = int(s.cal.count[k])
-		} else {
-			list = s.cal.take(k, &s.order)
-			m = len(list)
-		}
-		active -= m
-		r.Sent += int64(m)
-		served := 0
-		if resp.up {
-			r.SentAfterRecovery += int64(m)
-			r.PeakArrivals = max(r.PeakArrivals, m)
-			if srv == nil {
-				served = min(budget, m)
-			} else {
-				served = srv.served(t, m)
-			}
-		}
-		ok += served
-		if srv != nil && srv.backlog {
-			resp.retryAfter = srv.retryAfter(t, n-ok-gaveUp)
-		}
-		if bud != nil {
-			bud.sent(k, m)
-		}
-		if fl != nil {
-			var sent [MaxGroups]int
-			for j, i := range list {
-				g := fl.group[i]
-				sent[g]++
-				if j < served {
-					gok[g]++
-					r.Groups[g].Succeeded++
-				}
-			}
-			at := time.Duration(k) * sc.Tick
-			for g := range r.NGroups {
-				gr := &r.Groups[g]
-				gr.Sent += int64(sent[g])
-				if resp.up {
-					gr.SentAfterRecovery += int64(sent[g])
-				}
-				if b := fl.buds[g]; b != nil {
-					b.sent(k, sent[g])
-				}
-				mark(&gr.T50, float64(gok[g]) >= gthresh[g][0], at)
-				mark(&gr.T99, float64(gok[g]) >= gthresh[g][1], at)
-				mark(&gr.AllDone, float64(gok[g]) >= gthresh[g][2], at)
-			}
-		}
-		var quit int
-		switch {
-		case list == nil: // dense, untraced: straight from the bitmap
-			quit, active = s.tickDense(k, served, t, lastT, tk, d, resp, rng, maxAtt, active)
-		default:
-			if s.Trace != nil {
-				for _, i := range list[:served] {
-					s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
-				}
-			}
-			quit, active = s.reject(list[served:], k, t, lastT, tk, d, resp, rng, maxAtt, active)
-		}
-		gaveUp += quit
-		if tl != nil {
-			tl.Arrivals = append(tl.Arrivals, int32(m))
-			tl.Served = append(tl.Served, int32(served))
-			tl.GaveUp = append(tl.GaveUp, int32(quit))
-		}
-		if served > 0 {
-			at := time.Duration(k) * sc.Tick
-			fok := float64(ok)
-			mark(&r.T50, fok >= half, at)
-			mark(&r.T90, fok >= ninety, at)
-			mark(&r.T99, fok >= ninetyNine, at)
-			mark(&r.AllDone, ok == n, at)
-		}
-	}
-	r.Succeeded, r.GaveUp, r.Pending = ok, gaveUp, n-ok-gaveUp
-	if fl != nil {
-		for g := range r.NGroups {
-			r.Groups[g].GaveUp = fl.gaveUp[g]
-		}
-	}
-	r.PeakRPS = float64(r.PeakArrivals) * 1000 / tk.tick
-	if r.Pending > 0 {
-		k = nt // pending clients wait past the horizon: the run went to its end
-	}
-	r.End = time.Duration(max(k-1, 0)) * sc.Tick
-	return r, nil
-}
-
 // drain empties the calendar's ticks k … nt-1, as a finished run leaves
 // it, so that the Sim can run again after a stop.
 func (s *Sim) drain(k, nt int) {
@@ -323,7 +182,7 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint()
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint()
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
@@ -353,85 +212,4 @@ func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *bud
 		lim.budget = bud
 	}
 	return lim, lim.budget
-}
-
-// reject reschedules the rejected clients of tick k (time t) from a list:
-// the path of sparse calendars and of traced runs (tickDense is the dense,
-// untraced one), with a Trace event per client when Trace is set.
-func (s *Sim) reject(list []int32, k int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
-	clients := s.clients
-	for _, i := range list {
-		c := &clients[i]
-		c.att++
-		dl := float64(giveUp)
-		if maxAtt == 0 || c.att < maxAtt {
-			resp.index = i
-			dl = d.delay(c, resp, rng)
-		}
-		if dl < 0 {
-			quit++
-			if s.Trace != nil {
-				s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
-			}
-			continue
-		}
-		next := t + dl
-		nk := -1
-		if next <= lastT { // also false for NaN
-			nk = max(tk.arrival(next), k+1)
-			s.cal.push(nk, i)
-			active++
-		}
-		if s.Trace != nil {
-			s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
-		}
-	}
-	return quit, active
-}
-
-// tickDense is reject for a dense calendar: it walks tick k's bits in
-// index order, skips (and clears) the first served clients, and reschedules
-// the rest by setting their bits in later rows. No list is built.
-func (s *Sim) tickDense(k, served int, t, lastT float64, tk ticker, d delayer, resp response, rng *Mulberry32, maxAtt int32, active int) (quit, _ int) {
-	c := &s.cal
-	stride := c.stride
-	col := c.bitmap[k:] // word w of tick k is col[w·stride]
-	left := int(c.count[k])
-	c.count[k] = 0
-	clients := s.clients
-	for w := 0; left > 0; w++ {
-		x := col[w*stride]
-		if x == 0 {
-			continue
-		}
-		col[w*stride] = 0
-		for ; x != 0; x &= x - 1 {
-			left--
-			if served > 0 {
-				served--
-				continue
-			}
-			i := int32(w<<6 + bits.TrailingZeros64(x))
-			cl := &clients[i]
-			cl.att++
-			if maxAtt > 0 && cl.att >= maxAtt {
-				quit++
-				continue
-			}
-			resp.index = i
-			dl := d.delay(cl, resp, rng)
-			if dl < 0 {
-				quit++
-				continue
-			}
-			next := t + dl
-			if next <= lastT { // also false for NaN
-				nk := max(tk.arrival(next), k+1)
-				c.bitmap[int(i>>6)*stride+nk] |= 1 << (uint32(i) & 63)
-				c.count[nk]++
-				active++
-			}
-		}
-	}
-	return quit, active
 }

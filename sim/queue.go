@@ -1,0 +1,417 @@
+package sim
+
+import (
+	"math"
+	"time"
+)
+
+// A queueing server (Scenario.Concurrency > 0) serves requests first come,
+// first served with Concurrency workers, each request taking a service time
+// drawn from Scenario.Service. Because service is FCFS and a request's
+// service time is drawn when it is admitted, its whole fate is known when it
+// arrives: it starts when the earliest worker is free, ends a service time
+// later, and its client either has its answer by then or has given up at
+// its Timeout. So each arrival is decided at once, as on the counting
+// server, and no event queue is needed:
+//
+//   - from OutageStart (0 by default) to RecoverAt the server is down: every
+//     request is rejected (503). Requests admitted before the outage are
+//     still answered (the outage stops admissions, as a balancer that stops
+//     routing; a crash that loses them is not modelled);
+//   - a request that would wait (every worker busy) is rejected (429) when
+//     QueueLimit requests are already waiting, when its wait would exceed
+//     QueueWait, or when shedding: the queue's delay has stayed above
+//     ShedTarget for ShedInterval (CoDel's rule, measured on the wait an
+//     arrival would have, which FCFS makes known at arrival);
+//   - an admitted request draws its service time; it is answered at
+//     start + service. If that is later than arrival + Timeout its client
+//     has stopped waiting at arrival + Timeout: the request counts as timed
+//     out, its client draws its retry delay then (from arrival + Timeout,
+//     with no Retry-After), and the server still spends the service time
+//     on it (wasted work). Otherwise the request succeeds when answered.
+//
+// Rejected and timed-out requests go through the same rejection rule as
+// on the counting server (Sim.reject): attempt limits, client limits and
+// the policy's delay.
+//
+// Open-loop traffic (ArrivalRate > 0) adds new requests at the times of a
+// Poisson process from time 0, each a new client with its own retry state
+// (index Clients, Clients+1, …); their retries go through the calendar as
+// the cohort's do.
+//
+// The cohort of failed clients first sends at OutageStart + U(0, Spread).
+//
+// Draw order, one Mulberry32 stream per run: the cohort's initial spread
+// (one draw per client, index order); then the first open-loop gap; then
+// tick by tick: the calendar's arrivals of the tick in index order, then
+// the open-loop arrivals within the tick in time order. Each arrival draws,
+// in this order, its service time if admitted (none for fixed, one for
+// exponential and lognormal) and its retry delay if rejected or timed out
+// (what its policy draws); an open-loop arrival then draws the next gap.
+
+// queueFixedBytes is a queueRun's storage that does not grow with the run.
+const queueFixedBytes = latencyBuckets * 8
+
+// queueRun is the state of a queueing server's run.
+type queueRun struct {
+	kind                int     // index in ServiceKinds
+	svc, mu, sigma      float64 // ms: mean or median; lognormal's log-mean and log-sd
+	limit               int
+	maxWait, target     float64 // ms; 0 = none
+	timeout             float64 // ms; 0 = none
+	outageStart         float64 // ms: the server is down from then to recovery
+	rate                float64 // open-loop arrivals per ms; 0 = none
+	nextArrival         float64 // ms: the next open-loop arrival
+	aboveSince          float64 // ms: since when the queue's delay is above target; -1 = it is not
+	base                float64 // ms: a new client's first prev (its policy's base)
+	free                []float64
+	waiting             []float64 // with a QueueLimit: start times of admitted requests that have not started, FCFS
+	head                int       // waiting[head:] is the queue
+	cohortDone          []int32   // per tick: cohort clients answered in the tick
+	good                []int32   // per tick: requests answered in time in the tick
+	offered             []int32   // per tick: open-loop requests that arrived in the tick
+	inflight            int       // cohort answers due at later ticks
+	lat                 *latency  // the Sim's
+	goodput, timedOut   int64
+	rejected, offeredN  int64
+	busy, wasted        float64
+	loopGaveUp          int64
+	arrivalsInTick      int
+	quitInTick          int
+	horizon             float64
+	recoveryWindowTicks int
+}
+
+// start prepares a queueing server's run of sc.
+func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
+	free, waiting := q.free, q.waiting
+	cd, good, off := q.cohortDone, q.good, q.offered
+	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
+		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
+		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
+	if q.kind == 2 {
+		q.mu = math.Log(q.svc)
+		q.sigma = math.Log(ms(sc.ServiceP99)/q.svc) / z99
+	}
+	q.free = grow(free, sc.Concurrency)
+	clear(q.free)
+	q.waiting = waiting[:0]
+	q.cohortDone = grow(cd, st.nt)
+	q.good = grow(good, st.nt)
+	q.offered = grow(off, st.nt)
+	clear(q.cohortDone)
+	clear(q.good)
+	clear(q.offered)
+	q.lat = lat
+	lat.reset()
+	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
+	return q
+}
+
+// z99 is the standard normal's 99th percentile.
+const z99 = 2.3263478740408408
+
+// service draws a service time, ms.
+func (q *queueRun) service(rng *Mulberry32) float64 {
+	switch q.kind {
+	case 0:
+		return q.svc
+	case 1:
+		return -q.svc * math.Log(1-rng.Float64())
+	}
+	return math.Exp(q.mu + q.sigma*math.Sqrt2*math.Erfinv(2*rng.Float64()-1))
+}
+
+// outcome is what the server does with one arrival.
+type outcome uint8
+
+const (
+	rejected outcome = iota // refused at once
+	answered                // answered in time, at done
+	timedOut                // its client stopped waiting at arrival + timeout
+)
+
+// admit decides the fate of a request arriving at time a (ms, ≥ recovery)
+// and returns when it is answered.
+func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
+	for q.head < len(q.waiting) && q.waiting[q.head] <= a {
+		q.head++
+	}
+	if q.head == len(q.waiting) { // empty: start again at the front
+		q.waiting, q.head = q.waiting[:0], 0
+	}
+	start := max(a, q.free[0])
+	wait := start - a
+	if wait > 0 {
+		if q.limit > 0 && len(q.waiting)-q.head >= q.limit {
+			return rejected, 0
+		}
+		if q.maxWait > 0 && wait > q.maxWait {
+			return rejected, 0
+		}
+	}
+	if q.target > 0 {
+		if wait <= q.target {
+			q.aboveSince = -1
+		} else if q.aboveSince < 0 {
+			q.aboveSince = a
+		} else if a-q.aboveSince >= ms(ShedInterval) {
+			return rejected, 0
+		}
+	}
+	s := q.service(rng)
+	done := start + s
+	q.free[0] = done
+	q.siftDown()
+	if wait > 0 && q.limit > 0 { // only a QueueLimit needs the queue's length
+		if q.head > 0 && len(q.waiting) == cap(q.waiting) { // reuse the room of those that started
+			n := copy(q.waiting, q.waiting[q.head:])
+			q.waiting, q.head = q.waiting[:n], 0
+		}
+		q.waiting = append(q.waiting, start)
+	}
+	q.busy += s
+	if q.timeout > 0 && done-a > q.timeout {
+		q.wasted += s
+		q.timedOut++
+		return timedOut, done
+	}
+	q.goodput++
+	q.lat.add(done - a)
+	return answered, done
+}
+
+// siftDown restores the workers' min-heap after its root grew.
+func (q *queueRun) siftDown() {
+	h := q.free
+	n := len(h)
+	i := 0
+	x := h[0]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r] < h[c] {
+			c = r
+		}
+		if h[c] >= x {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
+}
+
+// loopQueue runs a queueing server's ticks.
+func (s *Sim) loopQueue(st *runState) (int, error) {
+	q := st.q
+	if q.rate > 0 {
+		q.nextArrival = -math.Log(1-st.rng.Float64()) / q.rate
+	}
+	q.base = s.clients[0].prev
+	k := 0
+	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
+		if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
+			s.drain(k, st.nt)
+			return k, ErrStopped
+		}
+		t := float64(float64(k) * st.tk.tick)
+		st.resp.tick = int32(k)
+		q.arrivalsInTick, q.quitInTick = 0, 0
+		if !s.cal.empty(k) {
+			list := s.cal.take(k, &s.order)
+			st.active -= len(list)
+			for _, i := range list {
+				s.arriveQueued(st, q, i, k, t)
+			}
+		}
+		if q.rate > 0 {
+			end := float64(float64(k+1) * st.tk.tick)
+			for q.nextArrival < end && q.nextArrival < q.horizon {
+				a := q.nextArrival
+				i := int32(len(s.clients))
+				s.clients = append(s.clients, client{prev: q.base})
+				if need := len(s.clients); need > 64*len(s.order.words) {
+					s.order.reset(2 * need)
+				}
+				q.offered[k]++
+				q.offeredN++
+				s.arriveQueued(st, q, i, k, a)
+				q.nextArrival = a - math.Log(1-st.rng.Float64())/q.rate
+			}
+		}
+		if t >= st.recoverAt {
+			st.r.PeakArrivals = max(st.r.PeakArrivals, q.arrivalsInTick)
+		}
+		if d := q.cohortDone[k]; d > 0 {
+			q.inflight -= int(d)
+			st.ok += int(d)
+			st.milestones(k)
+		}
+		if tl := st.tl; tl != nil {
+			tl.Arrivals = append(tl.Arrivals, int32(q.arrivalsInTick))
+			tl.Served = append(tl.Served, q.good[k])
+			tl.GaveUp = append(tl.GaveUp, int32(q.quitInTick))
+		}
+	}
+	return k, nil
+}
+
+// arriveQueued handles client i's request arriving at time a (ms) in tick k.
+func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
+	q.arrivalsInTick++
+	st.r.Sent++
+	if a >= st.recoverAt {
+		st.r.SentAfterRecovery++
+	}
+	if st.bud != nil {
+		st.bud.sent(k, 1)
+	}
+	down := a < st.recoverAt && a >= q.outageStart
+	st.resp.up = !down
+	out, done := rejected, 0.0
+	if !down {
+		out, done = q.admit(a, st.rng)
+	}
+	from := a
+	switch out {
+	case answered:
+		if dk := st.tk.arrival(done); dk < st.nt {
+			q.good[dk]++
+			if int(i) < st.n {
+				q.cohortDone[dk]++
+				q.inflight++
+			}
+		}
+		if s.Trace != nil {
+			s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
+		}
+		return
+	case timedOut:
+		from = a + q.timeout
+	default:
+		q.rejected++
+	}
+	ra := st.resp.retryAfter
+	if out == timedOut {
+		st.resp.retryAfter = 0 // no response, no Retry-After
+	}
+	dl, nk := s.reject(st, i, k, from)
+	st.resp.retryAfter = ra
+	if dl < 0 {
+		q.quitInTick++
+		if int(i) < st.n {
+			st.gaveUp++
+		} else {
+			q.loopGaveUp++
+		}
+	}
+	if s.Trace != nil {
+		if dl < 0 {
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, NextTick: -1})
+		} else {
+			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Delay: dl, NextTick: nk})
+		}
+	}
+}
+
+// RecoveryWindow is the window over which an open-loop run's goodput is
+// compared with its demand to find when it is back to steady state.
+const RecoveryWindow = 10 * time.Second
+
+// RecoveryBand is how close goodput must be to demand, as a fraction of it.
+const RecoveryBand = 0.05
+
+// finishQueue fills the queueing server's metrics into r.
+func (q *queueRun) finishQueue(st *runState, r *Result) {
+	r.Offered = q.offeredN
+	r.Goodput = q.goodput
+	r.TimedOut = q.timedOut
+	r.Rejected = q.rejected
+	r.BusyMS = q.busy
+	r.WastedMS = q.wasted
+	r.OfferedGaveUp = q.loopGaveUp
+	if q.lat.n > 0 {
+		r.LatencyMean = q.lat.sum / float64(q.lat.n)
+	}
+	r.LatencyP50, r.LatencyP90, r.LatencyP99 = q.lat.quantile(0.5), q.lat.quantile(0.9), q.lat.quantile(0.99)
+	if q.rate > 0 {
+		r.Recovered = q.recovered(st)
+	}
+}
+
+// recovered is the start of the first window of RecoveryWindow after
+// recovery from which every whole window up to the horizon answers in time
+// as many requests as arrived new in it, within RecoveryBand: the time the
+// run is back to steady state. Comparing with the arrivals of the same
+// window rather than with rate × window removes the Poisson noise of the
+// demand; what remains is the work in progress at the windows' edges (the
+// latency times the rate, 1 % of a window at 90 % load with 10 ms service).
+func (q *queueRun) recovered(st *runState) Milestone {
+	w := q.recoveryWindowTicks
+	k0 := st.tk.arrival(st.recoverAt)
+	nw := (st.nt - k0) / w
+	var m Milestone
+	for j := nw - 1; j >= 0; j-- {
+		var good, off int64
+		for k := k0 + j*w; k < k0+(j+1)*w; k++ {
+			good += int64(q.good[k])
+			off += int64(q.offered[k])
+		}
+		if math.Abs(float64(good-off)) > RecoveryBand*float64(off) {
+			break
+		}
+		m = Milestone{At: time.Duration(k0+j*w) * st.sc.Tick, Reached: true}
+	}
+	return m
+}
+
+// latency is a histogram of latencies with buckets 1/64 of a power of two
+// wide (relative error under 0.8 % at the bucket's middle), from 0 to 2⁴²
+// ms; it allocates nothing.
+type latency struct {
+	n      int64
+	sum    float64
+	counts [latencyBuckets]int64
+}
+
+const latencyBuckets = 42 * 64
+
+func (l *latency) reset() { *l = latency{} }
+
+func latencyBucket(x float64) int {
+	b := int(math.Float64bits(x+1)>>46) - 0x3ff<<6
+	return min(max(b, 0), latencyBuckets-1)
+}
+
+func (l *latency) add(x float64) {
+	l.counts[latencyBucket(x)]++
+	l.n++
+	l.sum += x
+}
+
+// quantile is the nearest-rank p-quantile (ms), the middle of its bucket;
+// 0 when the histogram is empty.
+func (l *latency) quantile(p float64) float64 {
+	if l.n == 0 {
+		return 0
+	}
+	rank := int64(math.Ceil(p * float64(l.n)))
+	var c int64
+	for b, n := range l.counts {
+		c += n
+		if c >= rank {
+			lo := math.Float64frombits(uint64(b+0x3ff<<6) << 46)
+			hi := math.Float64frombits(uint64(b+1+0x3ff<<6) << 46)
+			return (lo+hi)/2 - 1
+		}
+	}
+	return 0
+}
+
+// footprint is the bytes of storage a queueing server's run holds.
+func (q *queueRun) footprint() int {
+	return (cap(q.free)+cap(q.waiting))*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
+}

@@ -1,0 +1,372 @@
+package sim
+
+import (
+	"math/bits"
+	"time"
+)
+
+// A run is start → step per tick → finish. start picks the pieces once (the
+// server model, the clients' delayer, the calendar's mode, the fleet, the
+// timeline); each loop below runs one kind of tick with no "which mode am
+// I in" checks; finish turns the counters into a Result.
+
+// runState is the state of the run in progress. It lives in the Sim, so
+// that a run allocates nothing once the Sim's storage has grown.
+type runState struct {
+	sc        Scenario
+	n, nt     int
+	tk        ticker
+	lastT     float64 // ms: the last tick's time
+	recoverAt float64 // ms
+	resp      response
+	maxAtt    int32
+	d         delayer
+	bud       *budget
+	fl        *fleet    // nil: one policy for all
+	budget    int       // the counting server's requests per tick
+	srv       *server   // nil: the article's counting server
+	backlog   *server   // the server that sends a backlog Retry-After, or nil
+	q         *queueRun // a queueing server's run, or nil
+	rng       *Mulberry32
+	tl        *Timeline
+
+	r                        Result
+	ok, gaveUp, active       int
+	half, ninety, ninetyNine float64
+	gthresh                  [MaxGroups][3]float64 // per group: 50 %, 99 % and all of its clients
+	gok                      [MaxGroups]int
+}
+
+// run simulates sc with groups (one group: a single policy). The inputs
+// are valid.
+func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (Result, error) {
+	st := &s.st
+	s.start(st, sc, groups, rng, tl)
+	var k int
+	var err error
+	switch {
+	case st.q != nil:
+		k, err = s.loopQueue(st)
+	case s.cal.dense && s.Trace == nil && st.fl == nil:
+		k, err = s.loopDense(st)
+	default:
+		k, err = s.loopList(st)
+	}
+	if err != nil {
+		*st = runState{}
+		return Result{}, err
+	}
+	r := st.finish(k)
+	if st.q != nil {
+		st.q.finishQueue(st, &r)
+	}
+	*st = runState{} // drop the references to the caller's values
+	return r, nil
+}
+
+// start prepares the run: the pieces, the clients' first requests (one
+// draw each, in index order) and the thresholds of the milestones.
+func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) {
+	p := groups[0].Policy
+	n := sc.Clients
+	nt := sc.ticks()
+	*st = runState{sc: sc, n: n, nt: nt, rng: rng, tl: tl}
+	st.tk = ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
+	st.lastT = float64(nt-1) * st.tk.tick
+	st.recoverAt = ms(sc.RecoverAt)
+	st.budget = sc.budget()
+	st.resp = response{retryAfter: ms(sc.RetryAfter)}
+	st.maxAtt = int32(p.MaxAttempts)
+	st.d, st.bud = s.delayer(sc, p)
+	st.srv = newServer(sc)
+	if st.srv != nil && st.srv.backlog {
+		st.backlog = st.srv
+	}
+	if len(groups) > 1 {
+		st.fl = &s.fleet
+		st.fl.setup(sc, groups, n)
+		st.d, st.bud, st.maxAtt = st.fl, nil, 0 // the fleet applies each group's limits
+	}
+
+	if sc.Concurrency > 0 {
+		st.q = s.queue.start(sc, st, &s.lat)
+	}
+
+	s.clients = grow(s.clients, n)
+	s.cal.reset(nt, n, sc.ArrivalRate > 0) // open-loop clients are not in a dense calendar's bitmap
+	s.order.reset(n)
+	if tl != nil {
+		tl.Tick = sc.Tick
+		tl.Reset()
+	}
+
+	var bases [MaxGroups]float64
+	for g, gr := range groups {
+		bases[g] = ms(gr.Policy.Base)
+	}
+	spread := ms(sc.Spread)
+	from := ms(sc.OutageStart) // 0 but for a queueing server's later outage
+	for i := range n {
+		base := bases[0]
+		if st.fl != nil {
+			base = bases[st.fl.group[i]]
+		}
+		s.clients[i] = client{prev: base}
+		next := rng.Float64() * spread
+		if from > 0 {
+			next += from
+		}
+		if next <= st.lastT {
+			s.cal.push(st.tk.arrival(next), int32(i))
+			st.active++
+		}
+	}
+
+	st.r = Result{Clients: n}
+	if st.fl != nil {
+		st.r.NGroups = len(groups)
+		for _, g := range st.fl.group {
+			st.r.Groups[g].Clients++
+		}
+		for g := range groups {
+			c := float64(st.r.Groups[g].Clients)
+			st.gthresh[g] = [3]float64{c * 0.5, c * 0.99, c}
+		}
+	}
+	st.half, st.ninety, st.ninetyNine = float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
+}
+
+// finish turns the counters of a run that stopped before tick k into its
+// Result.
+func (st *runState) finish(k int) Result {
+	r := st.r
+	n := st.n
+	r.Succeeded, r.GaveUp, r.Pending = st.ok, st.gaveUp, n-st.ok-st.gaveUp
+	if st.fl != nil {
+		for g := range r.NGroups {
+			r.Groups[g].GaveUp = st.fl.gaveUp[g]
+		}
+	}
+	r.PeakRPS = float64(r.PeakArrivals) * 1000 / st.tk.tick
+	if r.Pending > 0 {
+		k = st.nt // pending clients wait past the horizon: the run went to its end
+	}
+	r.End = time.Duration(max(k-1, 0)) * st.sc.Tick
+	return r
+}
+
+// idle handles what every loop does before a tick: it reads Stop every
+// StopEvery ticks and reports whether tick k has no arrivals (recording
+// the empty tick in the timeline).
+func (s *Sim) idle(st *runState, k int) (empty bool, err error) {
+	if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
+		s.drain(k, st.nt)
+		return true, ErrStopped
+	}
+	if s.cal.empty(k) {
+		if tl := st.tl; tl != nil {
+			tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, 0), append(tl.Served, 0), append(tl.GaveUp, 0)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// loopDense runs a dense calendar's ticks without a trace or a fleet: the
+// article's runs, straight from the bitmap.
+func (s *Sim) loopDense(st *runState) (int, error) {
+	k := 0
+	for ; k < st.nt && st.active > 0; k++ {
+		if empty, err := s.idle(st, k); err != nil {
+			return k, err
+		} else if empty {
+			continue
+		}
+		m := int(s.cal.count[k])
+		t, served := st.arrive(k, m)
+		quit := s.stepDense(st, k, served, t)
+		st.after(k, m, served, quit)
+	}
+	return k, nil
+}
+
+// loopList runs every other counting-server run: a sparse calendar, a
+// trace or a mixed fleet, from a list of the tick's clients.
+func (s *Sim) loopList(st *runState) (int, error) {
+	k := 0
+	for ; k < st.nt && st.active > 0; k++ {
+		if empty, err := s.idle(st, k); err != nil {
+			return k, err
+		} else if empty {
+			continue
+		}
+		list := s.cal.take(k, &s.order)
+		m := len(list)
+		t, served := st.arrive(k, m)
+		if st.fl != nil {
+			st.fleetTick(k, list, served)
+		}
+		if s.Trace != nil {
+			for _, i := range list[:served] {
+				s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
+			}
+		}
+		quit := 0
+		for _, i := range list[served:] {
+			dl, nk := s.reject(st, i, k, t)
+			if dl < 0 {
+				quit++
+			}
+			if s.Trace != nil {
+				if dl < 0 {
+					s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+				} else {
+					s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
+				}
+			}
+		}
+		st.after(k, m, served, quit)
+	}
+	return k, nil
+}
+
+// arrive counts m arrivals at tick k and asks the server how many it
+// serves; it returns the tick's time (ms) and that number.
+func (st *runState) arrive(k, m int) (t float64, served int) {
+	t = float64(float64(k) * st.tk.tick) // float64(): never fused with the + below
+	st.resp.up = t >= st.recoverAt
+	st.resp.tick = int32(k)
+	st.active -= m
+	st.r.Sent += int64(m)
+	if st.resp.up {
+		st.r.SentAfterRecovery += int64(m)
+		st.r.PeakArrivals = max(st.r.PeakArrivals, m)
+		if st.srv == nil {
+			served = min(st.budget, m)
+		} else {
+			served = st.srv.served(t, m)
+		}
+	}
+	st.ok += served
+	if st.backlog != nil {
+		st.resp.retryAfter = st.backlog.retryAfter(t, st.n-st.ok-st.gaveUp)
+	}
+	if st.bud != nil {
+		st.bud.sent(k, m)
+	}
+	return t, served
+}
+
+// after records tick k's outcome: give-ups, the timeline, the milestones.
+func (st *runState) after(k, m, served, quit int) {
+	st.gaveUp += quit
+	if tl := st.tl; tl != nil {
+		tl.Arrivals = append(tl.Arrivals, int32(m))
+		tl.Served = append(tl.Served, int32(served))
+		tl.GaveUp = append(tl.GaveUp, int32(quit))
+	}
+	if served > 0 {
+		st.milestones(k)
+	}
+}
+
+// milestones marks the milestones the clients served so far reach at tick k.
+func (st *runState) milestones(k int) {
+	at := time.Duration(k) * st.sc.Tick
+	fok := float64(st.ok)
+	mark(&st.r.T50, fok >= st.half, at)
+	mark(&st.r.T90, fok >= st.ninety, at)
+	mark(&st.r.T99, fok >= st.ninetyNine, at)
+	mark(&st.r.AllDone, st.ok == st.n, at)
+}
+
+// fleetTick keeps a mixed fleet's per-group metrics for tick k, whose
+// first served clients of list were served.
+func (st *runState) fleetTick(k int, list []int32, served int) {
+	fl := st.fl
+	var sent [MaxGroups]int
+	for j, i := range list {
+		g := fl.group[i]
+		sent[g]++
+		if j < served {
+			st.gok[g]++
+			st.r.Groups[g].Succeeded++
+		}
+	}
+	at := time.Duration(k) * st.sc.Tick
+	for g := range st.r.NGroups {
+		gr := &st.r.Groups[g]
+		gr.Sent += int64(sent[g])
+		if st.resp.up {
+			gr.SentAfterRecovery += int64(sent[g])
+		}
+		if b := fl.buds[g]; b != nil {
+			b.sent(k, sent[g])
+		}
+		gok := float64(st.gok[g])
+		mark(&gr.T50, gok >= st.gthresh[g][0], at)
+		mark(&gr.T99, gok >= st.gthresh[g][1], at)
+		mark(&gr.AllDone, gok >= st.gthresh[g][2], at)
+	}
+}
+
+// reject is the one rejection rule: client i, refused at tick k (time t,
+// ms), counts the rejection, gives up at its attempt limit or when its
+// delayer says so (dl < 0), and otherwise is rescheduled at t + dl — at
+// tick nk, or nowhere (nk = -1) when that is past the horizon or dl is not
+// a number.
+func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk int) {
+	c := &s.clients[i]
+	c.att++
+	if st.maxAtt > 0 && c.att >= st.maxAtt {
+		return giveUp, -1
+	}
+	st.resp.index = i
+	dl = st.d.delay(c, st.resp, st.rng)
+	if dl < 0 {
+		return dl, -1
+	}
+	next := t + dl
+	nk = -1
+	if next <= st.lastT { // also false for NaN
+		nk = max(st.tk.arrival(next), k+1)
+		if c := &s.cal; c.dense { // calendar.push, inlined for the article's runs
+			c.bitmap[int(i>>6)*c.stride+nk] |= 1 << (uint32(i) & 63)
+			c.count[nk]++
+		} else {
+			c.push(nk, i)
+		}
+		st.active++
+	}
+	return dl, nk
+}
+
+// stepDense rejects tick k's clients but the first served ones straight
+// from a dense calendar's bitmap: it walks the tick's bits in index order,
+// clears them, and applies reject to each client past the served ones. No
+// list is built.
+func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
+	c := &s.cal
+	stride := c.stride
+	col := c.bitmap[k:] // word w of tick k is col[w·stride]
+	left := int(c.count[k])
+	c.count[k] = 0
+	for w := 0; left > 0; w++ {
+		x := col[w*stride]
+		if x == 0 {
+			continue
+		}
+		col[w*stride] = 0
+		for ; x != 0; x &= x - 1 {
+			left--
+			if served > 0 {
+				served--
+				continue
+			}
+			if dl, _ := s.reject(st, int32(w<<6+bits.TrailingZeros64(x)), k, t); dl < 0 {
+				quit++
+			}
+		}
+	}
+	return quit
+}
