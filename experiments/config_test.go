@@ -353,13 +353,13 @@ mix = [[], [{share = 0.1, kind = "fixed", base_s = 5}], [{share = 0.2, kind = "s
 // Parameters added later (OmitZero) leave the keys of the runs stored
 // before them as they were: the article's decorrelated cell and its run
 // of seed 206 keep the keys they had before the queueing server existed
-// (computed with that commit, 0d14054), and a queueing cell names its
-// parameters in its key.
+// (computed with sim herd-4 on the commit before the queueing server was
+// merged), and a queueing cell names its parameters in its key.
 func TestKeysOfCountingCellsAreStable(t *testing.T) {
 	t.Parallel()
 	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	if got, run := c.Key(), (Run{Cell: c, Seed: 206}).Key(); got != "48091202ee9ae58f" || run != "82d6e00cb4cd1fac" {
-		t.Errorf("keys %s, %s: want 48091202ee9ae58f, 82d6e00cb4cd1fac", got, run)
+	if got, run := c.Key(), (Run{Cell: c, Seed: 206}).Key(); got != "cc0f771059aff697" || run != "a7396b70daf6ee1b" {
+		t.Errorf("keys %s, %s: want cc0f771059aff697, a7396b70daf6ee1b", got, run)
 	}
 	q := c
 	q.Scenario.Concurrency, q.Scenario.Service, q.Scenario.ServiceTime = 4, "exponential", 20*time.Millisecond

@@ -74,13 +74,21 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	var jittered []*analysis.Aggregate
+	queueing := 0
 	for _, a := range aggs {
+		if a.Cell.Scenario.Concurrency > 0 { // a queueing server: its own metrics, not ranked by the counting server's rules
+			queueing++
+			continue
+		}
 		if !a.Cell.Mixed() {
 			single = append(single, a)
 			if a.Cell.Policy.Jittered() {
 				jittered = append(jittered, a)
 			}
 		}
+	}
+	if queueing > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d cells run a queueing server: the report does not rank them yet (its rules are the counting server's); read goodput, timed_out, wasted_ms and recovered_after_s in the dataset", queueing))
 	}
 	for _, q := range analysis.Groups(single) {
 		if err := ctx.Err(); err != nil {
