@@ -173,6 +173,7 @@ func (l *loader) inRange(path []string, p *Param, v any) bool {
 	for _, k := range sim.Kinds() {
 		c := Cell{Policy: sim.DefaultPolicy(k)}
 		c.Policy.Base, c.Policy.Cap = time.Millisecond, 0
+		c.Policy.RetryBudget = 0.1 // budget_min_rps needs a budget to be read; the cells check the pair
 		p.set(&c, v)
 		n := Cell{Policy: c.Policy.Normalize()}
 		if p.get(&n) != p.get(&c) {

@@ -367,3 +367,15 @@ func TestKeysOfCountingCellsAreStable(t *testing.T) {
 		t.Errorf("queueing cell: canonical %s, key %s", can, q.Key())
 	}
 }
+
+// A value bound to another key (budget_min_rps needs a retry_budget) is
+// accepted when the sweep sets both, and refused at the cell without.
+func TestBudgetMinWithABudget(t *testing.T) {
+	t.Parallel()
+	if _, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = \"full-jitter\"\nretry_budget = 0.1\nbudget_min_rps = 10\n")); err != nil {
+		t.Errorf("retry_budget with budget_min_rps: %v", err)
+	}
+	if _, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = \"full-jitter\"\nbudget_min_rps = 10\n")); err == nil || !strings.Contains(err.Error(), "budget_min_rps: 10: want retries/s ≥ 0, with a retry_budget") {
+		t.Errorf("budget_min_rps alone: %v", err)
+	}
+}
