@@ -93,6 +93,7 @@ func loadDiffTables(dir string) (map[string]*diffTable, error) {
 func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	flags := newFlags("diff", "A B   (two dataset folders)", stderr)
 	limit := flags.Int("n", 20, "differences to list")
+	asJSON := flags.Bool("json", false, "print the counts per table as one JSON document (no listing)")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
 		return err
@@ -112,13 +113,23 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	shown := 0
 	show := func(format string, args ...any) {
-		if shown < *limit {
+		if shown < *limit && !*asJSON {
 			fmt.Fprintf(stdout, format, args...)
 		}
 		shown++
 	}
 	different := false
 	var summary []string
+	type counts struct {
+		Table      string `json:"table"`
+		Identical  int    `json:"identical"`
+		Differ     int    `json:"differ"`
+		OnlyA      int    `json:"only_in_a"`
+		OnlyB      int    `json:"only_in_b"`
+		DuplicateA int    `json:"stored_twice_in_a"`
+		DuplicateB int    `json:"stored_twice_in_b"`
+	}
+	var doc []counts
 	for _, table := range dataset.Tables {
 		x, y := ta[table], tb[table]
 		onlyA, onlyB, differ, same := 0, 0, 0, 0
@@ -146,15 +157,22 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			line += fmt.Sprintf("; rows stored more than once: %d in %s, %d in %s", x.dups, a, y.dups, b)
 		}
 		summary = append(summary, line)
+		doc = append(doc, counts{string(table), same, differ, onlyA, onlyB, x.dups, y.dups})
 		if differ+onlyA+onlyB+x.dups+y.dups > 0 {
 			different = true
 		}
 	}
-	if shown > *limit {
-		fmt.Fprintf(stdout, "… %d more\n", shown-*limit)
-	}
-	for _, l := range summary {
-		fmt.Fprintln(stdout, l)
+	if *asJSON {
+		if err := writeJSON(stdout, map[string]any{"a": a, "b": b, "same": !different, "tables": doc}); err != nil {
+			return err
+		}
+	} else {
+		if shown > *limit {
+			fmt.Fprintf(stdout, "… %d more\n", shown-*limit)
+		}
+		for _, l := range summary {
+			fmt.Fprintln(stdout, l)
+		}
 	}
 	if different {
 		return fmt.Errorf("datasets differ")

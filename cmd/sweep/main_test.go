@@ -122,6 +122,17 @@ func TestFlagsAnywhere(t *testing.T) {
 	if code != 0 {
 		t.Errorf("diff A B -n 2: exit %d\n%s%s", code, stdout, stderr)
 	}
+	js := mustRun(t, "diff", "--json", res, res)
+	var doc struct {
+		Same   bool `json:"same"`
+		Tables []struct {
+			Table     string `json:"table"`
+			Identical int    `json:"identical"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || !doc.Same || len(doc.Tables) != 3 || doc.Tables[0].Identical == 0 {
+		t.Errorf("diff --json: %v\n%s", err, js)
+	}
 	if _, stderr, code := sweep(t, "diff", res); code != 2 || !strings.Contains(stderr, "got 1 argument\n") {
 		t.Errorf("diff with one folder: exit %d, %q", code, stderr)
 	}

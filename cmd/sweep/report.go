@@ -8,9 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
 )
 
@@ -40,6 +42,14 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		return err
 	}
+	// Each phase that takes more than a second says so when it ends.
+	phase := time.Now()
+	done := func(what string) {
+		if d := time.Since(phase); d >= time.Second {
+			fmt.Fprintf(stderr, "report: %s in %v\n", what, d.Round(100*time.Millisecond))
+		}
+		phase = time.Now()
+	}
 	ds, err := analysis.Load(fsys)
 	if err != nil {
 		if errors.As(err, new(*analysis.FileError)) {
@@ -47,6 +57,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		return fmt.Errorf("%s: %w", results, err)
 	}
+	done(fmt.Sprintf("read %s runs from %d parts", num.Int(len(ds.Records)), ds.Files))
 	for _, w := range ds.Warnings {
 		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
 	}
@@ -68,6 +79,8 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		return err
 	}
+	done(fmt.Sprintf("decided %d scenarios and drew the figures", len(r.Scenarios)))
+	defer func() { done("wrote the files") }()
 	files := r.Files()
 	files = append(files[1:], files[0]) // report.md last
 	figs := 0
