@@ -23,6 +23,15 @@ type Input struct {
 	Dataset   *analysis.Dataset
 	Groups    []dataset.GroupRow
 	Timelines func(runKeys map[string]bool) (map[string][]dataset.TimelineRow, error)
+	// Live lists the comparisons `sweep live` wrote beside the dataset.
+	Live []LiveCheck
+}
+
+// LiveCheck is one `sweep live` comparison: a real library against the
+// simulator, with its page (text and figure) relative to the report.
+type LiveCheck struct {
+	Title string // "live cenkalti-backoff against simulated cenkalti-backoff: agrees"
+	Page  string // "live/live-cenkalti-backoff--cenkalti-backoff.md"
 }
 
 // Scenario is one scenario of the dataset (a capacity of a family) with its
@@ -62,6 +71,7 @@ type Report struct {
 	Figures    []Figure
 	Warnings   []string // dataset-wide; per-cell warnings are in the tables
 	Footer     string   // provenance printed under every figure
+	Live       []LiveCheck
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
@@ -69,7 +79,7 @@ type Report struct {
 func Build(ctx context.Context, in Input) (*Report, error) {
 	ds := in.Dataset
 	aggs := analysis.Aggregates(ds.Records)
-	r := &Report{Provenance: provenance(ds)}
+	r := &Report{Provenance: provenance(ds), Live: in.Live}
 	r.Warnings = append(datasetWarnings(r.Provenance, aggs), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy

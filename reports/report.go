@@ -39,6 +39,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			ew.printf("### %s\n\n![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.Title, f.PNG, f.Caption, f.SVG)
 		}
 	}
+	if len(r.Live) > 0 {
+		ew.printf("## Live checks\n\n")
+		ew.printf("Real retry libraries against a real loopback server, beside the simulator's prediction over seeds (`sweep live`; each page has the figure, the band and the machine's timing):\n\n")
+		for _, l := range r.Live {
+			ew.printf("- [%s](%s)\n", l.Title, l.Page)
+		}
+		ew.printf("\n")
+	}
 	writeMixed(ew, r.Mixed)
 	writeRecovery(ew, r.Recovery)
 	if len(r.Article) > 0 {

@@ -162,6 +162,17 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		files = append(files, filepath.Join(*out, f.Name+".png"))
+		// A page per comparison, which `sweep report` lists when the
+		// comparisons sit in the dataset's live/ folder.
+		page := &partBuffer{}
+		fmt.Fprintf(page, "### %s\n\n![%s](%s.png)\n\n%s\n\n```\n", f.Title, f.Title, f.Name, f.Caption)
+		if err := c.WriteText(page); err != nil {
+			return err
+		}
+		fmt.Fprintf(page, "```\n")
+		if err := writeAtomic(*out, f.Name+".md", page); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		if err := rep.WriteJSON(stdout); err != nil {

@@ -90,3 +90,26 @@ func TestLiveInterrupt(t *testing.T) {
 		t.Errorf("an interrupted run wrote %v", es)
 	}
 }
+
+// A live run writes a page per comparison, and the report of the dataset
+// beside it lists them.
+func TestLivePagesInTheReport(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", res, "--quiet", "--no-report")
+	mustRun(t, "live", "--library", "sim:cenkalti-backoff", "--clients", "20", "--outage", "1s", "--capacity", "40",
+		"--tick", "200ms", "--spread", "500ms", "--horizon", "20s", "--seeds", "20", "--out", filepath.Join(res, "live"))
+	pages, _ := filepath.Glob(filepath.Join(res, "live", "*.md"))
+	if len(pages) != 1 {
+		t.Fatalf("live pages: %v", pages)
+	}
+	b, _ := os.ReadFile(pages[0])
+	if !strings.HasPrefix(string(b), "### live sim:cenkalti-backoff against simulated cenkalti-backoff") || !strings.Contains(string(b), ".png)") {
+		t.Errorf("live page:\n%s", b)
+	}
+	mustRun(t, "report", "--results", res)
+	md, _ := os.ReadFile(filepath.Join(res, "report.md"))
+	if !strings.Contains(string(md), "## Live checks") || !strings.Contains(string(md), "](live/"+filepath.Base(pages[0])+")") {
+		t.Errorf("report.md lacks the live check:\n%s", md)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -68,7 +69,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err != nil {
 		return named(err)
 	}
-	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Groups: groups,
+	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Groups: groups, Live: liveChecks(results),
 		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
 			tl, err := analysis.Timelines(fsys, keys)
 			return tl, named(err)
@@ -106,4 +107,28 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	fmt.Fprintf(stdout, "report: %s (%d scenario pages in %s, %d figures in %s)\n", filepath.Join(out, "report.md"),
 		len(r.Scenarios), filepath.Join(out, "scenarios"), figs, filepath.Join(out, "plots"))
 	return nil
+}
+
+// liveChecks lists the pages `sweep live` wrote into results/live (its
+// default --out beside the default dataset), in name order.
+func liveChecks(results string) []reports.LiveCheck {
+	es, err := os.ReadDir(filepath.Join(results, "live"))
+	if err != nil {
+		return nil
+	}
+	var out []reports.LiveCheck
+	for _, e := range es {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(results, "live", e.Name()))
+		if err != nil {
+			continue
+		}
+		title, _, _ := strings.Cut(string(b), "\n")
+		if t, ok := strings.CutPrefix(title, "### "); ok {
+			out = append(out, reports.LiveCheck{Title: t, Page: "live/" + e.Name()})
+		}
+	}
+	return out
 }
