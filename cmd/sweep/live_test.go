@@ -57,7 +57,9 @@ func TestLiveInterrupt(t *testing.T) {
 	}
 	w.Close()
 	started := make(chan bool, 1)
+	done := make(chan struct{}) // the reader owns stderr until it closes done
 	go func() {
+		defer close(done)
 		buf := make([]byte, 4096)
 		seen := false
 		for {
@@ -77,11 +79,13 @@ func TestLiveInterrupt(t *testing.T) {
 	}()
 	if !<-started {
 		cmd.Wait()
+		<-done
 		t.Fatalf("the live run did not start: %s", stderr.String())
 	}
 	time.Sleep(500 * time.Millisecond) // clients retrying against the down server
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
+	<-done
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("exit %v, stderr %q; want 130 and a message", err, stderr.String())
