@@ -95,17 +95,24 @@ type cellAcc struct {
 	run    []welford   // per metric
 }
 
-// scanColumns are the runs table's columns a scan reads: no run key (a run
-// is its cell and seed), the parameters, the label and the metrics.
+// scanColumns are the runs table's columns a scan reads for every run: no
+// run key (a run is its cell and seed), no parameters (read once per cell,
+// by readCells), the metrics.
 func scanColumns(metrics []Metric) []string {
-	cols := []string{dataset.ColCellKey, dataset.ColSeed, dataset.ColLabel}
-	for _, p := range experiments.Params {
-		cols = append(cols, p.Key)
-	}
+	cols := []string{dataset.ColCellKey, dataset.ColSeed}
 	for _, m := range metrics {
 		if !slices.Contains(cols, m.Key) {
 			cols = append(cols, m.Key)
 		}
+	}
+	return cols
+}
+
+// cellColumns are the columns that describe a cell: its label and parameters.
+func cellColumns() []string {
+	cols := []string{dataset.ColCellKey, dataset.ColLabel}
+	for _, p := range experiments.Params {
+		cols = append(cols, p.Key)
 	}
 	return cols
 }
@@ -148,6 +155,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	for pi, part := range l.Runs {
 		p := part.Path()
 		row := 0
+		fresh := map[int]*cellAcc{} // row → a cell first met there, its parameters to read
 		meta, err := scanPart(fsys, p, cols, func(b *dataset.Batch) error {
 			ck := b.Strings(dataset.ColCellKey)
 			for i := range b.Len() {
@@ -157,9 +165,10 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 				}
 				acc := cells[ck.Value(i)]
 				if acc == nil {
-					acc = newCellAcc(b, i, len(metrics))
+					acc = newCellAcc(strings.Clone(ck.Value(i)), len(metrics))
 					cells[acc.agg.CellKey] = acc
 					order = append(order, acc)
+					fresh[row+i] = acc
 				}
 				if j, ok := acc.seedAt[s]; ok {
 					if l.Runs[acc.part[j]].Sweep == part.Sweep {
@@ -200,6 +209,9 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 			row += b.Len()
 			return nil
 		})
+		if err == nil && len(fresh) > 0 {
+			err = readCells(fsys, p, fresh)
+		}
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}
@@ -249,31 +261,51 @@ func scanPart(fsys fs.FS, p string, cols []string, fn func(*dataset.Batch) error
 	return dataset.ScanRuns(ra, cols, fn)
 }
 
-// newCellAcc starts the cell of row i: its parameters, set in the order of
-// the columns as dataset.ReadRuns sets them, and its label.
-func newCellAcc(b *dataset.Batch, i, metrics int) *cellAcc {
-	c := experiments.Cell{Scenario: sim.Article()}
-	for pi := range experiments.Params {
-		p := &experiments.Params[pi]
-		switch a := b.Column(p.Key).(type) {
-		case *array.Int64:
-			p.Set(&c, a.Value(i))
-		case *array.Float64:
-			p.Set(&c, a.Value(i))
-		case *array.String:
-			p.Set(&c, strings.Clone(a.Value(i)))
-		case *array.Boolean:
-			p.Set(&c, a.Value(i))
-		}
-	}
-	acc := &cellAcc{
-		agg: &Aggregate{CellKey: strings.Clone(b.Strings(dataset.ColCellKey).Value(i)), Cell: c,
-			Label: strings.Clone(b.Strings(dataset.ColLabel).Value(i))},
+// newCellAcc starts the cell of the given key; readCells sets its
+// parameters and label.
+func newCellAcc(key string, metrics int) *cellAcc {
+	return &cellAcc{
+		agg:    &Aggregate{CellKey: key},
 		seedAt: map[uint32]int32{},
 		per:    make([][]float64, metrics),
 		run:    make([]welford, metrics),
 	}
-	return acc
+}
+
+// readCells reads the label and parameters of the cells first met in part
+// p, at the rows given, setting them in the order of the columns as
+// dataset.ReadRuns does.
+func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
+	row := 0
+	_, err := scanPart(fsys, p, cellColumns(), func(b *dataset.Batch) error {
+		for i := range b.Len() {
+			acc := fresh[row+i]
+			if acc == nil {
+				continue
+			}
+			if k := b.Strings(dataset.ColCellKey).Value(i); k != acc.agg.CellKey {
+				return fmt.Errorf("row %d: cell key %s, read as %s a moment ago (file changed while read?)", row+i, k, acc.agg.CellKey)
+			}
+			c := experiments.Cell{Scenario: sim.Article()}
+			for pi := range experiments.Params {
+				p := &experiments.Params[pi]
+				switch a := b.Column(p.Key).(type) {
+				case *array.Int64:
+					p.Set(&c, a.Value(i))
+				case *array.Float64:
+					p.Set(&c, a.Value(i))
+				case *array.String:
+					p.Set(&c, strings.Clone(a.Value(i)))
+				case *array.Boolean:
+					p.Set(&c, a.Value(i))
+				}
+			}
+			acc.agg.Cell, acc.agg.Label = c, strings.Clone(b.Strings(dataset.ColLabel).Value(i))
+		}
+		row += b.Len()
+		return nil
+	})
+	return err
 }
 
 // value reads a metric's column at row i: a null is no value.

@@ -124,7 +124,7 @@ func realDataset(t *testing.T) fstest.MapFS {
 	n := len(runs)
 	return fstest.MapFS{
 		"runs/sweep=a/part-1.parquet": {Data: part(span(0, n/2)...)},
-		"runs/sweep=a/part-2.parquet": {Data: part(append(span(n/2, 3*n/4), 3, 0)...)}, // two runs again
+		"runs/sweep=a/part-2.parquet": {Data: part(append(span(n/2, 3*n/4), 3, 0)...)},  // two runs again
 		"runs/sweep=b/part-1.parquet": {Data: part(append(span(3*n/4, n), 5, 6, 7)...)}, // three shared with a
 	}
 }

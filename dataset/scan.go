@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -90,6 +91,15 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 	if err != nil {
 		return meta, fmt.Errorf("corrupt Parquet file: %w", err)
 	}
+	// Every column is checked, not only those read: a file whose other
+	// columns are wrong is not the runs table, and the report should say
+	// so as readers of every column do.
+	if _, err := checkColumns(sc, fields, nil); err != nil {
+		return meta, err
+	}
+	if err := checkChunks(pf, r); err != nil {
+		return meta, err
+	}
 	if columns == nil {
 		columns = []string{}
 	}
@@ -126,6 +136,38 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 		return meta, fmt.Errorf("corrupt Parquet file: %d rows read of %d", rows, pf.NumRows())
 	}
 	return meta, nil
+}
+
+// checkChunks checks that every column chunk of every row group lies
+// within the file, its dictionary page before its data pages, and holds as
+// many values as its row group has rows: a scan reads only some columns,
+// and a corrupt one it does not read must not go unnoticed.
+func checkChunks(pf *file.Reader, r io.Seeker) error {
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	md := pf.MetaData()
+	for rg := range md.NumRowGroups() {
+		g := md.RowGroup(rg)
+		for c := range g.NumColumns() {
+			cc, err := g.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("corrupt Parquet file: row group %d column %d: %w", rg, c, err)
+			}
+			start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+			if cc.HasDictionaryPage() {
+				if d := cc.DictionaryPageOffset(); d < 4 || d >= start {
+					return fmt.Errorf("corrupt Parquet file: column %q row group %d: dictionary page at %d, data pages at %d", cc.PathInSchema(), rg, d, start)
+				}
+				start = cc.DictionaryPageOffset()
+			}
+			if start < 4 || n < 0 || start+n > size || cc.NumValues() != g.NumRows() {
+				return fmt.Errorf("corrupt Parquet file: column %q row group %d: %d bytes at %d of a %d-byte file, %d values of %d rows", cc.PathInSchema(), rg, n, start, size, cc.NumValues(), g.NumRows())
+			}
+		}
+	}
+	return nil
 }
 
 func scanRowGroup(fr *pqarrow.FileReader, idx []int, rg int, fn func(arrow.RecordBatch) error) error {
