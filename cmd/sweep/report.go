@@ -41,22 +41,23 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // written atomically) but the report may be missing or older than the plots.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
 	fsys := os.DirFS(results)
-	ds, err := analysis.Load(fsys)
+	sc, err := analysis.Scan(fsys, analysis.ScanOptions{Keep: articleCells()})
 	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
 		return fmt.Errorf("%s: %w", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", results, err)
 	}
+	ds := &sc.Dataset
 	for _, w := range ds.Warnings {
 		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("report interrupted: %w", err)
 	}
-	aggs := analysis.Aggregates(ds.Records)
-	r := &reports.Report{Provenance: provenance(ds)}
-	r.Warnings = append(datasetWarnings(ds, aggs), ds.Warnings...)
+	aggs := sc.Aggregates
+	r := &reports.Report{Provenance: provenance(sc)}
+	r.Warnings = append(datasetWarnings(sc, aggs), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	for _, a := range aggs {
@@ -96,8 +97,8 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		return fmt.Errorf("output folder: %w", err)
 	}
 	var all []uint32
-	for _, rec := range ds.Records {
-		all = append(all, rec.Seed)
+	for _, sw := range sc.Sweeps {
+		all = append(all, sw.Seeds...)
 	}
 	slices.Sort(all)
 	footer := fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", r.Provenance.Tool, r.Provenance.Sim, short(r.Provenance.ConfigHash), ranges(slices.Compact(all)))
@@ -136,8 +137,8 @@ func short(h string) string {
 }
 
 // provenance sums up the metadata of every part.
-func provenance(ds *analysis.Dataset) reports.Provenance {
-	p := reports.Provenance{Runs: len(ds.Records), Files: ds.Files}
+func provenance(ds *analysis.Scanned) reports.Provenance {
+	p := reports.Provenance{Runs: ds.Runs, Files: ds.Files}
 	var tools, sims, hashes []string
 	for _, m := range ds.Metas {
 		tools, sims, hashes = addUniq(tools, m.Tool), addUniq(sims, m.Sim), addUniq(hashes, m.ConfigHash)
@@ -147,18 +148,10 @@ func provenance(ds *analysis.Dataset) reports.Provenance {
 		}
 	}
 	p.Tool, p.Sim, p.ConfigHash = strings.Join(tools, ", "), strings.Join(sims, ", "), strings.Join(hashes, ", ")
-	seeds := map[string][]uint32{}
-	for _, r := range ds.Records {
-		if !slices.Contains(p.Sweeps, r.Sweep) {
-			p.Sweeps = append(p.Sweeps, r.Sweep)
-		}
-		if !slices.Contains(seeds[r.Sweep], r.Seed) {
-			seeds[r.Sweep] = append(seeds[r.Sweep], r.Seed)
-		}
-	}
 	var parts []string
-	for _, s := range p.Sweeps {
-		parts = append(parts, fmt.Sprintf("%s (%s)", ranges(seeds[s]), s))
+	for _, s := range ds.Sweeps {
+		p.Sweeps = append(p.Sweeps, s.Sweep)
+		parts = append(parts, fmt.Sprintf("%s (%s)", ranges(s.Seeds), s.Sweep))
 	}
 	p.Seeds = strings.Join(parts, "; ")
 	return p
@@ -191,7 +184,7 @@ func ranges(seeds []uint32) string {
 	return strings.Join(parts, ", ")
 }
 
-func datasetWarnings(ds *analysis.Dataset, aggs []*analysis.Aggregate) []string {
+func datasetWarnings(ds *analysis.Scanned, aggs []*analysis.Aggregate) []string {
 	var w []string
 	p := provenance(ds)
 	if strings.Contains(p.ConfigHash, ",") {
@@ -213,6 +206,17 @@ func datasetWarnings(ds *analysis.Dataset, aggs []*analysis.Aggregate) []string 
 		w = append(w, fmt.Sprintf("%d of %d cells have runs that did not bring 99 %% of clients back within the horizon; their t99 is \"not finished\", never a number", unfinished, len(aggs)))
 	}
 	return w
+}
+
+// articleCells says which cells the article's comparison reads whole.
+func articleCells() func(cellKey string) bool {
+	keys := map[string]bool{}
+	for _, t := range experiments.ArticleTables() {
+		for _, row := range t.Rows {
+			keys[row.Cell.Key()] = true
+		}
+	}
+	return func(k string) bool { return keys[k] }
 }
 
 // articleFromDataset compares the article's tables with the dataset's runs
