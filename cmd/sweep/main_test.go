@@ -301,12 +301,20 @@ window_s = 999990
 	return cfg, fast
 }
 
-// waitForParts waits until dir holds n files; the test fails if the
-// process exits first or nothing comes within a minute.
+// waitForParts waits until dir holds n committed parts (not counting the
+// writer's lock and temporary files, which come first); the test fails if
+// the process exits first or nothing comes within a minute.
 func waitForParts(t *testing.T, cmd *exec.Cmd, dir string, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if es, _ := os.ReadDir(dir); len(es) >= n {
+		es, _ := os.ReadDir(dir)
+		parts := 0
+		for _, e := range es {
+			if dataset.IsPart(e.Name()) {
+				parts++
+			}
+		}
+		if parts >= n {
 			return
 		}
 		if time.Now().After(deadline) {
