@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,43 @@ func TestCompare(t *testing.T) {
 		if _, stderr, code := sweep(t, args...); code != 2 || !strings.Contains(stderr, "compare") {
 			t.Errorf("sweep %s: exit %d, %s; want 2", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// plan --out counts the runs a dataset still lacks, as run would do them,
+// and writes nothing.
+func TestPlanOut(t *testing.T) {
+	dir := smallDataset(t) // sweep a of small.toml: 6 cells × 6 seeds
+	before := files(t, dir)
+	for _, tt := range []struct {
+		sweep, out    string
+		stored, toRun int
+	}{
+		{"a", dir, 36, 0},
+		{"b", dir, 0, 60},
+		{"a", filepath.Join(t.TempDir(), "not-yet"), 0, 36},
+	} {
+		stdout := mustRun(t, "plan", "--config", "testdata/small.toml", "--sweep", tt.sweep, "--out", tt.out, "--sample", "3", "--json")
+		var doc struct {
+			Sweeps []struct {
+				Runs      int     `json:"runs"`
+				Stored    *int    `json:"stored"`
+				ToRun     int     `json:"to_run"`
+				EstimateS float64 `json:"estimate_s"`
+			} `json:"sweeps"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Sweeps) != 1 {
+			t.Fatalf("plan --json: %v\n%s", err, stdout)
+		}
+		s := doc.Sweeps[0]
+		if s.Stored == nil || *s.Stored != tt.stored || s.ToRun != tt.toRun || (s.ToRun == 0) != (s.EstimateS == 0) {
+			t.Errorf("plan --sweep %s --out %s: %+v, want %d stored, %d to run", tt.sweep, tt.out, s, tt.stored, tt.toRun)
+		}
+	}
+	if after := files(t, dir); !reflect.DeepEqual(after, before) {
+		t.Errorf("plan --out changed the dataset: %d files before, %d after", len(before), len(after))
+	}
+	if _, stderr, code := sweep(t, "plan", "--config", "testdata/small.toml", "--out", "testdata/small.toml"); code != 2 || !strings.Contains(stderr, "not a folder") {
+		t.Errorf("plan --out FILE: exit %d, %s", code, stderr)
 	}
 }

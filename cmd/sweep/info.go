@@ -3,8 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,7 +114,8 @@ func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N]", stderr)
+	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N] [--out DIR]", stderr)
+	out := fs.String("out", "", "a dataset: count and time only the runs it still lacks, as sweep run would run them into it (read only)")
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
@@ -150,37 +156,167 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Cells     int     `json:"cells"`
 		Seeds     int     `json:"seeds"`
 		Runs      int     `json:"runs"`
+		Stored    *int    `json:"stored,omitempty"` // with --out: runs the dataset holds already
+		ToRun     int     `json:"to_run"`
 		MSPerRun  float64 `json:"ms_per_run"`
 		EstimateS float64 `json:"estimate_s"`
 		Workers   int     `json:"workers"`
 	}
 	var plan []planned
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\t\n", w)
+	if *out != "" {
+		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tin %s\tto run\tms/run\test. time (%d workers)\t\n", *out, w)
+	} else {
+		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\t\n", w)
+	}
 	for _, s := range sweeps {
-		per, err := calibrate(ctx, s, *sample)
-		if err != nil {
-			return err
+		todo := make([]int, 0, s.Len())
+		var stored *int
+		if *out != "" {
+			missing, err := lacking(*out, s, stderr)
+			if err != nil {
+				return err
+			}
+			todo = missing
+			n := s.Len() - len(todo)
+			stored = &n
+		} else {
+			for i := range s.Len() {
+				todo = append(todo, i)
+			}
 		}
-		est := time.Duration(float64(per) * float64(s.Len()) / float64(w))
-		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per) / 1e6, est.Seconds(), w})
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
+		var per time.Duration
+		if len(todo) > 0 {
+			if per, err = calibrate(ctx, s, todo, *sample); err != nil {
+				return err
+			}
+		}
+		est := estimate(per, len(todo), w)
+		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, len(todo), float64(per) / 1e6, est.Seconds(), w})
+		if stored != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, len(todo), float64(per)/1e6, est.Round(100*time.Millisecond))
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
+		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
-	fmt.Fprintln(stdout, "The estimate times an evenly spaced sample of each sweep's runs on one core; writing Parquet adds a few percent.")
+	fmt.Fprintf(stdout, "The estimate times an evenly spaced sample of the runs to do on one core, then adds what writing Parquet costs per run (%v) and divides by the workers at %.0f %% efficiency.\n",
+		writeCostPerRun, 100*parallelEfficiency)
 	return nil
 }
 
-// calibrate simulates an evenly spaced sample of s's runs and returns the
-// mean time per run.
-func calibrate(ctx context.Context, s *experiments.Sweep, n int) (time.Duration, error) {
-	n = max(1, min(n, s.Len()))
+// What the estimate adds to the simulation's own time, measured on 2 cores
+// (see NOTES-scale.md): building and writing a run's row of Parquet, and
+// the workers' parallel efficiency (the writer shares the cores).
+const (
+	writeCostPerRun    = 10 * time.Microsecond
+	parallelEfficiency = 0.9
+)
+
+// estimate is the wall time of n runs of per each, on w workers.
+func estimate(per time.Duration, n, w int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	sim := float64(per) * float64(n) / (float64(w) * parallelEfficiency)
+	return time.Duration(sim + float64(writeCostPerRun)*float64(n))
+}
+
+// lacking returns the indices of s's runs that `sweep run --out dir`
+// would run: those not stored in the sweep's own folder by this simulator
+// version, nor in another sweep's folder (with a timeline, when s wants
+// the run's). It reads the dataset and changes nothing in it.
+func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if errors.Is(err, fs.ErrNotExist) {
+			all := make([]int, s.Len())
+			for i := range all {
+				all[i] = i
+			}
+			return all, nil // a dataset not started yet lacks every run
+		}
+		if err == nil {
+			err = errors.New("not a folder")
+		}
+		return nil, usagef("plan: --out %s: %v", dir, err)
+	}
+	l, err := dataset.List(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	own := map[string]bool{}
+	for _, p := range l.Runs {
+		if p.Sweep != s.Name {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(p.Path()))
+		ks, meta, err := readKeys(path, dataset.RunsDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if meta.Sim != sim.Version {
+			continue // set aside by the next run: its runs are redone
+		}
+		for _, k := range ks {
+			own[k] = true
+		}
+	}
+	wants := false
+	for i := range s.Len() {
+		if s.WantsTimeline(i) {
+			wants = true
+			break
+		}
+	}
+	other, otherTL, err := elsewhere(dir, s.Name, wants, stderr)
+	if err != nil {
+		return nil, err
+	}
+	var todo []int
+	var cell experiments.Cell
+	canonical := ""
+	for i := range s.Len() {
+		r := s.Run(i)
+		if canonical == "" || r.Cell != cell {
+			cell, canonical = r.Cell, r.Cell.Canonical()
+		}
+		k := experiments.RunKey(canonical, r.Seed)
+		if own[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
+			continue
+		}
+		own[k] = true // a run listed twice in a sweep is run once
+		todo = append(todo, i)
+	}
+	return todo, nil
+}
+
+// sampleIndex is the j-th of n indices in [0, size) spread over the whole
+// range without following its period: a grid's innermost axes repeat every
+// few cells, and an evenly spaced sample whose stride is a multiple of
+// their period sees one value of them only. The golden-ratio sequence
+// frac(j·φ) fills [0, 1) evenly and never aligns with a period.
+func sampleIndex(j, n, size int) int {
+	if n >= size {
+		return j
+	}
+	const phi = 0.6180339887498949
+	_, f := math.Modf(0.5 + float64(j)*phi)
+	return min(int(f*float64(size)), size-1)
+}
+
+// calibrate simulates an evenly spaced sample of s's runs todo (indices)
+// and returns the mean time per run.
+func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n int) (time.Duration, error) {
+	n = max(1, min(n, len(todo)))
 	start := time.Now()
 	err := experiments.Execute(ctx, 1, n, func(j int) experiments.Job {
-		return experiments.Job{Run: s.Run(j * s.Len() / n)} // spread over the whole sweep, its last cells too
+		return experiments.Job{Run: s.Run(todo[sampleIndex(j, n, len(todo))])}
 	}, func(int, experiments.Outcome) error { return nil })
 	return time.Since(start) / time.Duration(n), err
 }
