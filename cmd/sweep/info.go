@@ -188,11 +188,14 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		var per, wall time.Duration
 		if len(todo) > 0 {
-			if per, wall, err = calibrate(ctx, s, todo, *sample); err != nil {
+			if per, wall, err = calibrate(ctx, s, todo, *sample, w); err != nil {
 				return err
 			}
 		}
-		est, now := estimate(per, len(todo), w), estimate(wall, len(todo), w)
+		// The sample ran on the sweep's workers: its wall time already holds
+		// their efficiency and what other jobs left of the cores.
+		est := estimate(per, len(todo), w)
+		now := time.Duration(float64(wall)/float64(w)*float64(len(todo)) + float64(writeCostPerRun)*float64(len(todo)))
 		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, len(todo), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
 		if stored != nil {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, len(todo), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
@@ -204,7 +207,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them) on one core, divided by the workers at %.0f %% efficiency, plus what writing Parquet costs per run (%v): the wall time on free cores. At this load uses the calibration's wall time instead: what other jobs on the machine made of it.\n",
+	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them), divided by the workers at %.0f %% efficiency, plus what writing Parquet costs per run (%v): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
 		100*parallelEfficiency, writeCostPerRun)
 	return nil
 }
@@ -313,11 +316,11 @@ func sampleIndex(j, n, size int) int {
 }
 
 // calibrate simulates an evenly spread sample of s's runs todo (indices)
-// on one worker and returns the mean time per run: per, the CPU time the
-// process used (user + system) where the system says it, so that other
-// jobs on a shared machine do not inflate it (else the wall time), and
-// wall, the wall time, which they do.
-func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n int) (per, wall time.Duration, err error) {
+// on the workers the sweep will have and returns the mean time per run:
+// per, the CPU time the process used (user + system) where the system says
+// it, so that other jobs on a shared machine do not inflate it (else the
+// wall time), and wall, the wall time times the workers, which they do.
+func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n, workers int) (per, wall time.Duration, err error) {
 	n = max(1, min(n, len(todo)))
 	// Runs in blocks of consecutive ones, as a sweep hands them out (a
 	// cell's seeds in a row): the simulator's buffers sized for a cell
@@ -335,10 +338,10 @@ func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n int) (pe
 	n = len(sample)
 	start := time.Now()
 	cpu0, haveCPU := cpuTime()
-	err = experiments.Execute(ctx, 1, n, func(j int) experiments.Job {
+	err = experiments.Execute(ctx, workers, n, func(j int) experiments.Job {
 		return experiments.Job{Run: s.Run(sample[j])}
 	}, func(int, experiments.Outcome) error { return nil })
-	wall = time.Since(start) / time.Duration(n)
+	wall = time.Since(start) * time.Duration(workers) / time.Duration(n)
 	if cpu1, ok := cpuTime(); ok && haveCPU {
 		return (cpu1 - cpu0) / time.Duration(n), wall, err
 	}
