@@ -121,7 +121,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
-	sample := fs.Int("sample", 500, "runs simulated to calibrate the estimate (at most 100000)")
+	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000)")
 	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
