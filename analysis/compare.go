@@ -156,3 +156,40 @@ func (ch *Change) interval(level, threshold float64) {
 		ch.Beyond = ch.Significant
 	}
 }
+
+// welford is the running count, mean and sum of squared deviations of a
+// sample (Welford's method: stable whatever the order and magnitude), with
+// its extremes.
+type welford struct {
+	n, unfinished int
+	mean, m2      float64
+	min, max      float64
+}
+
+func (w *welford) add(x float64) {
+	w.n++
+	if w.n == 1 {
+		w.min, w.max = x, x
+	} else {
+		w.min, w.max = math.Min(w.min, x), math.Max(w.max, x)
+	}
+	d := x - w.mean
+	w.mean += d / float64(w.n)
+	w.m2 += d * (x - w.mean)
+}
+
+// summary is Summarize's result from the running values.
+func (w *welford) summary() Summary {
+	s := Summary{N: w.n, Unfinished: w.unfinished, Lo: math.NaN(), Hi: math.NaN(), Mean: math.NaN(), SD: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	if w.n == 0 {
+		return s
+	}
+	s.Mean, s.Min, s.Max, s.SD = w.mean, w.min, w.max, 0
+	if w.n >= 2 {
+		s.SD = math.Sqrt(w.m2 / float64(w.n-1))
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(w.n - 1)}.Quantile(0.975)
+		half := t * s.SD / math.Sqrt(float64(w.n))
+		s.Lo, s.Hi = s.Mean-half, s.Mean+half
+	}
+	return s
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
@@ -47,43 +46,6 @@ type SweepSeeds struct {
 	Seeds []uint32 // ascending, each once
 }
 
-// welford is the running count, mean and sum of squared deviations of a
-// metric (Welford's method: stable whatever the order and magnitude), with
-// its extremes.
-type welford struct {
-	n, unfinished int
-	mean, m2      float64
-	min, max      float64
-}
-
-func (w *welford) add(x float64) {
-	w.n++
-	if w.n == 1 {
-		w.min, w.max = x, x
-	} else {
-		w.min, w.max = math.Min(w.min, x), math.Max(w.max, x)
-	}
-	d := x - w.mean
-	w.mean += d / float64(w.n)
-	w.m2 += d * (x - w.mean)
-}
-
-// summary is Summarize's result from the running values.
-func (w *welford) summary() Summary {
-	s := Summary{N: w.n, Unfinished: w.unfinished, Lo: math.NaN(), Hi: math.NaN(), Mean: math.NaN(), SD: math.NaN(), Min: math.NaN(), Max: math.NaN()}
-	if w.n == 0 {
-		return s
-	}
-	s.Mean, s.Min, s.Max, s.SD = w.mean, w.min, w.max, 0
-	if w.n >= 2 {
-		s.SD = math.Sqrt(w.m2 / float64(w.n-1))
-		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(w.n - 1)}.Quantile(0.975)
-		half := t * s.SD / math.Sqrt(float64(w.n))
-		s.Lo, s.Hi = s.Mean-half, s.Mean+half
-	}
-	return s
-}
-
 // cellAcc is one cell while the scan reads: its seeds in read order, the
 // part each seed's run was kept from, and each metric's values.
 type cellAcc struct {
@@ -92,7 +54,6 @@ type cellAcc struct {
 	seeds  []uint32
 	part   []int32     // index in the listing of the part each run was kept from
 	per    [][]float64 // per metric, aligned with seeds; NaN where no value
-	run    []welford   // per metric
 }
 
 // scanColumns are the runs table's columns a scan reads for every run: no
@@ -119,16 +80,18 @@ func cellColumns() []string {
 
 // Scan reads every committed runs part of a results folder, as Load does,
 // but aggregates as it reads: only the columns the aggregates need are
-// read, row group by row group, and each run adds to its cell's running
-// count, mean and variance (Welford), extremes and per-seed values. Memory
-// grows with cells × seeds × metrics, not with the runs' full rows.
+// read, row group by row group, and each run adds its metrics to its
+// cell's per-seed values, which the paired comparisons need anyway.
+// Memory grows with cells × seeds × metrics, not with the runs' full rows.
 //
-// Its aggregates are Aggregates(Load(fsys).Records)'s, in the same order,
-// with the same cells, labels, sweeps, seeds, per-seed values, counts and
-// extremes; means, standard deviations and intervals agree up to the
-// order of floating-point summation (tested to a relative 1e-9). A run is
-// its cell and seed: a (cell, seed) read again counts once, as a run key
-// read again does in Load, with the same warnings.
+// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit: the
+// same cells in the same order, labels, sweeps, seeds, per-seed values,
+// and summaries (Summarize over each cell's values in seed order, once the
+// cell is read: a running mean would differ in the last bits with the
+// read order, and break the exact ties of means of times counted in whole
+// ticks, on which rankings depend). A run is its cell and seed: a (cell,
+// seed) read again counts once, as a run key read again does in Load,
+// with the same warnings.
 func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	metrics := opt.Metrics
 	if metrics == nil {
@@ -188,12 +151,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 					acc.agg.Sweeps = append(acc.agg.Sweeps, part.Sweep)
 				}
 				for k, m := range metrics {
-					v, ok := metricValue(b.Column(m.Key), i)
-					if !ok {
-						acc.run[k].unfinished++
-					} else {
-						acc.run[k].add(v)
-					}
+					v, _ := metricValue(b.Column(m.Key), i) // NaN: no value
 					acc.per[k] = append(acc.per[k], v)
 				}
 				if sweepSeeds[part.Sweep] == nil {
@@ -268,7 +226,6 @@ func newCellAcc(key string, metrics int) *cellAcc {
 		agg:    &Aggregate{CellKey: key},
 		seedAt: map[uint32]int32{},
 		per:    make([][]float64, metrics),
-		run:    make([]welford, metrics),
 	}
 }
 
@@ -336,13 +293,20 @@ func (acc *cellAcc) finish(metrics []Metric) *Aggregate {
 	}
 	a.summary = make(map[string]Summary, len(metrics))
 	a.perSeed = make(map[string][]float64, len(metrics))
+	xs := make([]float64, 0, len(perm))
 	for k, m := range metrics {
 		per := make([]float64, len(perm))
+		xs, unfinished := xs[:0], 0
 		for i, j := range perm {
 			per[i] = acc.per[k][j]
+			if math.IsNaN(per[i]) {
+				unfinished++
+			} else {
+				xs = append(xs, per[i])
+			}
 		}
 		a.perSeed[m.Key] = per
-		a.summary[m.Key] = acc.run[k].summary()
+		a.summary[m.Key] = Summarize(xs, unfinished)
 		acc.per[k] = nil
 	}
 	a.Warnings = warnings(a)

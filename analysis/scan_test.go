@@ -16,9 +16,10 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// relTol bounds the difference between the streaming summaries (Welford,
-// in read order) and Summarize's (gonum's two-pass mean and variance, in
-// seed order), relative to the values' magnitude (max(1, |mean|)): both are
+// relTol bounds the difference between Welford's running summaries (in
+// read order; compare's paired differences use them) and Summarize's
+// (gonum's two-pass mean and variance, in seed order), relative to the
+// values' magnitude (max(1, |mean|)): both are
 // backward stable, so over n values their means and standard deviations
 // differ by a few n·ε·|mean| — the standard deviation's error scales with
 // the mean, not with itself (values of 10⁸ ± 1 lose 8 of its digits in
@@ -129,7 +130,15 @@ func realDataset(t *testing.T) fstest.MapFS {
 	}
 }
 
-// Scan's aggregates are Load and Aggregates', field by field.
+// identical reports whether two summaries are equal bit for bit (NaN
+// equal to NaN).
+func identical(a, b Summary) bool {
+	f := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y) }
+	return a.N == b.N && a.Unfinished == b.Unfinished && f(a.Mean, b.Mean) && f(a.SD, b.SD) &&
+		f(a.Lo, b.Lo) && f(a.Hi, b.Hi) && f(a.Min, b.Min) && f(a.Max, b.Max)
+}
+
+// Scan's aggregates are Load and Aggregates', field by field, bit for bit.
 func TestScanMatchesLoadAndAggregates(t *testing.T) {
 	t.Parallel()
 	fsys := realDataset(t)
@@ -163,7 +172,7 @@ func TestScanMatchesLoadAndAggregates(t *testing.T) {
 				i, g.CellKey, g.Label, g.Sweeps, g.Seeds, g.Warnings, w.CellKey, w.Label, w.Sweeps, w.Seeds, w.Warnings)
 		}
 		for _, m := range Metrics {
-			if !sameSummary(g.Summary(m), w.Summary(m)) {
+			if !sameSummary(g.Summary(m), w.Summary(m)) || !identical(g.Summary(m), w.Summary(m)) {
 				t.Errorf("cell %d %s: summary %+v, want %+v", i, m.Key, g.Summary(m), w.Summary(m))
 			}
 			if !samePerSeed(g.PerSeed(m), w.PerSeed(m)) {
