@@ -133,7 +133,9 @@ func realDataset(t *testing.T) fstest.MapFS {
 // identical reports whether two summaries are equal bit for bit (NaN
 // equal to NaN).
 func identical(a, b Summary) bool {
-	f := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y) }
+	f := func(x, y float64) bool {
+		return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
+	}
 	return a.N == b.N && a.Unfinished == b.Unfinished && f(a.Mean, b.Mean) && f(a.SD, b.SD) &&
 		f(a.Lo, b.Lo) && f(a.Hi, b.Hi) && f(a.Min, b.Min) && f(a.Max, b.Max)
 }
