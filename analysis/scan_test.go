@@ -79,7 +79,7 @@ func TestWelfordMatchesSummarize(t *testing.T) {
 // realDataset simulates small cells (some never finish, some clients give
 // up) and writes them as parts the way sweep run does, with a run stored
 // twice in one sweep and runs shared by two sweeps, seeds out of order.
-func realDataset(t *testing.T) fstest.MapFS {
+func realDataset(t testing.TB) fstest.MapFS {
 	t.Helper()
 	var cells []experiments.Cell
 	for _, capacity := range []float64{20, 60} {
@@ -227,6 +227,19 @@ func TestScanErrors(t *testing.T) {
 		_, serr := Scan(fsys, ScanOptions{})
 		if lerr == nil || serr == nil || lerr.Error() != serr.Error() {
 			t.Errorf("%s: Scan: %v; Load: %v", name, serr, lerr)
+		}
+	}
+}
+
+// BenchmarkScan aggregates a small simulated dataset (3 parts, 69 rows):
+// the per-part cost of a scan (opening, checking every column chunk, the
+// cells' second pass); scripts/bench-scale.sh measures a million runs.
+func BenchmarkScan(b *testing.B) {
+	fsys := realDataset(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scan(fsys, ScanOptions{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
