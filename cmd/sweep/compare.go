@@ -147,7 +147,7 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 		100*(1-c.Alpha), num.Int(c.Tests), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tcells\tsignificant\tbeyond threshold\tlargest significant change\t")
+	fmt.Fprintln(tw, "metric\tcells\tsignificant\tbeyond threshold\tlargest significant change")
 	for k, m := range analysis.Metrics {
 		cells, sig, beyond := 0, 0, 0
 		var big *analysis.Change
@@ -168,7 +168,7 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 		if big != nil {
 			largest = changeText(*big) + "  " + big.New.Label
 		}
-		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t\n", m.Title, m.Unit, num.Int(cells), num.Int(sig), num.Int(beyond), largest)
+		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\n", m.Title, m.Unit, num.Int(cells), num.Int(sig), num.Int(beyond), largest)
 	}
 	tw.Flush()
 
