@@ -130,6 +130,11 @@ func TestReadChecksColumnTypes(t *testing.T) {
 		if _, _, err := ReadRuns(bytes.NewReader(tt.file)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: ReadRuns = %v, want %q", tt.name, err, tt.want)
 		}
+		// A scan checks every column's type, not only those it reads.
+		want := strings.Replace(tt.want, " row 0:", ":", 1)
+		if _, err := ScanRuns(bytes.NewReader(tt.file), []string{ColSeed}, func(*Batch) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: ScanRuns = %v, want %q", tt.name, err, want)
+		}
 		if tt.name == "run_key as BIGINT" {
 			if _, _, err := ReadRunKeys(bytes.NewReader(tt.file)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s: ReadRunKeys = %v, want %q", tt.name, err, tt.want)
@@ -242,5 +247,24 @@ func TestReadRecoversLibraryPanic(t *testing.T) {
 	}
 	if _, _, err := ReadRuns(bytes.NewReader(b)); err == nil || !strings.HasPrefix(err.Error(), "corrupt Parquet file: ") {
 		t.Errorf("ReadRuns: %v, want a corrupt Parquet file", err)
+	}
+}
+
+// A scan that reads only some columns still refuses a file whose other
+// columns are corrupt (here t90_s's dictionary page lies after its data).
+func TestScanRefusesCorruptColumnsItDoesNotRead(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("testdata/corrupt-runs.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ScanRuns(bytes.NewReader(b), []string{ColSeed}, func(*Batch) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), `corrupt Parquet file: column "t90_s"`) {
+		t.Errorf("ScanRuns of a corrupt part = %v", err)
+	}
+	runs, _, _ := sampleParts(t)
+	n := 0
+	if _, err := ScanRuns(bytes.NewReader(runs), []string{ColSeed, ColT99After}, func(b *Batch) error { n += b.Len(); return nil }); err != nil || n == 0 {
+		t.Errorf("ScanRuns of a good part: %d rows, %v", n, err)
 	}
 }

@@ -66,13 +66,48 @@ func (w *writer) Close() error {
 	return nil
 }
 
-// RunsWriter writes a runs table: one row per run.
-type RunsWriter struct{ writer }
+// RunsWriter writes a runs table: one row per run. It appends straight to
+// typed column builders, and what depends on the cell alone (its keys,
+// label and parameter values) is computed once per run of consecutive rows
+// of one cell, as a sweep hands them out.
+type RunsWriter struct {
+	writer
+	str  []*array.StringBuilder // by field; nil where the column is not a string
+	i64  []*array.Int64Builder
+	f64  []*array.Float64Builder
+	bool []*array.BooleanBuilder
+
+	cell experiments.Cell // the cell of the cached values below
+	have bool
+	cc   cellColumns
+}
+
+// cellColumns are the columns of a row that depend on its cell alone.
+type cellColumns struct {
+	canonical, key, label string
+	params                []any // by experiments.Params, as Get returns them
+}
 
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
 // file's key-value metadata.
 func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
-	return &RunsWriter{*newWriter(w, runsFields(), meta.metadata(RunsSchema))}
+	rw := &RunsWriter{writer: *newWriter(w, runsFields(), meta.metadata(RunsSchema))}
+	n := len(rw.schema.Fields())
+	rw.str, rw.i64 = make([]*array.StringBuilder, n), make([]*array.Int64Builder, n)
+	rw.f64, rw.bool = make([]*array.Float64Builder, n), make([]*array.BooleanBuilder, n)
+	for i := range n {
+		switch b := rw.b.Field(i).(type) {
+		case *array.StringBuilder:
+			rw.str[i] = b
+		case *array.Int64Builder:
+			rw.i64[i] = b
+		case *array.Float64Builder:
+			rw.f64[i] = b
+		case *array.BooleanBuilder:
+			rw.bool[i] = b
+		}
+	}
+	return rw
 }
 
 // Manifest records in the runs file how many rows the side-table parts
@@ -94,28 +129,36 @@ func milestone(b *array.Float64Builder, m sim.Milestone) {
 
 // Append adds run r with its result.
 func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
-	f := func(i int) array.Builder { return w.b.Field(i) }
-	f(0).(*array.StringBuilder).Append(r.Key())
-	f(1).(*array.StringBuilder).Append(r.Cell.Key())
-	f(2).(*array.Int64Builder).Append(int64(r.Seed))
-	f(3).(*array.StringBuilder).Append(r.Cell.Label())
+	if !w.have || r.Cell != w.cell {
+		w.cell, w.have = r.Cell, true
+		w.cc.canonical = r.Cell.Canonical()
+		w.cc.key, w.cc.label = r.Cell.Key(), r.Cell.Label()
+		w.cc.params = w.cc.params[:0]
+		for pi := range experiments.Params {
+			w.cc.params = append(w.cc.params, experiments.Params[pi].Get(r.Cell))
+		}
+	}
+	w.str[0].Append(experiments.RunKey(w.cc.canonical, r.Seed))
+	w.str[1].Append(w.cc.key)
+	w.i64[2].Append(int64(r.Seed))
+	w.str[3].Append(w.cc.label)
 	i := 4
-	for pi := range experiments.Params {
-		switch v := experiments.Params[pi].Get(r.Cell).(type) {
+	for _, v := range w.cc.params {
+		switch v := v.(type) {
 		case int64:
-			f(i).(*array.Int64Builder).Append(v)
+			w.i64[i].Append(v)
 		case float64:
-			f(i).(*array.Float64Builder).Append(v)
+			w.f64[i].Append(v)
 		case string:
-			f(i).(*array.StringBuilder).Append(v)
+			w.str[i].Append(v)
 		case bool:
-			f(i).(*array.BooleanBuilder).Append(v)
+			w.bool[i].Append(v)
 		}
 		i++
 	}
-	ints := func(v int64) { f(i).(*array.Int64Builder).Append(v); i++ }
-	floats := func(v float64) { f(i).(*array.Float64Builder).Append(v); i++ }
-	ms := func(m sim.Milestone) { milestone(f(i).(*array.Float64Builder), m); i++ }
+	ints := func(v int64) { w.i64[i].Append(v); i++ }
+	floats := func(v float64) { w.f64[i].Append(v); i++ }
+	ms := func(m sim.Milestone) { milestone(w.f64[i], m); i++ }
 	ints(res.Sent)
 	ints(res.SentAfterRecovery)
 	ints(int64(res.PeakArrivals))
@@ -124,9 +167,11 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	ms(res.T90)
 	ms(res.T99)
 	ms(res.AllDone)
-	for _, m := range []sim.Milestone{res.T50, res.T90, res.T99, res.AllDone} {
-		ms(sim.Milestone{At: m.At - r.Cell.Scenario.RecoverAt, Reached: m.Reached})
-	}
+	rec := r.Cell.Scenario.RecoverAt
+	ms(sim.Milestone{At: res.T50.At - rec, Reached: res.T50.Reached})
+	ms(sim.Milestone{At: res.T90.At - rec, Reached: res.T90.Reached})
+	ms(sim.Milestone{At: res.T99.At - rec, Reached: res.T99.Reached})
+	ms(sim.Milestone{At: res.AllDone.At - rec, Reached: res.AllDone.Reached})
 	ints(int64(res.Succeeded))
 	ints(int64(res.GaveUp))
 	ints(int64(res.Pending))

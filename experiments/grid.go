@@ -71,10 +71,15 @@ type Run struct {
 }
 
 // Key is the run's stable identity: the cell's key and the seed.
-func (r Run) Key() string {
+func (r Run) Key() string { return RunKey(r.Cell.Canonical(), r.Seed) }
+
+// RunKey is Run{Cell: c, Seed: seed}.Key() for the cell c whose
+// Canonical() is canonical: for callers that key many seeds of one cell
+// (the dataset's writer) without building its canonical form each time.
+func RunKey(canonical string, seed uint32) string {
 	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], r.Seed)
-	h := sha256.Sum256([]byte(sim.Version + "\x00" + r.Cell.Canonical() + "\x00" + string(b[:])))
+	binary.BigEndian.PutUint32(b[:], seed)
+	h := sha256.Sum256([]byte(sim.Version + "\x00" + canonical + "\x00" + string(b[:])))
 	return hex.EncodeToString(h[:8])
 }
 

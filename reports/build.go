@@ -23,6 +23,10 @@ type Input struct {
 	Dataset   *analysis.Dataset
 	Groups    []dataset.GroupRow
 	Timelines func(runKeys map[string]bool) (map[string][]dataset.TimelineRow, error)
+	// Scanned, when set, is the dataset streamed (analysis.Scan): its
+	// aggregates and counts replace Dataset's records, which then hold only
+	// the article's cells.
+	Scanned *analysis.Scanned
 	// Live lists the comparisons `sweep live` wrote beside the dataset.
 	Live []LiveCheck
 }
@@ -78,8 +82,15 @@ type Report struct {
 // when ctx is done it stops and returns ctx's error.
 func Build(ctx context.Context, in Input) (*Report, error) {
 	ds := in.Dataset
-	aggs := analysis.Aggregates(ds.Records)
-	r := &Report{Provenance: provenance(ds), Live: in.Live}
+	var aggs []*analysis.Aggregate
+	var sweeps []analysis.SweepSeeds
+	runs := 0
+	if in.Scanned != nil {
+		ds, aggs, sweeps, runs = &in.Scanned.Dataset, in.Scanned.Aggregates, in.Scanned.Sweeps, in.Scanned.Runs
+	} else {
+		aggs, sweeps, runs = analysis.Aggregates(ds.Records), sweepSeeds(ds.Records), len(ds.Records)
+	}
+	r := &Report{Provenance: provenance(ds, runs, sweeps), Live: in.Live}
 	r.Warnings = append(datasetWarnings(r.Provenance, aggs), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
@@ -137,8 +148,8 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	var all []uint32
-	for _, rec := range ds.Records {
-		all = append(all, rec.Seed)
+	for _, sw := range sweeps {
+		all = append(all, sw.Seeds...)
 	}
 	slices.Sort(all)
 	p := r.Provenance
@@ -246,8 +257,8 @@ type Provenance struct {
 }
 
 // provenance sums up the metadata of every part.
-func provenance(ds *analysis.Dataset) Provenance {
-	p := Provenance{Runs: len(ds.Records), Files: ds.Files}
+func provenance(ds *analysis.Dataset, runs int, sweeps []analysis.SweepSeeds) Provenance {
+	p := Provenance{Runs: runs, Files: ds.Files}
 	var tools, sims, hashes []string
 	for _, m := range ds.Metas {
 		tools, sims, hashes = addUniq(tools, m.Tool), addUniq(sims, m.Sim), addUniq(hashes, m.ConfigHash)
@@ -257,21 +268,34 @@ func provenance(ds *analysis.Dataset) Provenance {
 		}
 	}
 	p.Tool, p.Sim, p.ConfigHash = strings.Join(tools, ", "), strings.Join(sims, ", "), strings.Join(hashes, ", ")
-	seeds := map[string][]uint32{}
-	for _, r := range ds.Records {
-		if !slices.Contains(p.Sweeps, r.Sweep) {
-			p.Sweeps = append(p.Sweeps, r.Sweep)
-		}
-		seeds[r.Sweep] = append(seeds[r.Sweep], r.Seed)
-	}
 	var parts []string
-	for _, s := range p.Sweeps {
-		ss := seeds[s]
-		slices.Sort(ss)
-		parts = append(parts, fmt.Sprintf("%s (%s)", ranges(slices.Compact(ss)), s))
+	for _, s := range sweeps {
+		p.Sweeps = append(p.Sweeps, s.Sweep)
+		parts = append(parts, fmt.Sprintf("%s (%s)", ranges(s.Seeds), s.Sweep))
 	}
 	p.Seeds = strings.Join(parts, "; ")
 	return p
+}
+
+// sweepSeeds lists each sweep's seeds (ascending, each once), sweeps in
+// the order their first record comes, as analysis.Scan gives them.
+func sweepSeeds(recs []analysis.Record) []analysis.SweepSeeds {
+	var out []analysis.SweepSeeds
+	at := map[string]int{}
+	for _, r := range recs {
+		i, ok := at[r.Sweep]
+		if !ok {
+			i = len(out)
+			at[r.Sweep] = i
+			out = append(out, analysis.SweepSeeds{Sweep: r.Sweep})
+		}
+		out[i].Seeds = append(out[i].Seeds, r.Seed)
+	}
+	for i := range out {
+		slices.Sort(out[i].Seeds)
+		out[i].Seeds = slices.Compact(out[i].Seeds)
+	}
+	return out
 }
 
 func addUniq(xs []string, x string) []string {

@@ -182,9 +182,17 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 	}
 	keys := make([]string, len(recs))
 	bad := false
+	var cell experiments.Cell // the cell of canonical: a part holds a cell's seeds in a row
+	canonical := ""
 	for i, rec := range recs {
 		keys[i] = rec.RunKey
-		if !bad && meta.Sim == sim.Version && (experiments.Run{Cell: rec.Cell, Seed: rec.Seed}).Key() != rec.RunKey {
+		if bad || meta.Sim != sim.Version {
+			continue
+		}
+		if canonical == "" || rec.Cell != cell {
+			cell, canonical = rec.Cell, rec.Cell.Canonical()
+		}
+		if experiments.RunKey(canonical, rec.Seed) != rec.RunKey {
 			c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
 			bad = true
 		}

@@ -3,8 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,13 +114,14 @@ func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N]", stderr)
+	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N] [--out DIR]", stderr)
+	out := fs.String("out", "", "a dataset: count and time only the runs it still lacks, as sweep run would run them into it (read only)")
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
-	sample := fs.Int("sample", 120, "runs simulated to calibrate the estimate (at most 100000)")
+	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000)")
 	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -150,39 +156,196 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Cells     int     `json:"cells"`
 		Seeds     int     `json:"seeds"`
 		Runs      int     `json:"runs"`
+		Stored    *int    `json:"stored,omitempty"` // with --out: runs the dataset holds already
+		ToRun     int     `json:"to_run"`
 		MSPerRun  float64 `json:"ms_per_run"`
-		EstimateS float64 `json:"estimate_s"`
+		EstimateS float64 `json:"estimate_s"`     // on free cores
+		NowS      float64 `json:"estimate_now_s"` // at the load the calibration met
 		Workers   int     `json:"workers"`
 	}
 	var plan []planned
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\t\n", w)
+	if *out != "" {
+		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tin %s\tto run\tms/run\test. time (%d workers)\tat this load\t\n", *out, w)
+	} else {
+		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\tat this load\t\n", w)
+	}
 	for _, s := range sweeps {
-		per, err := calibrate(ctx, s, *sample)
-		if err != nil {
-			return err
+		todo := make([]int, 0, s.Len())
+		var stored *int
+		if *out != "" {
+			missing, err := lacking(*out, s, stderr)
+			if err != nil {
+				return err
+			}
+			todo = missing
+			n := s.Len() - len(todo)
+			stored = &n
+		} else {
+			for i := range s.Len() {
+				todo = append(todo, i)
+			}
 		}
-		est := time.Duration(float64(per) * float64(s.Len()) / float64(w))
-		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per) / 1e6, est.Seconds(), w})
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond))
+		var per, wall time.Duration
+		if len(todo) > 0 {
+			if per, wall, err = calibrate(ctx, s, todo, *sample, w); err != nil {
+				return err
+			}
+		}
+		// The sample ran on the sweep's workers: its wall time already holds
+		// their efficiency and what other jobs left of the cores.
+		est := estimate(per, len(todo), w)
+		now := time.Duration(float64(wall)/float64(w)*float64(len(todo)) + float64(writeCostPerRun)*float64(len(todo)))
+		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, len(todo), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
+		if stored != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, len(todo), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
+		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
-	fmt.Fprintln(stdout, "The estimate times an evenly spaced sample of each sweep's runs on one core; writing Parquet adds a few percent.")
+	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them), divided by the workers at %.0f %% efficiency, plus what writing Parquet costs per run (%v): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
+		100*parallelEfficiency, writeCostPerRun)
 	return nil
 }
 
-// calibrate simulates an evenly spaced sample of s's runs and returns the
-// mean time per run.
-func calibrate(ctx context.Context, s *experiments.Sweep, n int) (time.Duration, error) {
-	n = max(1, min(n, s.Len()))
+// What the estimate adds to the simulation's own time, measured on 2 cores
+// (see NOTES-scale.md): building and writing a run's row of Parquet
+// (BenchmarkRunsWriter: 8–11 µs), and the workers' parallel efficiency
+// (the default sweep ran at 95 % of twice the one-core calibration).
+const (
+	writeCostPerRun    = 10 * time.Microsecond
+	parallelEfficiency = 0.95
+)
+
+// estimate is the wall time of n runs of per each, on w workers.
+func estimate(per time.Duration, n, w int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	sim := float64(per) * float64(n) / (float64(w) * parallelEfficiency)
+	return time.Duration(sim + float64(writeCostPerRun)*float64(n))
+}
+
+// lacking returns the indices of s's runs that `sweep run --out dir`
+// would run: those not stored in the sweep's own folder by this simulator
+// version, nor in another sweep's folder (with a timeline, when s wants
+// the run's). It reads the dataset and changes nothing in it.
+func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if errors.Is(err, fs.ErrNotExist) {
+			all := make([]int, s.Len())
+			for i := range all {
+				all[i] = i
+			}
+			return all, nil // a dataset not started yet lacks every run
+		}
+		if err == nil {
+			err = errors.New("not a folder")
+		}
+		return nil, usagef("plan: --out %s: %v", dir, err)
+	}
+	l, err := dataset.List(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	own := map[string]bool{}
+	for _, p := range l.Runs {
+		if p.Sweep != s.Name {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(p.Path()))
+		ks, meta, err := readKeys(path, dataset.RunsDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if meta.Sim != sim.Version {
+			continue // set aside by the next run: its runs are redone
+		}
+		for _, k := range ks {
+			own[k] = true
+		}
+	}
+	wants := false
+	for i := range s.Len() {
+		if s.WantsTimeline(i) {
+			wants = true
+			break
+		}
+	}
+	other, otherTL, err := elsewhere(dir, s.Name, wants, stderr)
+	if err != nil {
+		return nil, err
+	}
+	var todo []int
+	var cell experiments.Cell
+	canonical := ""
+	for i := range s.Len() {
+		r := s.Run(i)
+		if canonical == "" || r.Cell != cell {
+			cell, canonical = r.Cell, r.Cell.Canonical()
+		}
+		k := experiments.RunKey(canonical, r.Seed)
+		if own[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
+			continue
+		}
+		own[k] = true // a run listed twice in a sweep is run once
+		todo = append(todo, i)
+	}
+	return todo, nil
+}
+
+// sampleIndex is the j-th of n indices in [0, size) spread over the whole
+// range without following its period: a grid's innermost axes repeat every
+// few cells, and an evenly spaced sample whose stride is a multiple of
+// their period sees one value of them only. The golden-ratio sequence
+// frac(j·φ) fills [0, 1) evenly and never aligns with a period.
+func sampleIndex(j, n, size int) int {
+	if n >= size {
+		return j
+	}
+	const phi = 0.6180339887498949
+	_, f := math.Modf(0.5 + float64(j)*phi)
+	return min(int(f*float64(size)), size-1)
+}
+
+// calibrate simulates an evenly spread sample of s's runs todo (indices)
+// on the workers the sweep will have and returns the mean time per run:
+// per, the CPU time the process used (user + system) where the system says
+// it, so that other jobs on a shared machine do not inflate it (else the
+// wall time), and wall, the wall time times the workers, which they do.
+func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n, workers int) (per, wall time.Duration, err error) {
+	n = max(1, min(n, len(todo)))
+	// Runs in blocks of consecutive ones, as a sweep hands them out (a
+	// cell's seeds in a row): the simulator's buffers sized for a cell
+	// are reused by its next seed, and a sample of lone runs would time
+	// their allocation every run.
+	const block = 30
+	var sample []int
+	blocks := max(1, n/block)
+	for j := range blocks {
+		at := sampleIndex(j, blocks, len(todo))
+		for k := at; k < min(at+block, len(todo)) && len(sample) < n; k++ {
+			sample = append(sample, todo[k])
+		}
+	}
+	n = len(sample)
 	start := time.Now()
-	err := experiments.Execute(ctx, 1, n, func(j int) experiments.Job {
-		return experiments.Job{Run: s.Run(j * s.Len() / n)} // spread over the whole sweep, its last cells too
+	cpu0, haveCPU := cpuTime()
+	err = experiments.Execute(ctx, workers, n, func(j int) experiments.Job {
+		return experiments.Job{Run: s.Run(sample[j])}
 	}, func(int, experiments.Outcome) error { return nil })
-	return time.Since(start) / time.Duration(n), err
+	wall = time.Since(start) * time.Duration(workers) / time.Duration(n)
+	if cpu1, ok := cpuTime(); ok && haveCPU {
+		return (cpu1 - cpu0) / time.Duration(n), wall, err
+	}
+	return wall, wall, err
 }
 
 func writeJSON(w io.Writer, v any) error {

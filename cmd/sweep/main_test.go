@@ -313,16 +313,16 @@ window_s = 999990
 	return cfg, fast
 }
 
-// waitForParts waits until dir holds n files; the test fails if they do
-// not come within three minutes (a hang guard: it takes seconds, a minute
-// with the race detector on a busy machine).
+// waitForParts waits until dir holds n committed parts (not counting the
+// writer's lock and temporary files, which come first); the test fails if
+// the process exits first or nothing comes within a minute.
 func waitForParts(t *testing.T, cmd *exec.Cmd, dir string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		parts := 0 // committed parts only: not a lock, a temporary part or a stale one
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(5 * time.Millisecond) { // a hang guard: seconds, a minute under -race on a busy machine
 		es, _ := os.ReadDir(dir)
+		parts := 0
 		for _, e := range es {
-			if strings.HasPrefix(e.Name(), "part-") && strings.HasSuffix(e.Name(), ".parquet") {
+			if dataset.IsPart(e.Name()) {
 				parts++
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
 )
@@ -51,14 +52,17 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		phase = time.Now()
 	}
-	ds, err := analysis.Load(fsys)
+	// Streamed: memory grows with cells × seeds, not with rows; only the
+	// article's cells are kept whole, for its comparison.
+	sc, err := analysis.Scan(fsys, analysis.ScanOptions{Keep: articleCells()})
 	if err != nil {
 		if errors.As(err, new(*analysis.FileError)) {
 			return named(err)
 		}
 		return fmt.Errorf("%s: %w", results, err)
 	}
-	done(fmt.Sprintf("read %s runs from %d parts", num.Int(len(ds.Records)), ds.Files))
+	ds := &sc.Dataset
+	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
 	for _, w := range ds.Warnings {
 		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
 	}
@@ -69,7 +73,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err != nil {
 		return named(err)
 	}
-	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Groups: groups, Live: liveChecks(results),
+	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Scanned: sc, Groups: groups, Live: liveChecks(results),
 		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
 			tl, err := analysis.Timelines(fsys, keys)
 			return tl, named(err)
@@ -131,4 +135,15 @@ func liveChecks(results string) []reports.LiveCheck {
 		}
 	}
 	return out
+}
+
+// articleCells says which cells the article's comparison reads whole.
+func articleCells() func(cellKey string) bool {
+	keys := map[string]bool{}
+	for _, t := range experiments.ArticleTables() {
+		for _, row := range t.Rows {
+			keys[row.Cell.Key()] = true
+		}
+	}
+	return func(k string) bool { return keys[k] }
 }

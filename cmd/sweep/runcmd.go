@@ -221,13 +221,18 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	}
 	stats := &sweepStats{total: s.Len()}
 	var todo []int32
+	var cell experiments.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
+	canonical := ""
 	for i := range s.Len() {
 		r := s.Run(i)
 		if o.shard.n > 1 && r.Shard(o.shard.n) != o.shard.i {
 			continue
 		}
 		stats.inShard++
-		k := r.Key()
+		if canonical == "" || r.Cell != cell {
+			cell, canonical = r.Cell, r.Cell.Canonical()
+		}
+		k := experiments.RunKey(canonical, r.Seed)
 		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			stats.skipped++
 			continue

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/internal/num"
+)
+
+const compareHelp = `Did anything move? Compares two datasets cell by cell — two nights, or two
+simulator versions: cells are matched by their parameters, not by run key —
+and, for each metric, prints the change of its mean with an interval, paired
+by seed where both have the same seeds, else Welch's. Intervals are
+simultaneous (Bonferroni over every cell and metric compared), so that
+thousands of cells do not raise an alarm on noise; a change is significant
+when its interval excludes zero.
+
+Exit codes: 0 no significant change beyond --threshold, 1 changed, 2 error.
+`
+
+func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagsDoc("compare", "[--threshold 5%] [--alpha 0.05] [--all] [--json] OLD NEW   (two dataset folders)", compareHelp, stderr)
+	threshold := fs.String("threshold", "0%", "a significant change counts (exit 1) only when its mean moves by more than this, in % of the old mean")
+	alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance that any change reported is noise")
+	all := fs.Bool("all", false, "list every cell and metric, not only the changes")
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("compare: want two dataset folders, OLD and NEW, got %s", plural(len(pos), "argument"))
+	}
+	th, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(*threshold), "%")), 64)
+	if err != nil || th < 0 || math.IsInf(th, 0) || math.IsNaN(th) {
+		return usagef("compare: --threshold %q: want a percentage ≥ 0, such as 5%%", *threshold)
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return usagef("compare: --alpha %v: want a probability between 0 and 1, such as 0.05", *alpha)
+	}
+	var sides [2]*analysis.Scanned
+	for i, dir := range pos {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errors.New("not a folder")
+			}
+			return usagef("compare: %s: %v", dir, err)
+		}
+		s, err := analysis.Scan(os.DirFS(dir), analysis.ScanOptions{})
+		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+			return usagef("compare: %s: %v", filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+		}
+		if err != nil {
+			return usagef("compare: %s: %v", dir, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("compare interrupted: %w", err)
+		}
+		sides[i] = s
+	}
+	c := analysis.CompareAggregates(sides[0].Aggregates, sides[1].Aggregates, *alpha, th/100)
+	if *asJSON {
+		if err := writeJSON(stdout, compareJSON(pos, sides, c)); err != nil {
+			return err
+		}
+	} else {
+		writeCompare(stdout, pos, sides, c, *all)
+	}
+	if n := c.Changed(); n > 0 {
+		return reported{fmt.Errorf("%s beyond the threshold", plural(n, "significant change"))}
+	}
+	return nil
+}
+
+// sims lists the simulator versions of a dataset's parts.
+func sims(s *analysis.Scanned) string {
+	var v []string
+	for _, m := range s.Metas {
+		v = addUniq(v, m.Sim)
+	}
+	return strings.Join(v, ", ")
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "?"
+	}
+	s := strconv.FormatFloat(100*x, 'f', 1, 64)
+	if x >= 0 {
+		s = "+" + s
+	}
+	return strings.Replace(s, "-", "−", 1)
+}
+
+// changeText is a change in words: "+12.3 % [+10.1, +14.5]", or in the
+// metric's unit when the old mean is 0.
+func changeText(ch analysis.Change) string {
+	switch {
+	case math.IsNaN(ch.Diff):
+		return "no values to compare"
+	case math.IsNaN(ch.Lo):
+		return fmt.Sprintf("%s %s (too few values for an interval)", signed(ch.Diff), ch.Metric.Unit)
+	case math.IsNaN(ch.Rel):
+		return fmt.Sprintf("%s [%s, %s] %s", signed(ch.Diff), signed(ch.Lo), signed(ch.Hi), ch.Metric.Unit)
+	}
+	return fmt.Sprintf("%s %% [%s, %s]", pct(ch.Rel), pct(ch.RelLo), pct(ch.RelHi))
+}
+
+func signed(x float64) string {
+	s := strconv.FormatFloat(x, 'g', 4, 64)
+	if x >= 0 {
+		s = "+" + s
+	}
+	return strings.Replace(s, "-", "−", 1)
+}
+
+func how(ch analysis.Change) string {
+	if ch.Paired {
+		return fmt.Sprintf("paired over %s", plural(ch.N, "seed"))
+	}
+	return fmt.Sprintf("Welch, %d and %d runs", ch.Old.Summary(ch.Metric).N, ch.New.Summary(ch.Metric).N)
+}
+
+func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison, all bool) {
+	for i, name := range []string{"old", "new"} {
+		s := sides[i]
+		fmt.Fprintf(w, "%s: %s — %s runs, %s cells, simulator %s\n", name, dirs[i], num.Int(s.Runs), num.Int(len(s.Aggregates)), sims(s))
+	}
+	paired := 0
+	for i := 0; i < len(c.Changes); i += len(analysis.Metrics) {
+		if c.Changes[i].Paired {
+			paired++
+		}
+	}
+	fmt.Fprintf(w, "cells: %s matched by their parameters (%s paired by seed, the others by Welch's test), %s only in old, %s only in new\n",
+		num.Int(c.Matched), num.Int(paired), num.Int(len(c.OnlyOld)), num.Int(len(c.OnlyNew)))
+	fmt.Fprintf(w, "intervals: simultaneous at %g %% over %s comparisons (Bonferroni); threshold %s %%\n\n",
+		100*(1-c.Alpha), num.Int(c.Tests), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tcells\tsignificant\tbeyond threshold\tlargest significant change")
+	for k, m := range analysis.Metrics {
+		cells, sig, beyond := 0, 0, 0
+		var big *analysis.Change
+		for i := k; i < len(c.Changes); i += len(analysis.Metrics) {
+			ch := c.Changes[i]
+			cells++
+			if ch.Significant {
+				sig++
+				if big == nil || math.Abs(ch.Rel) > math.Abs(big.Rel) || math.IsNaN(big.Rel) {
+					big = &c.Changes[i]
+				}
+			}
+			if ch.Beyond {
+				beyond++
+			}
+		}
+		largest := "—"
+		if big != nil {
+			largest = changeText(*big) + "  " + big.New.Label
+		}
+		fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\n", m.Title, m.Unit, num.Int(cells), num.Int(sig), num.Int(beyond), largest)
+	}
+	tw.Flush()
+
+	title := "changes beyond the threshold"
+	if all {
+		title = "every cell and metric"
+	}
+	listed := 0
+	for _, ch := range c.Changes {
+		if !all && !ch.Beyond {
+			continue
+		}
+		if listed == 0 {
+			fmt.Fprintf(w, "\n%s:\n", title)
+		}
+		listed++
+		mark := " "
+		if ch.Beyond {
+			mark = "*"
+		} else if !ch.Significant {
+			mark = "~"
+		}
+		fmt.Fprintf(w, "%s %-22s %s: %s → %s %s, %s, %s", mark, ch.Metric.Title, ch.New.Label,
+			num.Short(ch.OldMean), num.Short(ch.NewMean), ch.Metric.Unit, changeText(ch), how(ch))
+		if ch.UnfinishedOld != ch.UnfinishedNew {
+			fmt.Fprintf(w, "; unfinished %d → %d", ch.UnfinishedOld, ch.UnfinishedNew)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, side := range []struct {
+		name  string
+		aggs  []*analysis.Aggregate
+		other string
+	}{{"old", c.OnlyOld, "new"}, {"new", c.OnlyNew, "old"}} {
+		for i, a := range side.aggs {
+			if i == 5 {
+				fmt.Fprintf(w, "… %d more cells only in %s\n", len(side.aggs)-5, side.name)
+				break
+			}
+			fmt.Fprintf(w, "only in %s: %s (%s)\n", side.name, a.Label, plural(len(a.Seeds), "seed"))
+		}
+	}
+	if n := c.Changed(); n > 0 {
+		fmt.Fprintf(w, "\nverdict: %s beyond %s %% (* above)\n", plural(n, "significant change"), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
+	} else {
+		fmt.Fprintf(w, "\nverdict: no significant change beyond %s %%\n", strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
+	}
+}
+
+// compareJSON is `sweep compare --json`: every matched cell and metric.
+func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison) any {
+	type side struct {
+		Dir   string `json:"dir"`
+		Runs  int    `json:"runs"`
+		Cells int    `json:"cells"`
+		Sim   string `json:"sim_version"`
+	}
+	type change struct {
+		Cell          string   `json:"cell"` // the parameters, as sweep run keys them (without the simulator version)
+		Label         string   `json:"label"`
+		Metric        string   `json:"metric"` // the dataset's column
+		Test          string   `json:"test"`   // paired or welch
+		N             int      `json:"n"`
+		Old           *float64 `json:"old_mean"`
+		New           *float64 `json:"new_mean"`
+		Diff          *float64 `json:"diff"`
+		Lo            *float64 `json:"lo"`
+		Hi            *float64 `json:"hi"`
+		Rel           *float64 `json:"rel"`
+		RelLo         *float64 `json:"rel_lo"`
+		RelHi         *float64 `json:"rel_hi"`
+		Significant   bool     `json:"significant"`
+		Beyond        bool     `json:"beyond_threshold"`
+		UnfinishedOld int      `json:"unfinished_old"`
+		UnfinishedNew int      `json:"unfinished_new"`
+	}
+	var doc struct {
+		Old       side     `json:"old"`
+		New       side     `json:"new"`
+		Alpha     float64  `json:"alpha"`
+		Threshold float64  `json:"threshold"` // relative: 0.05 = 5 %
+		Matched   int      `json:"matched_cells"`
+		OnlyOld   []string `json:"only_old"`
+		OnlyNew   []string `json:"only_new"`
+		Tests     int      `json:"comparisons"`
+		Changed   int      `json:"changed"`
+		Changes   []change `json:"changes"`
+	}
+	for i, d := range []*side{&doc.Old, &doc.New} {
+		*d = side{dirs[i], sides[i].Runs, len(sides[i].Aggregates), sims(sides[i])}
+	}
+	doc.Alpha, doc.Threshold, doc.Matched, doc.Tests, doc.Changed = c.Alpha, c.Threshold, c.Matched, c.Tests, c.Changed()
+	doc.OnlyOld, doc.OnlyNew = []string{}, []string{}
+	for _, a := range c.OnlyOld {
+		doc.OnlyOld = append(doc.OnlyOld, a.Label)
+	}
+	for _, a := range c.OnlyNew {
+		doc.OnlyNew = append(doc.OnlyNew, a.Label)
+	}
+	f := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	doc.Changes = []change{}
+	for _, ch := range c.Changes {
+		test := "welch"
+		if ch.Paired {
+			test = "paired"
+		}
+		doc.Changes = append(doc.Changes, change{ch.New.Cell.Canonical(), ch.New.Label, ch.Metric.Key, test, ch.N,
+			f(ch.OldMean), f(ch.NewMean), f(ch.Diff), f(ch.Lo), f(ch.Hi), f(ch.Rel), f(ch.RelLo), f(ch.RelHi),
+			ch.Significant, ch.Beyond, ch.UnfinishedOld, ch.UnfinishedNew})
+	}
+	return doc
+}
+
+func addUniq(xs []string, x string) []string {
+	if x == "" || slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}

@@ -1,0 +1,191 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Batch is a slice of consecutive rows of a runs file holding only the
+// columns a scan asked for. Its arrays are valid only during the call that
+// receives it: a string kept beyond it must be copied (strings.Clone).
+type Batch struct {
+	rec  arrow.RecordBatch
+	cols map[string]int
+}
+
+// Len is the number of rows in the batch.
+func (b *Batch) Len() int { return int(b.rec.NumRows()) }
+
+// Strings returns the named utf8 column; it panics if the scan did not ask
+// for it (a programmer's error).
+func (b *Batch) Strings(name string) *array.String { return b.col(name).(*array.String) }
+
+// Int64s returns the named int64 column.
+func (b *Batch) Int64s(name string) *array.Int64 { return b.col(name).(*array.Int64) }
+
+// Float64s returns the named float64 column; a null is a milestone never
+// reached.
+func (b *Batch) Float64s(name string) *array.Float64 { return b.col(name).(*array.Float64) }
+
+// Column returns the named column, whatever its type.
+func (b *Batch) Column(name string) arrow.Array { return b.col(name) }
+
+func (b *Batch) col(name string) arrow.Array {
+	i, ok := b.cols[name]
+	if !ok {
+		panic(fmt.Sprintf("dataset: column %q was not asked for", name))
+	}
+	return b.rec.Column(i)
+}
+
+// Seed returns the seed of row i, checked to be a Mulberry32 seed. The
+// scan must have asked for the seed column.
+func (b *Batch) Seed(i int) (uint32, error) { return seed(b.Int64s(ColSeed).Value(i)) }
+
+// ScanRuns reads the named columns of a runs file, row group by row group,
+// in batches of at most 65,536 rows, and calls fn with each batch in row
+// order: memory holds one batch of those columns, never the whole file.
+// Each column's type is checked against the schema before anything is
+// read, and a null in a column that has none is an error, so fn may use the
+// typed accessors without checking. A panic of the Parquet library on a
+// corrupt file is returned as an error. An error from fn stops the scan
+// and is returned as is.
+func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error) (meta Meta, err error) {
+	fields := runsFields()
+	nullable := map[string]bool{}
+	for _, f := range fields {
+		nullable[f.Name] = f.Nullable
+	}
+	var fnErr error
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt Parquet file: %v", p)
+		}
+	}()
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+	}
+	defer pf.Close()
+	meta = fileMeta(pf)
+	if meta.Schema != RunsSchema {
+		got := meta.Schema
+		if got == "" {
+			got = "none"
+		}
+		return meta, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, RunsSchema)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return meta, fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return meta, fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	// Every column is checked, not only those read: a file whose other
+	// columns are wrong is not the runs table, and the report should say
+	// so as readers of every column do.
+	if _, err := checkColumns(sc, fields, nil); err != nil {
+		return meta, err
+	}
+	if err := checkChunks(pf, r); err != nil {
+		return meta, err
+	}
+	if columns == nil {
+		columns = []string{}
+	}
+	idx, err := checkColumns(sc, fields, columns)
+	if err != nil {
+		return meta, err
+	}
+	cols := make(map[string]int, len(columns))
+	for i, c := range columns {
+		cols[c] = i
+	}
+	var rows int64
+	for rg := range pf.NumRowGroups() {
+		if err := scanRowGroup(fr, idx, rg, func(rec arrow.RecordBatch) error {
+			for i, c := range columns {
+				if !nullable[c] && rec.Column(i).NullN() > 0 {
+					return fmt.Errorf("column %q: null in a column that has none", c)
+				}
+			}
+			rows += rec.NumRows()
+			if err := fn(&Batch{rec: rec, cols: cols}); err != nil {
+				fnErr = err
+				return err
+			}
+			return nil
+		}); err != nil {
+			if fnErr != nil {
+				return meta, fnErr
+			}
+			return meta, err
+		}
+	}
+	if len(columns) > 0 && rows != pf.NumRows() {
+		return meta, fmt.Errorf("corrupt Parquet file: %d rows read of %d", rows, pf.NumRows())
+	}
+	return meta, nil
+}
+
+// checkChunks checks that every column chunk of every row group lies
+// within the file, its dictionary page before its data pages, and holds as
+// many values as its row group has rows: a scan reads only some columns,
+// and a corrupt one it does not read must not go unnoticed.
+func checkChunks(pf *file.Reader, r io.Seeker) error {
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	md := pf.MetaData()
+	for rg := range md.NumRowGroups() {
+		g := md.RowGroup(rg)
+		for c := range g.NumColumns() {
+			cc, err := g.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("corrupt Parquet file: row group %d column %d: %w", rg, c, err)
+			}
+			start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+			if cc.HasDictionaryPage() {
+				if d := cc.DictionaryPageOffset(); d < 4 || d >= start {
+					return fmt.Errorf("corrupt Parquet file: column %q row group %d: dictionary page at %d, data pages at %d", cc.PathInSchema(), rg, d, start)
+				}
+				start = cc.DictionaryPageOffset()
+			}
+			if start < 4 || n < 0 || start+n > size || cc.NumValues() != g.NumRows() {
+				return fmt.Errorf("corrupt Parquet file: column %q row group %d: %d bytes at %d of a %d-byte file, %d values of %d rows", cc.PathInSchema(), rg, n, start, size, cc.NumValues(), g.NumRows())
+			}
+		}
+	}
+	return nil
+}
+
+func scanRowGroup(fr *pqarrow.FileReader, idx []int, rg int, fn func(arrow.RecordBatch) error) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	rr, err := fr.GetRecordReader(context.Background(), idx, []int{rg})
+	if err != nil {
+		return fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("corrupt Parquet file: %w", err)
+	}
+	return nil
+}
