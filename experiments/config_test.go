@@ -379,3 +379,39 @@ func TestBudgetMinWithABudget(t *testing.T) {
 		t.Errorf("budget_min_rps alone: %v", err)
 	}
 }
+
+// Every family's defaults and every preset, written as the dataset's
+// columns and read back, is the same cell under the same key: the
+// "policy" column is the family, even where a preset has the same name
+// (the grpc preset is the grpc-go family; the cenkalti-backoff preset is
+// the grpc family).
+func TestCellsRoundTripThroughTheirColumns(t *testing.T) {
+	t.Parallel()
+	var ps []sim.Policy
+	for _, k := range sim.Kinds() {
+		ps = append(ps, sim.DefaultPolicy(k))
+	}
+	for _, pr := range sim.Presets() {
+		ps = append(ps, pr.Policy)
+	}
+	for _, p := range ps {
+		c := Cell{Scenario: sim.Article(), Policy: p.Normalize()}
+		var back Cell
+		for i := range Params {
+			Params[i].Set(&back, Params[i].Get(c))
+		}
+		if back.Canonical() != c.Canonical() || back.Key() != c.Key() {
+			t.Errorf("%s: read back as\n%s\nwant\n%s", p, back.Canonical(), c.Canonical())
+		}
+	}
+	mixed := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	cb, _ := sim.PresetByName("cenkalti-backoff")
+	mixed.Mix[0] = sim.Group{Share: 0.3, Policy: cb.Policy.Normalize()}
+	var back Cell
+	for i := range Params {
+		Params[i].Set(&back, Params[i].Get(mixed))
+	}
+	if back.Key() != mixed.Key() {
+		t.Errorf("a mix with the cenkalti-backoff preset read back as\n%s\nwant\n%s", back.Canonical(), mixed.Canonical())
+	}
+}

@@ -253,7 +253,7 @@ func decodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
 			if err != nil {
 				return mix, fmt.Errorf("mix: %s: %w", k, err)
 			}
-			p.set(&c, val)
+			p.Set(&c, val) // as stored: "policy" is the family
 		}
 		mix[gi].Policy = c.Policy
 	}
@@ -400,6 +400,14 @@ func isZero(v any) bool {
 }
 
 // Set sets the parameter in c to v (int64, float64, string or bool, as
-// Get returns it). Setting "policy" resets the policy to the family's
-// defaults, so set it first.
-func (p *Param) Set(c *Cell, v any) { p.set(c, v) }
+// Get returns it), as the dataset stores it: "policy" is the family (not
+// a preset of the same name, such as grpc) and resets the policy to that
+// family with no parameters, so set it first and every other parameter
+// after it, as the dataset's columns come.
+func (p *Param) Set(c *Cell, v any) {
+	if p.Key == "policy" {
+		c.Policy = sim.Policy{Kind: sim.Kind(v.(string))}
+		return
+	}
+	p.set(c, v)
+}
