@@ -274,7 +274,7 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 			var p sim.Policy
 			l.policyTable(path, rest, func(kind any, bundle map[string]any) {
 				name, _ := kind.(string)
-				c := Cell{Policy: policyNamed(name)}
+				c := Cell{Policy: tableBase(name, len(bundle))}
 				for _, k := range slices.Sorted(maps.Keys(bundle)) {
 					ParamByKey(k).set(&c, bundle[k])
 				}

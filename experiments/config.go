@@ -381,7 +381,11 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			if p.Policy && k != "policy" && k != "mix" && c.Policy.Preset != "" {
 				continue // a preset keeps its library's defaults
 			}
-			p.set(&c, v.v)
+			if k == "policy" && v.bundle != nil {
+				c.Policy = tableBase(v.v.(string), len(v.bundle))
+			} else {
+				p.set(&c, v.v)
+			}
 			used[k] = v.path
 			if k == "policy" {
 				bundle = v

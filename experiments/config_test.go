@@ -415,3 +415,30 @@ func TestCellsRoundTripThroughTheirColumns(t *testing.T) {
 		t.Errorf("a mix with the cenkalti-backoff preset read back as\n%s\nwant\n%s", back.Canonical(), mixed.Canonical())
 	}
 }
+
+// A policy table names a family: {kind = "grpc", …} is the grpc family
+// with those parameters, not the grpc preset claiming its library's
+// defaults; a string names the preset; a preset table with parameters of
+// its own is no longer the preset.
+func TestPolicyTableIsAFamily(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("t.toml", []byte(base+`[sweep.s]
+policy = ["grpc", {kind = "grpc", base_s = 0.5, width = 0.5}, {kind = "cenkalti-backoff", cap_s = 30}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cfg.Sweep("s").Cells
+	if len(cells) != 3 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	if p := cells[0].Policy; p.Preset != "grpc" || p.Kind != sim.GRPCGo {
+		t.Errorf("policy = \"grpc\": %v, want the grpc preset", p)
+	}
+	if p := cells[1].Policy; p.Preset != "" || p.Kind != sim.GRPC || p.Base != 500*time.Millisecond || p.Width != 0.5 {
+		t.Errorf("{kind = \"grpc\", …}: %v, want the grpc family with the table's values", p)
+	}
+	if p := cells[2].Policy; p.Preset != "" || p.Cap != 30*time.Second || p.MaxElapsed != 15*time.Minute {
+		t.Errorf("{kind = \"cenkalti-backoff\", cap_s = 30}: %v, want the preset's values but its cap, and not called the preset", p)
+	}
+}

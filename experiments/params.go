@@ -199,6 +199,22 @@ var mixCodec struct {
 
 func init() { mixCodec.encode, mixCodec.decode = encodeMix, decodeMix }
 
+// tableBase is the policy a table {kind = NAME, …} starts from: the family
+// NAME when there is one, even where a preset has the same name (grpc): a
+// table sets parameters, and the preset would then claim to be the
+// library's defaults. A preset with parameters of its own is no longer
+// that preset.
+func tableBase(name string, params int) sim.Policy {
+	if sim.KnownKind(sim.Kind(name)) {
+		return sim.DefaultPolicy(sim.Kind(name))
+	}
+	p := policyNamed(name)
+	if params > 0 {
+		p.Preset = ""
+	}
+	return p
+}
+
 // policyNamed returns a library preset by name, else the family's defaults.
 func policyNamed(name string) sim.Policy {
 	if pr, ok := sim.PresetByName(name); ok {

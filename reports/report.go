@@ -18,7 +18,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := r.Provenance
 	ew.printf("# Which retry policy after an outage\n\n")
-	ew.printf("For each scenario of this dataset (%d scenarios, %s runs), the retry policy that brings clients back fastest once the server is back, without burying it. ", len(r.Scenarios), thousands(float64(p.Runs)))
+	scen := fmt.Sprintf("%d scenarios", len(r.Scenarios))
+	if len(r.Scenarios) == 1 {
+		scen = "1 scenario"
+	}
+	ew.printf("For each scenario of this dataset (%s, %s runs), the retry policy that brings clients back fastest once the server is back, without burying it. ", scen, thousands(float64(p.Runs)))
 	ew.printf("**t99** is the time after recovery at which 99 %% of clients have been served: the mean over seeds with its 95 %% interval [low, high]. ")
 	ew.printf("A policy is **feasible** when no client gives up, 99 %% are back within the window in every seed, and it sends at most %g requests per client after recovery; only feasible policies are recommended, and only policies that jitter: a fixed interval or backoff without jitter keeps a herd in step (how each does is in *Avoid* and on each scenario's page).\n\n", float64(analysis.DefaultBudget))
 

@@ -364,7 +364,11 @@ func TestReportRecommendAndErrors(t *testing.T) {
 		t.Errorf("report.md: %v", err)
 	}
 	// A folder without a dataset, and an output path that is a file.
-	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "no Parquet files under runs/") {
+	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "--results "+dir+"/nothing: stat") {
+		t.Errorf("report of a missing folder: exit %d, %s", code, stderr)
+	}
+	os.Mkdir(dir+"/empty", 0o755)
+	if _, stderr, code := sweep(t, "report", "--results", dir+"/empty"); code != 1 || !strings.Contains(stderr, "no Parquet files under runs/") {
 		t.Errorf("report of an empty folder: exit %d, %s", code, stderr)
 	}
 	file := filepath.Join(dir, "file")

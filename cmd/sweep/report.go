@@ -37,6 +37,12 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // wrote is whole (each file is written atomically) and report.md, written
 // last, is never newer than the pages and figures it links to.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
+	if fi, err := os.Stat(results); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a folder")
+		}
+		return fmt.Errorf("--results %s: %w", results, err)
+	}
 	fsys := os.DirFS(results)
 	named := func(err error) error {
 		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
@@ -108,8 +114,8 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 			figs++
 		}
 	}
-	fmt.Fprintf(stdout, "report: %s (%d scenario pages in %s, %d figures in %s)\n", filepath.Join(out, "report.md"),
-		len(r.Scenarios), filepath.Join(out, "scenarios"), figs, filepath.Join(out, "plots"))
+	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
+		plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), plural(figs, "figure"), filepath.Join(out, "plots"))
 	return nil
 }
 

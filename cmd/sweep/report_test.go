@@ -38,7 +38,7 @@ func TestReportGolden(t *testing.T) {
 func TestReportOfAUsersConfig(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "res")
 	out := mustRun(t, "run", "--config", "testdata/six.toml", "--out", res, "--quiet")
-	if !strings.Contains(out, "1 scenario pages") {
+	if !strings.Contains(out, "(1 scenario page in ") {
 		t.Errorf("run output %q: want one scenario page", out)
 	}
 	md, err := os.ReadFile(filepath.Join(res, "report.md"))
