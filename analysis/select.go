@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/experiments"
@@ -50,34 +48,6 @@ func articleLikeness(c experiments.Cell) int {
 		s++
 	}
 	return s
-}
-
-// ShortLabel names a cell's policy in a few words, for legends: the family
-// and the parameters that set it apart.
-func ShortLabel(c experiments.Cell) string {
-	p := c.Policy
-	parts := []string{string(p.Kind)}
-	if p.Preset != "" {
-		parts[0] = p.Preset
-		p.Kind = "" // the preset says it all
-	}
-	switch p.Kind {
-	case sim.Fixed:
-		parts = append(parts, p.Base.String())
-	case sim.WidthJitter:
-		parts = append(parts, fmt.Sprintf("±%g%%", 100*p.Width))
-	case sim.WatchDog, sim.HTTPRetry:
-		if p.Width > 0 {
-			parts = append(parts, fmt.Sprintf("jitter %g", p.Width))
-		}
-	}
-	if p.Preset == "" && p.Cap != 0 && p.Cap != time.Minute {
-		parts = append(parts, "cap "+p.Cap.String())
-	}
-	if c.Scenario.RetryAfter > 0 {
-		parts = append(parts, "RA "+c.Scenario.RetryAfter.String())
-	}
-	return strings.Join(parts, " ")
 }
 
 // PolicyLabel names a cell's policy in words for a table whose rows share
