@@ -200,7 +200,7 @@ func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *bud
 		return d, nil
 	}
 	tick := ms(sc.Tick)
-	*lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
+	*lim = limited{inner: d, retryOn: p.RetryOn, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
 	if sc.RetryAfterMax > 0 {
 		lim.raLo, lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
 	}

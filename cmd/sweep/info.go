@@ -48,6 +48,16 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
+	fmt.Fprintf(stdout, "Which rejections a client retries (retry_on; any other ends its tries). A rejection while the\n")
+	fmt.Fprintf(stdout, "server is down is a 503, one after recovery a 429; a queueing server's timeout is always retried.\n\n")
+	for _, v := range sim.RetryOnValues() {
+		name := string(v.Value)
+		if name == "" {
+			name = `"" or "any" (default)`
+		}
+		fmt.Fprintf(stdout, "%s — %s\n  like: %s\n", name, v.Means, v.Like)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "Library presets: `policy = \"NAME\"` in sweeps.toml keeps every parameter as the library ships it.\n\n")
 	for _, pr := range sim.Presets() {
 		fmt.Fprintf(stdout, "%s — %s\n  source: %s\n", pr.Name, pr.Policy.Describe(), pr.Source)
@@ -374,10 +384,16 @@ func policiesJSON(w io.Writer) error {
 		Source string `json:"source"`
 		Note   string `json:"note,omitempty"`
 	}
+	type retryOn struct {
+		Value string `json:"value"`
+		Means string `json:"means"`
+		Like  string `json:"like"`
+	}
 	var doc struct {
-		Simulator string   `json:"simulator"`
-		Families  []family `json:"families"`
-		Presets   []preset `json:"presets"`
+		Simulator string    `json:"simulator"`
+		Families  []family  `json:"families"`
+		RetryOn   []retryOn `json:"retry_on"`
+		Presets   []preset  `json:"presets"`
 	}
 	doc.Simulator = sim.Version
 	for _, f := range sim.Families() {
@@ -387,6 +403,9 @@ func policiesJSON(w io.Writer) error {
 			seq[i] /= 1000
 		}
 		doc.Families = append(doc.Families, family{string(f.Kind), f.Title, f.Formula, f.Params, d.String(), seq, f.Source, f.Note})
+	}
+	for _, v := range sim.RetryOnValues() {
+		doc.RetryOn = append(doc.RetryOn, retryOn{string(v.Value), v.Means, v.Like})
 	}
 	for _, pr := range sim.Presets() {
 		doc.Presets = append(doc.Presets, preset{pr.Name, pr.Policy.String(), pr.Policy.Plain(), pr.Source, pr.Note})
