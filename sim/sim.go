@@ -115,6 +115,7 @@ type Sim struct {
 	queue   queueRun // a queueing server's state
 	lat     latency  // its latency histogram
 	st      runState // the run in progress
+	touched int32    // touch's sum, so that its loads are kept
 }
 
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is
