@@ -301,7 +301,7 @@ func TestRetrialQueueRecovery(t *testing.T) {
 	}
 	for j := range windows {
 		for _, c := range []struct {
-			name              string
+			name            string
 			got, got2, want float64
 		}{
 			{"attempts/s", att[j], att2[j], wantAtt[j]},
