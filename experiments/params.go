@@ -184,6 +184,37 @@ var Params = []Param{
 		get: func(c *Cell) any { return c.Scenario.ArrivalRate },
 		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
 	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
+	// Client components (sim/components.go), each off at zero.
+	{Key: "clients_per_process", Type: Int, Field: "ClientsPerProcess", Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
+		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },
+		set: func(c *Cell, v any) { c.Policy.ClientsPerProcess = int(v.(int64)) }},
+	{Key: "throttle_k", Type: Float, Field: "ThrottleK", Policy: true, OmitZero: true, Doc: "adaptive throttling (SRE book): refuse locally with probability max(0, (requests − K·accepts)/(requests + 1)); K, 0 = off",
+		get: func(c *Cell) any { return c.Policy.ThrottleK },
+		set: func(c *Cell, v any) { c.Policy.ThrottleK = v.(float64) }},
+	omitZero(durParam("throttle_window_s", "ThrottleWindow", "adaptive throttling's window, s (120 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.ThrottleWindow })),
+	{Key: "aws_adaptive", Type: Bool, Field: "AWSAdaptive", Policy: true, OmitZero: true, Doc: "the AWS SDKs' adaptive retry mode: a CUBIC rate limiter that holds requests back after throttling",
+		get: func(c *Cell) any { return c.Policy.AWSAdaptive },
+		set: func(c *Cell, v any) { c.Policy.AWSAdaptive = v.(bool) }},
+	{Key: "retry_tokens", Type: Float, Field: "RetryTokens", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's maxTokens per process; 0 = off",
+		get: func(c *Cell) any { return c.Policy.RetryTokens },
+		set: func(c *Cell, v any) { c.Policy.RetryTokens = v.(float64) }},
+	{Key: "retry_token_ratio", Type: Float, Field: "RetryTokenRatio", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's tokenRatio: tokens a success gives back",
+		get: func(c *Cell) any { return c.Policy.RetryTokenRatio },
+		set: func(c *Cell, v any) { c.Policy.RetryTokenRatio = v.(float64) }},
+	{Key: "pushback", Type: Bool, Field: "Pushback", Policy: true, OmitZero: true, Doc: "gRPC server pushback: wait exactly the Retry-After, then restart the backoff",
+		get: func(c *Cell) any { return c.Policy.Pushback },
+		set: func(c *Cell, v any) { c.Policy.Pushback = v.(bool) }},
+	{Key: "retry_cap", Type: Int, Field: "RetryCap", Policy: true, OmitZero: true, Doc: "Envoy's max_retries: most retries outstanding per process, beyond which a client gives up; 0 = none",
+		get: func(c *Cell) any { return int64(c.Policy.RetryCap) },
+		set: func(c *Cell, v any) { c.Policy.RetryCap = int(v.(int64)) }},
+	{Key: "breaker_ratio", Type: Float, Field: "BreakerRatio", Policy: true, OmitZero: true, Doc: "circuit breaker per process: opens at this failure ratio; 0 = none",
+		get: func(c *Cell) any { return c.Policy.BreakerRatio },
+		set: func(c *Cell, v any) { c.Policy.BreakerRatio = v.(float64) }},
+	{Key: "breaker_min_throughput", Type: Int, Field: "BreakerMinThroughput", Policy: true, OmitZero: true, Doc: "circuit breaker: requests in the window before it may open (100 when 0)",
+		get: func(c *Cell) any { return int64(c.Policy.BreakerMinThroughput) },
+		set: func(c *Cell, v any) { c.Policy.BreakerMinThroughput = int(v.(int64)) }},
+	omitZero(durParam("breaker_window_s", "BreakerWindow", "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow })),
+	omitZero(durParam("breaker_break_s", "BreakerBreak", "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak })),
 }
 
 func omitZero(p Param) Param {
@@ -238,7 +269,11 @@ func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 			if !p.Policy || p.Key == "mix" {
 				continue
 			}
-			parts = append(parts, p.Key+"="+formatValue(p.get(&c)))
+			v := p.get(&c)
+			if p.OmitZero && isZero(v) {
+				continue // added later: the mixes stored before keep their keys
+			}
+			parts = append(parts, p.Key+"="+formatValue(v))
 		}
 		groups = append(groups, strings.Join(parts, " "))
 	}

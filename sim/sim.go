@@ -46,6 +46,10 @@ type Result struct {
 	// Recovered: open loop only, the time from which goodput stays within
 	// RecoveryBand of demand in every RecoveryWindow up to the horizon.
 	Recovered Milestone
+
+	// LocalRejections: requests a client component refused before sending
+	// (an open circuit breaker, adaptive throttling); not in Sent.
+	LocalRejections int64
 }
 
 // WastedFraction is the share of the server's work spent on requests whose
@@ -84,6 +88,7 @@ type Event struct {
 	Served   bool
 	GaveUp   bool
 	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
+	Local    bool    // refused by a client component before it was sent (not an arrival)
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
@@ -111,10 +116,11 @@ type Sim struct {
 	order   sorter
 	lim     limited // the client-side limits of the run, when it has any
 	bud     budget
-	fleet   fleet    // a mixed fleet's groups
-	queue   queueRun // a queueing server's state
-	lat     latency  // its latency histogram
-	st      runState // the run in progress
+	comp    components // the client components, when the policy has any
+	fleet   fleet      // a mixed fleet's groups
+	queue   queueRun   // a queueing server's state
+	lat     latency    // its latency histogram
+	st      runState   // the run in progress
 }
 
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is
@@ -187,27 +193,27 @@ func (s *Sim) footprint() int {
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
 // storage for the limits.
-func (s *Sim) delayer(sc Scenario, p Policy) (delayer, *budget) {
-	return newDelayer(sc, p, &s.lim, &s.bud)
+func (s *Sim) delayer(sc Scenario, p Policy, cc *components) (delayer, *budget) {
+	return newDelayer(sc, p, &s.lim, &s.bud, cc)
 }
 
 // newDelayer returns p's delayer for sc, wrapped (in lim) with the
 // client-side limits and a varying Retry-After when there are any, and the
 // retry budget (bud, or nil for none).
-func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *budget) {
+func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget, cc *components) (delayer, *budget) {
 	d := p.compile()
 	if p.unlimited() && sc.RetryAfterMax == 0 {
 		return d, nil
 	}
 	tick := ms(sc.Tick)
-	*lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
+	*lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1, cc: cc}
 	if sc.RetryAfterMax > 0 {
 		lim.raLo, lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
 	}
 	if p.BucketTokens > 0 {
 		lim.bucketRetries = int32(p.BucketTokens / p.BucketCost)
 	}
-	if p.RetryBudget > 0 {
+	if p.RetryBudget > 0 && p.ClientsPerProcess == 0 { // else one per process, in cc
 		bud.reset(int(math.Ceil(BudgetWindow*1000/tick)), p.RetryBudget, p.BudgetMinRPS*BudgetWindow)
 		lim.budget = bud
 	}

@@ -151,6 +151,7 @@ func limitWords(p Policy) string {
 	if p.RetryBudget > 0 {
 		parts = append(parts, fmt.Sprintf("a fleet retry budget of %g %% of requests", 100*p.RetryBudget))
 	}
+	parts = append(parts, p.componentWords()...)
 	return ", " + strings.Join(parts, ", ")
 }
 

@@ -48,6 +48,16 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
+	fmt.Fprintf(stdout, "Client components: each composes with any family above; set its keys beside the policy's.\n\n")
+	for _, c := range sim.Components() {
+		fmt.Fprintf(stdout, "%s — %s\n", c.Name, strings.Join(c.Params, ", "))
+		fmt.Fprintf(stdout, "  does:     %s\n", c.What)
+		fmt.Fprintf(stdout, "  source:   %s\n", c.Source)
+		if c.Note != "" {
+			fmt.Fprintf(stdout, "  note:     %s\n", c.Note)
+		}
+		fmt.Fprintln(stdout)
+	}
 	fmt.Fprintf(stdout, "Library presets: `policy = \"NAME\"` in sweeps.toml keeps every parameter as the library ships it.\n\n")
 	for _, pr := range sim.Presets() {
 		fmt.Fprintf(stdout, "%s — %s\n  source: %s\n", pr.Name, pr.Policy.Describe(), pr.Source)
@@ -375,10 +385,12 @@ func policiesJSON(w io.Writer) error {
 		Note   string `json:"note,omitempty"`
 	}
 	var doc struct {
-		Simulator string   `json:"simulator"`
-		Families  []family `json:"families"`
-		Presets   []preset `json:"presets"`
+		Simulator  string          `json:"simulator"`
+		Families   []family        `json:"families"`
+		Components []sim.Component `json:"components"`
+		Presets    []preset        `json:"presets"`
 	}
+	doc.Components = sim.Components()
 	doc.Simulator = sim.Version
 	for _, f := range sim.Families() {
 		d := sim.DefaultPolicy(f.Kind)
