@@ -307,3 +307,106 @@ func TestComponentsValidate(t *testing.T) {
 		t.Error("a mixed fleet with a component: valid")
 	}
 }
+
+// The component presets' first 8 delays for the draws of seed 11, from
+// each library's formula written out here.
+func TestComponentPresetSequences(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	u := draws(11, n)
+	f := func(x float64) float64 { return math.Pow(2, x) * math.Tanh(math.Sqrt(4*x)) }
+	tests := []struct {
+		preset string
+		want   func(i int) float64 // ms, rejection i+1
+	}{
+		// grpc-go stream.go shouldRetry: min(initialBackoff·multiplier^n,
+		// maxBackoff) × (0.8 + 0.4·U), n retries so far (0 at the first).
+		{"grpc-retry-throttled", func(i int) float64 { return math.Min(100*math.Pow(2, float64(i)), 1000) * (0.8 + 0.4*u[i]) }},
+		// Polly v8 RetryHelper.DecorrelatedJitterBackoffV2, Delay 2 s: t =
+		// attempt + U, next = 2^t·tanh(√(4t)), delay = (next − prev)/1.4 × 2 s.
+		{"ms-resilience-standard", func(i int) float64 {
+			prev := 0.0
+			if i > 0 {
+				prev = f(float64(i-1) + u[i-1])
+			}
+			return (f(float64(i)+u[i]) - prev) / 1.4 * 2000
+		}},
+		// aws-sdk-go-v2 ExponentialJitterBackoff: U·2^attempt s while
+		// attempt ≤ int(log2(20)) = 4, then exactly MaxBackoff 20 s.
+		{"aws-sdk-go-v2-adaptive", func(i int) float64 {
+			if i+1 > 4 {
+				return 20000
+			}
+			return u[i] * 1000 * math.Pow(2, float64(i+1))
+		}},
+	}
+	for _, tt := range tests {
+		pr, ok := PresetByName(tt.preset)
+		if !ok {
+			t.Fatalf("no preset %s", tt.preset)
+		}
+		got, err := pr.Policy.Delays(11, n, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range got {
+			if w := tt.want(i); math.Abs(g-w) > 1e-9*w {
+				t.Errorf("%s: delay %d = %v ms, want %v", tt.preset, i+1, g, w)
+			}
+		}
+	}
+}
+
+// Runs with components go through the dense or the sparse calendar,
+// traced or not, with the same results and events.
+func TestComponentPathsAgree(t *testing.T) {
+	t.Parallel()
+	sc := Scenario{Clients: 300, Tick: 100 * time.Millisecond, RecoverAt: 5 * time.Second, Capacity: 40, Spread: 2 * time.Second, Horizon: 3 * time.Minute, RetryAfter: 2 * time.Second}
+	ps := []Policy{
+		{Kind: Decorrelated, ThrottleK: 2, ClientsPerProcess: 30},
+		{Kind: FullJitter, BreakerRatio: 0.5, BreakerMinThroughput: 20, ClientsPerProcess: 50},
+		{Kind: Decorrelated, AWSAdaptive: true, ClientsPerProcess: 100},
+		{Kind: Exponential, RetryCap: 5, Pushback: true},
+		{Kind: Decorrelated, RetryBudget: 0.2, BudgetMinRPS: 1, ClientsPerProcess: 60},
+	}
+	for _, pr := range Presets() {
+		if pr.Policy.componentsOn() {
+			ps = append(ps, pr.Policy)
+		}
+	}
+	for _, p := range ps {
+		p = p.Normalize()
+		var first Result
+		var events [][]Event
+		for j, sparse := range []bool{false, true, false, true} {
+			var s Sim
+			s.cal.sparse = sparse
+			var ev []Event
+			if j >= 2 {
+				s.Trace = func(e Event) { ev = append(ev, e) }
+			}
+			r, err := s.Run(sc, p, NewMulberry32(5), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j == 0 {
+				first = r
+			} else if r != first {
+				t.Errorf("%s: path %d: %+v\nwant %+v", p, j, r, first)
+			}
+			if j >= 2 {
+				events = append(events, ev)
+			}
+		}
+		if len(events[0]) != len(events[1]) {
+			t.Errorf("%s: %d events dense, %d sparse", p, len(events[0]), len(events[1]))
+			continue
+		}
+		for i := range events[0] {
+			if events[0][i] != events[1][i] {
+				t.Errorf("%s: event %d: %+v dense, %+v sparse", p, i, events[0][i], events[1][i])
+				break
+			}
+		}
+	}
+}

@@ -49,8 +49,8 @@ var presets = []Preset{
 
 // Presets returns every library preset, each with Policy.Preset set.
 func Presets() []Preset {
-	out := make([]Preset, len(presets))
-	for i, p := range presets {
+	out := make([]Preset, len(presets)+len(componentPresets))
+	for i, p := range append(presets[:len(presets):len(presets)], componentPresets...) {
 		p.Policy.Preset = p.Name
 		out[i] = p
 	}
