@@ -189,6 +189,50 @@ func Components() []Component {
 	}
 }
 
+// ComponentsShort names p's client components in a few words for a table
+// row, e.g. " + throttle K=2/100" ("/100": per process of 100 clients,
+// none: one for the fleet); "" when it has none.
+func (p Policy) ComponentsShort() string {
+	var s string
+	scope := ""
+	if p.ClientsPerProcess > 0 {
+		scope = fmt.Sprintf("/%d", p.ClientsPerProcess)
+	}
+	if p.ThrottleK > 0 {
+		s += fmt.Sprintf(" + throttle K=%g%s", p.ThrottleK, scope)
+	}
+	if p.AWSAdaptive {
+		s += " + aws rate" + scope
+	}
+	if p.RetryTokens > 0 {
+		s += fmt.Sprintf(" + tokens %g%s", p.RetryTokens, scope)
+	}
+	if p.Pushback {
+		s += " + pushback"
+	}
+	if p.RetryCap > 0 {
+		s += fmt.Sprintf(" + cap %d%s", p.RetryCap, scope)
+	}
+	if p.BreakerRatio > 0 {
+		s += fmt.Sprintf(" + breaker %g%s", p.BreakerRatio, scope)
+	}
+	if p.RetryBudget > 0 && p.ClientsPerProcess > 0 {
+		s += fmt.Sprintf(" + budget %g%s", p.RetryBudget, scope)
+	}
+	return s
+}
+
+// WithoutComponents is p without its client components (and without a
+// per-process retry budget, which ComponentsShort names with them).
+func (p Policy) WithoutComponents() Policy {
+	if p.ClientsPerProcess > 0 {
+		p.RetryBudget, p.BudgetMinRPS = 0, 0
+	}
+	p.ClientsPerProcess, p.ThrottleK, p.ThrottleWindow, p.AWSAdaptive, p.RetryTokens, p.RetryTokenRatio = 0, 0, 0, false, 0, 0
+	p.Pushback, p.RetryCap, p.BreakerRatio, p.BreakerMinThroughput, p.BreakerWindow, p.BreakerBreak = false, 0, 0, 0, 0, 0
+	return p
+}
+
 // componentWords says which components p has, for Describe and Plain.
 func (p Policy) componentWords() []string {
 	var parts []string

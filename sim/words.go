@@ -250,6 +250,9 @@ func (p Policy) Short() string {
 	if p.Preset != "" {
 		return p.Preset + " defaults"
 	}
+	if cs := p.ComponentsShort(); cs != "" {
+		return p.WithoutComponents().Short() + cs
+	}
 	c := "no cap"
 	if p.Cap != 0 {
 		c = "≤" + p.Cap.String()
