@@ -368,6 +368,34 @@ func TestKeysOfCountingCellsAreStable(t *testing.T) {
 	}
 }
 
+// retry_on, added after runs were stored, leaves the keys of cells that
+// do not set it as they were, mixed fleets included (the mix column
+// leaves it out at its zero value; the key was computed on the commit
+// before retry_on existed); "any" is the default under another name.
+func TestRetryOnKeepsKeys(t *testing.T) {
+	t.Parallel()
+	mixed := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	cb, _ := sim.PresetByName("cenkalti-backoff")
+	mixed.Mix[0] = sim.Group{Share: 0.3, Policy: cb.Policy.Normalize()}
+	if k := mixed.Key(); k != "3314895bd1c0bec7" {
+		t.Errorf("mixed cell key %s, want 3314895bd1c0bec7:\n%s", k, mixed.Canonical())
+	}
+	cfg, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = \"decorrelated\"\nretry_on = [\"any\", \"5xx\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cfg.Sweep("s").Cells
+	plain := Cell{Scenario: cells[0].Scenario, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	if len(cells) != 2 || cells[0].Key() != plain.Key() || cells[1].Policy.RetryOn != sim.RetryOn5xx ||
+		!strings.Contains(cells[1].Canonical(), `retry_on="5xx"`) {
+		t.Errorf("retry_on any, 5xx: %v", cells)
+	}
+	_, err = Load("t.toml", []byte(base+"[sweep.s]\npolicy = \"decorrelated\"\nretry_on = \"429\"\n"))
+	if err == nil || !strings.Contains(err.Error(), `retry_on: 429: want one of`) || !strings.Contains(err.Error(), "5xx+retry-after") {
+		t.Errorf("retry_on 429: %v", err)
+	}
+}
+
 // A value bound to another key (budget_min_rps needs a retry_budget) is
 // accepted when the sweep sets both, and refused at the cell without.
 func TestBudgetMinWithABudget(t *testing.T) {

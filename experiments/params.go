@@ -126,6 +126,9 @@ var Params = []Param{
 	{Key: "budget_min_rps", Type: Float, Field: "BudgetMinRPS", Policy: true, Doc: "retries/s the budget always allows",
 		get: func(c *Cell) any { return c.Policy.BudgetMinRPS },
 		set: func(c *Cell, v any) { c.Policy.BudgetMinRPS = v.(float64) }},
+	{Key: "retry_on", Type: String, Field: "RetryOn", Policy: true, OmitZero: true, Doc: retryOnDoc(),
+		get: func(c *Cell) any { return string(c.Policy.RetryOn) },
+		set: func(c *Cell, v any) { c.Policy.RetryOn = sim.RetryOn(v.(string)) }},
 	{Key: "mix", Type: String, Field: "Mix", Policy: true, Doc: "other policy groups of a mixed fleet, `share=… policy=… …` separated by ` | `; empty for one policy",
 		get: func(c *Cell) any { return mixCodec.encode(c.Mix) },
 		set: func(c *Cell, v any) { c.Mix, _ = mixCodec.decode(v.(string)) }},
@@ -217,6 +220,19 @@ var Params = []Param{
 	omitZero(durParam("breaker_break_s", "BreakerBreak", "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak })),
 }
 
+// retryOnDoc describes retry_on's values, as sim defines them.
+func retryOnDoc() string {
+	var vs []string
+	for _, v := range sim.RetryOnValues() {
+		name := string(v.Value)
+		if name == "" {
+			name = `"" (or "any")`
+		}
+		vs = append(vs, name+": "+v.Means)
+	}
+	return "which rejections a client retries (a 503 while down, a 429 after recovery); on any other it gives up: " + strings.Join(vs, "; ")
+}
+
 func omitZero(p Param) Param {
 	p.OmitZero = true
 	return p
@@ -271,7 +287,7 @@ func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 			}
 			v := p.get(&c)
 			if p.OmitZero && isZero(v) {
-				continue // added later: the mixes stored before keep their keys
+				continue // as in Canonical: stored mixes keep their keys
 			}
 			parts = append(parts, p.Key+"="+formatValue(v))
 		}

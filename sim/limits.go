@@ -1,13 +1,18 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
-// limited wraps a policy's delayer with the client-side limits (max elapsed
-// time, token bucket, fleet retry budget) and a server whose Retry-After
+// limited wraps a policy's delayer with the client-side limits (which
+// responses it retries, max elapsed time, token bucket, fleet retry budget)
+// and a server whose Retry-After
 // varies per response. Runs without any of them never see it, so the
 // article's runs keep their hot loop as it is.
 type limited struct {
 	inner         delayer
+	retryOn       RetryOn
 	tick          float64     // ms
 	maxElapsed    float64     // ms; 0: none
 	bucketRetries int32       // retries the token bucket pays for; -1: no bucket
@@ -19,6 +24,9 @@ type limited struct {
 func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
 	if c.att == 1 {
 		c.first = r.tick
+	}
+	if l.retryOn != RetryOnAny && !l.retryOn.retries(r, l.raSpan > 0) {
+		return giveUp
 	}
 	if l.bucketRetries >= 0 && c.att > l.bucketRetries {
 		return giveUp
@@ -45,6 +53,89 @@ func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
 		l.cc.out[l.cc.proc(r.index)]++ // the retry is made: outstanding until it arrives
 	}
 	return d
+}
+
+// RetryOn says which rejections a client retries; any other ends its tries
+// (it gives up, as a library that hands the response to its caller). In the
+// simulator a rejection while the server is down is a 503 and one after
+// recovery a 429; a queueing server's timeout (no response at all) is
+// retried under every value, as the libraries below retry read timeouts.
+type RetryOn string
+
+// The values of Policy.RetryOn. RetryOnList describes them.
+const (
+	RetryOnAny             RetryOn = ""                // every rejection: 503s and 429s
+	RetryOn5xx             RetryOn = "5xx"             // 503s only; a 429 ends the tries
+	RetryOn5xxOrRetryAfter RetryOn = "5xx+retry-after" // 503s, and 429s that carry a Retry-After
+	RetryOnRetryAfter      RetryOn = "retry-after"     // only responses that carry a Retry-After
+	retryOnAnyName                 = "any"             // RetryOnAny as a config may spell it
+)
+
+// RetryOnValue describes one value of Policy.RetryOn for people.
+type RetryOnValue struct {
+	Value RetryOn
+	Means string
+	Like  string // libraries that behave so
+}
+
+// retryOns is the one place the values of RetryOn are defined.
+var retryOns = []RetryOnValue{
+	{RetryOnAny, "every rejection",
+		"go-retryablehttp DefaultRetryPolicy (429 and 5xx), botocore, the AWS SDKs, Polly's standard HTTP handler (408, 429, 5xx)"},
+	{RetryOn5xx, "503s, and gives up on a 429",
+		"Envoy retry_on \"5xx\" (429 is not a 5xx; retriable-status-codes must name it); urllib3 Retry(status_forcelist=[500, 502, 503, 504]) without Retry-After"},
+	{RetryOn5xxOrRetryAfter, "503s, and 429s that carry a Retry-After",
+		"urllib3 Retry(status_forcelist=[500, 502, 503, 504]) with respect_retry_after_header (default): 413, 429 and 503 are retried when they carry one (urllib3 src/urllib3/util/retry.py is_retry, RETRY_AFTER_STATUS_CODES)"},
+	{RetryOnRetryAfter, "responses that carry a Retry-After, 503 or 429",
+		"urllib3 Retry() with no status_forcelist (the default); Kubernetes client-go rest (checkWait: 429 and 5xx retried only with Retry-After)"},
+}
+
+// RetryOnValues returns every value of Policy.RetryOn, the default first.
+func RetryOnValues() []RetryOnValue { return append([]RetryOnValue(nil), retryOns...) }
+
+func (o RetryOn) known() bool {
+	for _, v := range retryOns {
+		if v.Value == o {
+			return true
+		}
+	}
+	return false
+}
+
+// means says in words which rejections o retries.
+func (o RetryOn) means() string {
+	for _, v := range retryOns {
+		if v.Value == o {
+			return v.Means
+		}
+	}
+	return string(o)
+}
+
+func retryOnList() string {
+	names := []string{`"" or ` + retryOnAnyName}
+	for _, v := range retryOns[1:] {
+		names = append(names, string(v.Value))
+	}
+	return strings.Join(names, ", ")
+}
+
+// retries reports whether a client on o retries response r; drawn says
+// that the run draws a Retry-After for every response.
+func (o RetryOn) retries(r response, drawn bool) bool {
+	if r.noAnswer {
+		return true
+	}
+	hasRA := r.retryAfter > 0 || drawn
+	switch o {
+	case RetryOn5xx:
+		return !r.up
+	case RetryOn5xxOrRetryAfter:
+		return !r.up || hasRA
+	case RetryOnRetryAfter:
+		return hasRA
+	}
+	return true
 }
 
 // BudgetWindow is the window of a retry budget, in seconds (Finagle's ttl).

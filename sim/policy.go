@@ -29,6 +29,10 @@ type Policy struct {
 
 	// Client-side limits; each off at zero. A client that hits one gives up.
 
+	// RetryOn: which rejections the client retries (RetryOnValues); on any
+	// other it gives up. "" (or "any") retries every one.
+	RetryOn RetryOn
+
 	// MaxElapsed: no retry whose wait would end later than this after the
 	// client's first request (cenkalti/backoff's MaxElapsedTime).
 	MaxElapsed time.Duration
@@ -150,6 +154,7 @@ type delayer interface {
 type response struct {
 	retryAfter float64 // ms; 0 = no Retry-After header
 	up         bool    // the server had recovered (a 429), or not (a 503)
+	noAnswer   bool    // a queueing server's timeout: no response at all
 	index      int32   // the client's index, which stands for its install id
 	tick       int32   // the tick of the rejection
 }
@@ -230,9 +235,12 @@ func (p Policy) Normalize() Policy {
 		return p
 	}
 	d := f.defaults
-	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts, MaxElapsed: p.MaxElapsed, BucketTokens: p.BucketTokens,
+	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts, RetryOn: p.RetryOn, MaxElapsed: p.MaxElapsed, BucketTokens: p.BucketTokens,
 		BucketCost: p.BucketCost, RetryBudget: p.RetryBudget, BudgetMinRPS: p.BudgetMinRPS, Preset: p.Preset}
 	q.normalizeComponents(p)
+	if q.RetryOn == retryOnAnyName {
+		q.RetryOn = RetryOnAny
+	}
 	if q.BucketTokens > 0 && q.BucketCost == 0 {
 		q.BucketCost = 5 // the AWS SDK's retry cost
 	}
@@ -311,6 +319,9 @@ func (p Policy) Validate() error {
 	if p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32 {
 		add("MaxAttempts", p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
 	}
+	if !p.RetryOn.known() && p.RetryOn != retryOnAnyName {
+		add("RetryOn", string(p.RetryOn), "one of "+retryOnList())
+	}
 	if err := wholeMS("MaxElapsed", p.MaxElapsed, 0); err != nil {
 		errs = append(errs, err)
 	}
@@ -352,6 +363,9 @@ func (p Policy) String() string {
 	}
 	if p.MaxAttempts != 0 {
 		fmt.Fprintf(&b, " max_attempts=%d", p.MaxAttempts)
+	}
+	if p.RetryOn != RetryOnAny {
+		fmt.Fprintf(&b, " retry_on=%s", p.RetryOn)
 	}
 	if p.MaxElapsed != 0 {
 		fmt.Fprintf(&b, " max_elapsed=%v", p.MaxElapsed)
@@ -422,6 +436,9 @@ func (p Policy) Describe() string {
 	if p.MaxAttempts != 0 {
 		parts = append(parts, fmt.Sprintf("at most %d attempts", p.MaxAttempts))
 	}
+	if p.RetryOn != RetryOnAny {
+		parts = append(parts, "retries "+p.RetryOn.means())
+	}
 	if p.MaxElapsed != 0 {
 		parts = append(parts, "gives up after "+p.MaxElapsed.String())
 	}
@@ -438,7 +455,7 @@ func (p Policy) Describe() string {
 // unlimited reports whether p has none of the client-side limits beyond
 // MaxAttempts.
 func (p Policy) unlimited() bool {
-	return p.MaxElapsed == 0 && p.BucketTokens == 0 && p.RetryBudget == 0 && !p.componentsOn()
+	return p.RetryOn == RetryOnAny && p.MaxElapsed == 0 && p.BucketTokens == 0 && p.RetryBudget == 0 && !p.componentsOn()
 }
 
 func (p Policy) compile() delayer {

@@ -302,10 +302,10 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	}
 	ra := st.resp.retryAfter
 	if out == timedOut {
-		st.resp.retryAfter = 0 // no response, no Retry-After
+		st.resp.retryAfter, st.resp.noAnswer = 0, true // no response, no Retry-After
 	}
 	dl, nk := s.reject(st, i, k, from)
-	st.resp.retryAfter = ra
+	st.resp.retryAfter, st.resp.noAnswer = ra, false
 	if dl < 0 {
 		q.quitInTick++
 		if int(i) < st.n {

@@ -206,7 +206,7 @@ func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget, cc *components
 		return d, nil
 	}
 	tick := ms(sc.Tick)
-	*lim = limited{inner: d, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1, cc: cc}
+	*lim = limited{inner: d, retryOn: p.RetryOn, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1, cc: cc}
 	if sc.RetryAfterMax > 0 {
 		lim.raLo, lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
 	}

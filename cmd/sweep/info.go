@@ -48,6 +48,16 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
+	fmt.Fprintf(stdout, "Which rejections a client retries (retry_on; any other ends its tries). A rejection while the\n")
+	fmt.Fprintf(stdout, "server is down is a 503, one after recovery a 429; a queueing server's timeout is always retried.\n\n")
+	for _, v := range sim.RetryOnValues() {
+		name := string(v.Value)
+		if name == "" {
+			name = `"" or "any" (default)`
+		}
+		fmt.Fprintf(stdout, "%s — %s\n  like: %s\n", name, v.Means, v.Like)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "Client components: each composes with any family above; set its keys beside the policy's.\n\n")
 	for _, c := range sim.Components() {
 		fmt.Fprintf(stdout, "%s — %s\n", c.Name, strings.Join(c.Params, ", "))
@@ -384,9 +394,15 @@ func policiesJSON(w io.Writer) error {
 		Source string `json:"source"`
 		Note   string `json:"note,omitempty"`
 	}
+	type retryOn struct {
+		Value string `json:"value"`
+		Means string `json:"means"`
+		Like  string `json:"like"`
+	}
 	var doc struct {
 		Simulator  string          `json:"simulator"`
 		Families   []family        `json:"families"`
+		RetryOn    []retryOn       `json:"retry_on"`
 		Components []sim.Component `json:"components"`
 		Presets    []preset        `json:"presets"`
 	}
@@ -399,6 +415,9 @@ func policiesJSON(w io.Writer) error {
 			seq[i] /= 1000
 		}
 		doc.Families = append(doc.Families, family{string(f.Kind), f.Title, f.Formula, f.Params, d.String(), seq, f.Source, f.Note})
+	}
+	for _, v := range sim.RetryOnValues() {
+		doc.RetryOn = append(doc.RetryOn, retryOn{string(v.Value), v.Means, v.Like})
 	}
 	for _, pr := range sim.Presets() {
 		doc.Presets = append(doc.Presets, preset{pr.Name, pr.Policy.String(), pr.Policy.Plain(), pr.Source, pr.Note})
