@@ -187,7 +187,7 @@ func (w *welford) summary() Summary {
 	s.Mean, s.Min, s.Max, s.SD = w.mean, w.min, w.max, 0
 	if w.n >= 2 {
 		s.SD = math.Sqrt(w.m2 / float64(w.n-1))
-		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(w.n - 1)}.Quantile(0.975)
+		t := t975(w.n - 1)
 		half := t * s.SD / math.Sqrt(float64(w.n))
 		s.Lo, s.Hi = s.Mean-half, s.Mean+half
 	}

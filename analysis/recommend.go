@@ -174,7 +174,7 @@ func Paired(best, other *Aggregate, m Metric, margin float64) Comparison {
 	}
 	sd := stat.StdDev(d, nil)
 	se := sd / math.Sqrt(float64(len(d)))
-	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(d) - 1)}.Quantile(0.975)
+	tq := t975(len(d) - 1)
 	c.Lo, c.Hi = c.Diff-tq*se, c.Diff+tq*se
 	edge := -margin * best.Summary(m).Mean
 	if se == 0 {

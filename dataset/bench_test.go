@@ -23,6 +23,7 @@ func benchmarkRunsWriter(b *testing.B, rows int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w := NewRunsWriter(io.Discard, meta)
+		w.Reserve(rows)
 		for i := range rows {
 			r := runs[(i/30)%len(runs)]
 			w.Append(experiments.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])

@@ -25,6 +25,10 @@ type writer struct {
 	b      *array.RecordBuilder
 	rows   int
 	extra  [][2]string // key-value metadata known only at Close
+	// plain names the columns written without a dictionary: those whose
+	// values rarely repeat within a part (keys, seeds, results), where
+	// building a dictionary costs time and saves nothing.
+	plain []string
 }
 
 func newWriter(w io.Writer, fields []arrow.Field, md arrow.Metadata) *writer {
@@ -41,11 +45,16 @@ func (w *writer) Close() error {
 	defer w.b.Release()
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
-	props := parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1),
 		parquet.WithCreatedBy("herdsweep"),
-		parquet.WithMaxRowGroupLength(1<<20),
-	)
+		parquet.WithMaxRowGroupLength(1 << 20),
+	}
+	for _, c := range w.plain {
+		opts = append(opts, parquet.WithDictionaryFor(c, false))
+	}
+	props := parquet.NewWriterProperties(opts...)
 	fw, err := pqarrow.NewFileWriter(w.schema, w.w, props, pqarrow.NewArrowWriterProperties())
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
@@ -92,6 +101,10 @@ type cellColumns struct {
 // file's key-value metadata.
 func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
 	rw := &RunsWriter{writer: *newWriter(w, runsFields(), meta.metadata(RunsSchema))}
+	rw.plain = []string{ColRunKey, ColSeed}
+	for _, m := range metricColumns {
+		rw.plain = append(rw.plain, m.name)
+	}
 	n := len(rw.schema.Fields())
 	rw.str, rw.i64 = make([]*array.StringBuilder, n), make([]*array.Int64Builder, n)
 	rw.f64, rw.bool = make([]*array.Float64Builder, n), make([]*array.BooleanBuilder, n)
@@ -109,6 +122,10 @@ func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
 	}
 	return rw
 }
+
+// Reserve makes room for rows more rows, so that the column builders do
+// not grow (and copy) as a part of a known size fills.
+func (w *RunsWriter) Reserve(rows int) { w.b.Reserve(rows) }
 
 // Manifest records in the runs file how many rows the side-table parts
 // committed with it hold, for `sweep check`. Call it before Close.

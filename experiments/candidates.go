@@ -32,8 +32,9 @@ var SpaceFamilies = []sim.Kind{sim.GRPC, sim.APICore, sim.Decorrelated}
 var RetryAfterFamilies = []sim.Kind{sim.RALowerBound, sim.RAFullJitter, sim.ArticleClient}
 
 // CandidateSpace returns every candidate policy for scenario sc, in a fixed
-// order: the families of SpaceFamilies over the grid above, then every
-// library preset that jitters, with its own defaults; with a Retry-After, also the
+// order: the families of SpaceFamilies over the grid above, then the
+// library presets of the space (sim.Preset.Candidate), with their own
+// defaults; with a Retry-After, also the
 // clients that read it (at every base and cap).
 func CandidateSpace(sc sim.Scenario) []Cell {
 	var ps []sim.Policy
@@ -68,7 +69,7 @@ func CandidateSpace(sc sim.Scenario) []Cell {
 		}
 	}
 	for _, pr := range sim.Presets() {
-		if pr.Policy.Jittered() {
+		if pr.Candidate() {
 			ps = append(ps, pr.Policy)
 		}
 	}
@@ -99,11 +100,14 @@ func DescribeSpace() string {
 		}
 		return strings.Join(s, ", ")
 	}
-	var presets, plain []string
+	var presets, plain, judged []string
 	for _, p := range sim.Presets() {
-		if p.Policy.Jittered() {
+		switch {
+		case p.Candidate():
 			presets = append(presets, p.Name)
-		} else {
+		case p.Policy.Jittered():
+			judged = append(judged, p.Name)
+		default:
 			plain = append(plain, p.Name)
 		}
 	}
@@ -113,10 +117,12 @@ func DescribeSpace() string {
     at most {%s}, jitter {%s}
   - exponential backoff with full jitter from the base: the same bases and caps, ×2
   - decorrelated jitter: the same bases and caps
-  - every library preset that jitters, with its own defaults: %s
+  - the library presets that jitter, with their own defaults: %s
   - with --retry-after, also Retry-After as a lower bound, Retry-After + full jitter and the
     article's client at every base and cap
 Policies without jitter (and the presets %s) keep a herd in step: they are
-judged (--library, --mine), never recommended.`,
-		n, ds(SpaceBases), fs(SpaceMultipliers, false), ds(SpaceCaps), fs(SpaceWidths, true), strings.Join(presets, ", "), strings.Join(plain, ", "))
+judged (--library, --mine), never recommended. So are the presets that jitter
+but joined after the space was fixed (a dated name of another, another reading
+of a document, helpers and SDK defaults that give up after a few attempts): %s.`,
+		n, ds(SpaceBases), fs(SpaceMultipliers, false), ds(SpaceCaps), fs(SpaceWidths, true), strings.Join(presets, ", "), strings.Join(plain, ", "), strings.Join(judged, ", "))
 }

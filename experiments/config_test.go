@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"os"
 	"runtime"
@@ -365,6 +367,16 @@ func TestKeysOfCountingCellsAreStable(t *testing.T) {
 	q.Scenario.Concurrency, q.Scenario.Service, q.Scenario.ServiceTime = 4, "exponential", 20*time.Millisecond
 	if can := q.Canonical(); !strings.Contains(can, "concurrency=4 service=\"exponential\" service_s=0.02") || q.Key() == c.Key() {
 		t.Errorf("queueing cell: canonical %s, key %s", can, q.Key())
+	}
+	// A queueing cell's keys also hash sim.QueueVersion: a change to the
+	// queueing server reruns its runs and leaves the counting server's.
+	without := sha256.Sum256([]byte(sim.Version + "\x00" + q.Canonical()))
+	h := sha256.Sum256([]byte(sim.Version + "+" + sim.QueueVersion + "\x00" + q.Canonical()))
+	if q.Key() == hex.EncodeToString(without[:8]) || q.Key() != hex.EncodeToString(h[:8]) {
+		t.Errorf("queueing cell key %s: want the hash with %s+%s", q.Key(), sim.Version, sim.QueueVersion)
+	}
+	if r := (Run{Cell: q, Seed: 206}); r.Key() != RunKey(q.Canonical(), 206) || r.Key() == (Run{Cell: c, Seed: 206}).Key() {
+		t.Errorf("queueing run key %s", r.Key())
 	}
 }
 

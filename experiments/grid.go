@@ -10,12 +10,24 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Key is the cell's stable identity: a hash of sim.Version and every
-// parameter. Two cells that behave the same (after sim.Policy.Normalize)
+// Key is the cell's stable identity: a hash of the simulator's version
+// (keyVersion) and every parameter. Two cells that behave the same (after sim.Policy.Normalize)
 // have the same key.
 func (c Cell) Key() string {
-	h := sha256.Sum256([]byte(sim.Version + "\x00" + c.Canonical()))
+	can := c.Canonical()
+	h := sha256.Sum256([]byte(keyVersion(can) + "\x00" + can))
 	return hex.EncodeToString(h[:8])
+}
+
+// keyVersion is the simulator's version a key is computed with: sim.Version,
+// and for a queueing cell (its canonical form names a concurrency, which
+// it omits at 0) sim.QueueVersion too, so that a change to the queueing
+// server moves the keys of queueing cells only.
+func keyVersion(canonical string) string {
+	if strings.HasPrefix(canonical, "concurrency=") || strings.Contains(canonical, " concurrency=") {
+		return sim.Version + "+" + sim.QueueVersion
+	}
+	return sim.Version
 }
 
 // Validate checks the cell's scenario, policy and fleet.
@@ -79,7 +91,7 @@ func (r Run) Key() string { return RunKey(r.Cell.Canonical(), r.Seed) }
 func RunKey(canonical string, seed uint32) string {
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], seed)
-	h := sha256.Sum256([]byte(sim.Version + "\x00" + canonical + "\x00" + string(b[:])))
+	h := sha256.Sum256([]byte(keyVersion(canonical) + "\x00" + canonical + "\x00" + string(b[:])))
 	return hex.EncodeToString(h[:8])
 }
 

@@ -331,14 +331,11 @@ func TestComponentPresetSequences(t *testing.T) {
 			}
 			return (f(float64(i)+u[i]) - prev) / 1.4 * 2000
 		}},
-		// aws-sdk-go-v2 ExponentialJitterBackoff: U·2^attempt s while
-		// attempt ≤ int(log2(20)) = 4, then exactly MaxBackoff 20 s.
-		{"aws-sdk-go-v2-adaptive", func(i int) float64 {
-			if i+1 > 4 {
-				return 20000
-			}
-			return u[i] * 1000 * math.Pow(2, float64(i+1))
-		}},
+		// Envoy JitteredExponentialBackOffStrategy: random() % min(25 ms·2^(n−1), 250 ms), the fraction kept.
+		{"envoy-retry-cap", func(i int) float64 { return u[i] * math.Min(250, 25*math.Pow(2, float64(i))) }},
+		// aws-sdk-go-v2 v1.48.0 backoffDelay2026 after a 429 (throttling):
+		// U·min(1 s·2^(attempt−1), 20 s).
+		{"aws-sdk-go-v2-adaptive", func(i int) float64 { return u[i] * math.Min(20000, 1000*math.Pow(2, float64(i))) }},
 	}
 	for _, tt := range tests {
 		pr, ok := PresetByName(tt.preset)

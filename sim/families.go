@@ -8,8 +8,9 @@ import (
 )
 
 // families is the one place policy families are defined: a new family is one
-// entry here (with its delayer below), and every list, check and name follows.
-var families = []family{
+// entry here (with its delayer below) or, for one library's formula, in
+// libraryFamilies, and every list, check and name follows.
+var families = append([]family{
 	{
 		Family: Family{Kind: Fixed, Title: "fixed interval",
 			Formula: "base",
@@ -182,7 +183,7 @@ var families = []family{
 		Family: Family{Kind: PollyV2, Title: "Polly decorrelated jitter V2",
 			Formula: "(f(n−1+U) − f(prev))·base/1.4, f(t) = 2^t·tanh(√(4t)); then min(cap, …)",
 			Source:  "Polly.Contrib.WaitAndRetry Backoff.DecorrelatedJitterV2.cs",
-			Note:    "base is Polly's meanFirstDelay; cap 0 = none (Contrib has none; Polly v8 adds MaxDelay)"},
+			Note:    "base is Polly's medianFirstRetryDelay (Polly v8: BaseDelay, \"the median delay to target before the first retry\"); cap 0 = none (Contrib has none; Polly v8 adds MaxDelay)"},
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, MaxAttempts: 6},
 		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return 0, capMS(p) },
 		build:  func(p Policy) delayer { return pollyDelay{base: ms(p.Base), cap: capMS(p)} },
@@ -191,7 +192,7 @@ var families = []family{
 		Family: Family{Kind: WatchDog, Title: "exponential with a jitter band (sgcWebSockets WatchDog)",
 			Formula: "d·(1 + width·(U − 0.5)), d = min(cap, base·multiplier^(n−1))",
 			Source:  "second source: WatchDog Interval, Backoff, BackoffMultiplier, MaxInterval, Jitter, Attempts",
-			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0"},
+			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0; the default multiplier 2 is not the document's fixed interval (Backoff wdbFixed, preset sgc-watchdog): family defaults are part of stored runs' keys, so they stay; sgc-pm reads Jitter as ±width"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Multiplier: 2},
 		bounds: sgcBounds,
 		build:  func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
@@ -200,7 +201,7 @@ var families = []family{
 		Family: Family{Kind: HTTPRetry, Title: "HTTP retry honouring Retry-After (sgcWebSockets RetryOptions)",
 			Formula: "RA if honor_retry_after and the response has one, else as watchdog",
 			Source:  "second source: RetryOptions InitialInterval, Multiplier, MaxInterval, Jitter, MaxRetries, HonorRetryAfter",
-			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap"},
+			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap; the document defaults HonorRetryAfter to true, the family to false (set honor_retry_after, or use the preset sgc-http-retry): family defaults are part of stored runs' keys, so they stay"},
 		uses: pBase | pCap | pMultiplier | pWidth | pHonor, defaults: Policy{Base: 500 * time.Millisecond, Multiplier: 2},
 		bounds: func(p Policy, ra float64, up bool) (float64, float64) {
 			if p.HonorRetryAfter && ra > 0 {
@@ -210,7 +211,7 @@ var families = []family{
 		},
 		build: func(p Policy) delayer { return sgcDelay{newSgc(p), p.HonorRetryAfter} },
 	},
-}
+}, libraryFamilies...)
 
 func decorrelatedBounds(p Policy, _ float64, _ bool) (float64, float64) {
 	return minf(capMS(p), ms(p.Base)), capMS(p)

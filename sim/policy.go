@@ -108,6 +108,11 @@ const (
 	PollyV2       Kind = "polly-v2"
 	WatchDog      Kind = "watchdog"
 	HTTPRetry     Kind = "http-retry"
+	AWS2026       Kind = "aws-2026"
+	URLLib3       Kind = "urllib3-retry"
+	Resilience4j  Kind = "resilience4j-random"
+	K8sWait       Kind = "k8s-wait"
+	SgcPM         Kind = "sgc-pm"
 )
 
 // param is a set of Policy fields a family reads.

@@ -16,63 +16,137 @@ func draws(seed uint32, n int) []float64 {
 	return u
 }
 
-// Each preset's delay sequence, against its source's formula and numbers.
+// Each preset's delay sequence, against its source's formula and numbers,
+// written out here by hand: every preset is pinned (the last check), for
+// fixed draws u (seed 3), the server up unless down is set.
 func TestPresetSequences(t *testing.T) {
 	t.Parallel()
 	const n = 8
 	u := draws(3, n)
+	pow := math.Pow
 	tests := []struct {
 		preset string
 		ra     time.Duration
+		down   bool
 		want   func(i int) float64 // ms, rejection i+1
 	}{
 		// grpc-go internal/backoff Backoff(retries): BaseDelay exactly when
 		// retries == 0 (no draw), else min(120 s, 1 s × 1.6^retries) ×
 		// (1 + 0.2·(2U − 1)); rejection i+1 is retries = i, and draw i−1.
-		{"grpc", 0, func(i int) float64 {
+		{"grpc", 0, false, func(i int) float64 {
 			if i == 0 {
 				return 1000
 			}
-			return math.Min(120000, 1000*math.Pow(1.6, float64(i))) * (1 + 0.2*(2*u[i-1]-1))
+			return math.Min(120000, 1000*pow(1.6, float64(i))) * (1 + 0.2*(2*u[i-1]-1))
 		}},
-		// aws-sdk-go-v2: U·2^attempt s for attempt ≤ int(log2 20) = 4, then exactly 20 s.
-		{"aws-sdk-go-v2", 0, func(i int) float64 {
+		// aws-sdk-go-v2 v1.48.0 backoffDelay2026 after a 429 (throttling):
+		// b·min(1 s·2^(attempt−1), 20 s), one draw per retry …
+		{"aws-sdk-go-v2", 0, false, func(i int) float64 { return u[i] * math.Min(20000, 1000*pow(2, float64(i))) }},
+		{"aws-sdk-go-v2-2026", 0, false, func(i int) float64 { return u[i] * math.Min(20000, 1000*pow(2, float64(i))) }},
+		// … after a 503: base 50 ms, …
+		{"aws-sdk-go-v2-2026", 0, true, func(i int) float64 { return u[i] * math.Min(20000, 50*pow(2, float64(i))) }},
+		// … and x-amz-retry-after 10 s clamped to [t, t + 5 s].
+		{"aws-sdk-go-v2-2026", 10 * time.Second, true, func(i int) float64 {
+			t := u[i] * math.Min(20000, 50*pow(2, float64(i)))
+			return math.Min(math.Max(10000, t), t+5000)
+		}},
+		// aws-sdk-go-v2 before v1.48.0: U·2^attempt s for attempt ≤ int(log2 20) = 4, then exactly 20 s.
+		{"aws-sdk-go-v2-standard-2020", 0, false, func(i int) float64 {
 			if i+1 > 4 {
 				return 20000
 			}
-			return u[i] * 1000 * math.Pow(2, float64(i+1))
+			return u[i] * 1000 * pow(2, float64(i+1))
 		}},
+		// botocore legacy: rand × 2^(attempts − 1) s, no cap.
+		{"botocore-legacy", 0, false, func(i int) float64 { return u[i] * 1000 * pow(2, float64(i)) }},
+		// botocore standard 2.0: rand × min(2^(attempt − 1), 20) s.
+		{"botocore-standard", 0, false, func(i int) float64 { return u[i] * math.Min(20000, 1000*pow(2, float64(i))) }},
+		// urllib3 Retry(): a Retry-After of 45 s is slept as sent …
+		{"urllib3", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		// … and Retry(backoff_factor=0.5, backoff_jitter=0.5): 0 on the
+		// first error (no draw), then min(120, 0.5·2^(errors−1) + random()·0.5) s.
+		{"urllib3-backoff", 0, false, func(i int) float64 {
+			if i == 0 {
+				return 0
+			}
+			return math.Min(120000, 500*pow(2, float64(i))+u[i-1]*500)
+		}},
+		{"urllib3-backoff", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		// client-go rest: the Retry-After exactly; a retryable error's artificial one is 1 s.
+		{"client-go-rest", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		{"client-go-rest", 0, false, func(int) float64 { return 1000 }},
+		// wait.Backoff: Duration·Factor^(step) then + rand·Jitter·that.
+		{"client-go-default-backoff", 0, false, func(i int) float64 { d := 10 * pow(5, float64(i)); return d + u[i]*0.1*d }},
+		{"client-go-default-retry", 0, false, func(i int) float64 { return 10 + u[i]*0.1*10 }},
+		// Resilience4j: IntervalFunction.ofDefaults() = 500 ms; and
+		// ofExponentialRandomBackoff(): intervals (long)(x·1.5) from 500,
+		// then (long)(i·0.5 + random·(1.5·i − 0.5·i)).
+		{"resilience4j", 0, false, func(int) float64 { return 500 }},
+		{"resilience4j-exponential-random", 0, false, func(i int) float64 {
+			iv := []float64{500, 750, 1125, 1687, 2530, 3795, 5692, 8538}[i]
+			return math.Floor(iv*0.5 + u[i]*iv)
+		}},
+		// failsafe-go: no delay (0); the simulator's 1 ms reaches the next tick as 0 does.
+		{"failsafe-go", 0, false, func(int) float64 { return 1 }},
 		// cenkalti: 500 ms × 1.5^k, capped at 60 s before ±50 % randomisation.
-		{"cenkalti-backoff", 0, func(i int) float64 {
-			return math.Min(60000, 500*math.Pow(1.5, float64(i))) * (1 + float64(0.5*(2*u[i]-1)))
+		{"cenkalti-backoff", 0, false, func(i int) float64 {
+			return math.Min(60000, 500*pow(1.5, float64(i))) * (1 + float64(0.5*(2*u[i]-1)))
 		}},
 		// go-retryablehttp: 1 s · 2^k up to 30 s, no jitter …
-		{"go-retryablehttp", 0, func(i int) float64 { return math.Min(30000, 1000*math.Pow(2, float64(i))) }},
+		{"go-retryablehttp", 0, false, func(i int) float64 { return math.Min(30000, 1000*pow(2, float64(i))) }},
 		// … and a Retry-After of 45 s used as is, above RetryWaitMax.
-		{"go-retryablehttp", 45 * time.Second, func(int) float64 { return 45000 }},
+		{"go-retryablehttp", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		// Polly v8: constant 2 s, no jitter.
+		{"polly-v8", 0, false, func(int) float64 { return 2000 }},
 		// google-api-core: uniform(0, min(60, 1·2^k)) s.
-		{"google-api-core", 0, func(i int) float64 { return u[i] * math.Min(60000, 1000*math.Pow(2, float64(i))) }},
+		{"google-api-core", 0, false, func(i int) float64 { return u[i] * math.Min(60000, 1000*pow(2, float64(i))) }},
 		// Envoy: 25 ms base doubling to 250 ms, fully jittered.
-		{"envoy", 0, func(i int) float64 { return u[i] * math.Min(250, 25*math.Pow(2, float64(i))) }},
-		// second source's fleet profile: 2 s × 1.5^k to 120 s, a band 50 % wide.
-		{"sgc-fleet", 0, func(i int) float64 {
-			return math.Min(120000, 2000*math.Pow(1.5, float64(i))) * (1 + float64(0.5*(u[i]-0.5)))
+		{"envoy", 0, false, func(i int) float64 { return u[i] * math.Min(250, 25*pow(2, float64(i))) }},
+		// second source, Jitter read as a band j wide (d·(1 + j·(U − 0.5)))
+		// and as ±j (d·(1 + j·(2U − 1))), d = min(cap, base·m^k).
+		{"sgc-watchdog", 0, false, func(int) float64 { return 1000 }},
+		{"sgc-watchdog-example", 0, false, func(i int) float64 {
+			return math.Min(60000, 1000*pow(2, float64(i))) * (1 + 0.2*(u[i]-0.5))
 		}},
-		{"sgc-watchdog", 0, func(int) float64 { return 1000 }},
+		{"sgc-watchdog-example-pm", 0, false, func(i int) float64 {
+			return math.Min(60000, 1000*pow(2, float64(i))) * (1 + 0.2*(2*u[i]-1))
+		}},
+		{"sgc-fleet", 0, false, func(i int) float64 {
+			return math.Min(120000, 2000*pow(1.5, float64(i))) * (1 + float64(0.5*(u[i]-0.5)))
+		}},
+		{"sgc-fleet-pm", 0, false, func(i int) float64 {
+			return math.Min(120000, 2000*pow(1.5, float64(i))) * (1 + float64(0.5*(2*u[i]-1)))
+		}},
+		{"sgc-http-retry", 0, false, func(i int) float64 {
+			return math.Min(30000, 500*pow(2, float64(i))) * (1 + 0.2*(u[i]-0.5))
+		}},
+		{"sgc-http-retry", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		{"sgc-http-retry-pm", 0, false, func(i int) float64 {
+			return math.Min(30000, 500*pow(2, float64(i))) * (1 + 0.2*(2*u[i]-1))
+		}},
+		{"sgc-http-retry-pm", 45 * time.Second, false, func(int) float64 { return 45000 }},
 	}
+	pinned := map[string]bool{"polly-v2": true, // TestPollyV2
+		"grpc-retry-throttled": true, "ms-resilience-standard": true, "aws-sdk-go-v2-adaptive": true, "envoy-retry-cap": true} // TestComponentPresetSequences
 	for _, tt := range tests {
+		pinned[tt.preset] = true
 		pr, ok := PresetByName(tt.preset)
 		if !ok {
 			t.Fatalf("no preset %s", tt.preset)
 		}
-		got, err := pr.Policy.Delays(3, n, tt.ra, true)
+		got, err := pr.Policy.Delays(3, n, tt.ra, !tt.down)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, g := range got {
 			if w := tt.want(i); math.Abs(g-w) > 1e-9*w {
-				t.Errorf("%s (ra %v): delay %d = %v ms, want %v", tt.preset, tt.ra, i+1, g, w)
+				t.Errorf("%s (ra %v, down %v): delay %d = %v ms, want %v", tt.preset, tt.ra, tt.down, i+1, g, w)
 			}
+		}
+	}
+	for _, pr := range Presets() {
+		if !pinned[pr.Name] {
+			t.Errorf("preset %s: no delays pinned", pr.Name)
 		}
 	}
 }
@@ -80,9 +154,9 @@ func TestPresetSequences(t *testing.T) {
 // Polly's V2 formula: t = k + U, f(t) = 2^t·tanh(√(4t)), delay (f(t) − f(prev))/1.4·base.
 func TestPollyV2(t *testing.T) {
 	t.Parallel()
-	u := draws(5, 6)
+	u := draws(5, 8)
 	pr, _ := PresetByName("polly-v2")
-	got, err := pr.Policy.Delays(5, 6, 0, true)
+	got, err := pr.Policy.Delays(5, 8, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,5 +321,23 @@ func TestServerOptions(t *testing.T) {
 		if err := b.Validate(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// The candidate presets exist and jitter: recommend never recommends a
+// policy that keeps a herd in step.
+func TestCandidatePresetsJitter(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, pr := range Presets() {
+		if pr.Candidate() {
+			n++
+			if !pr.Policy.Jittered() {
+				t.Errorf("candidate preset %s does not jitter", pr.Name)
+			}
+		}
+	}
+	if n != len(spacePresets) {
+		t.Errorf("%d candidate presets, want %d (%v)", n, len(spacePresets), spacePresets)
 	}
 }

@@ -46,8 +46,10 @@ import (
 // tick by tick: the calendar's arrivals of the tick in index order, then
 // the open-loop arrivals within the tick in time order. Each arrival draws,
 // in this order, its service time if admitted (none for fixed, one for
-// exponential and lognormal) and its retry delay if rejected or timed out
-// (what its policy draws); an open-loop arrival then draws the next gap.
+// lognormal, one for exponential but for the ziggurat's 2.2 % of
+// rejections, which draw again: expDraw) and its retry delay if rejected
+// or timed out (what its policy draws); an open-loop arrival then draws
+// the next gap (an exponential draw).
 
 // queueFixedBytes is a queueRun's storage that does not grow with the run.
 const queueFixedBytes = latencyBuckets * 8
@@ -61,6 +63,7 @@ type queueRun struct {
 	timeout             float64 // ms; 0 = none
 	outageStart         float64 // ms: the server is down from then to recovery
 	rate                float64 // open-loop arrivals per ms; 0 = none
+	gap                 float64 // ms: 1 / rate, the mean gap between them
 	nextArrival         float64 // ms: the next open-loop arrival
 	aboveSince          float64 // ms: since when the queue's delay is above target; -1 = it is not
 	base                float64 // ms: a new client's first prev (its policy's base)
@@ -90,8 +93,11 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
 	if q.kind == 2 {
-		q.mu = math.Log(q.svc)
-		q.sigma = math.Log(ms(sc.ServiceP99)/q.svc) / z99
+		q.mu = logPure(q.svc)
+		q.sigma = logPure(ms(sc.ServiceP99)/q.svc) / z99
+	}
+	if q.rate > 0 {
+		q.gap = 1 / q.rate
 	}
 	q.free = grow(free, sc.Concurrency)
 	clear(q.free)
@@ -111,15 +117,18 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 // z99 is the standard normal's 99th percentile.
 const z99 = 2.3263478740408408
 
-// service draws a service time, ms.
+// service draws a service time, ms: exponential by the ziggurat
+// (expDraw), lognormal by inverting its CDF with one draw; the same bits
+// on every CPU (see fmath.go).
 func (q *queueRun) service(rng *Mulberry32) float64 {
 	switch q.kind {
 	case 0:
 		return q.svc
 	case 1:
-		return -q.svc * math.Log(1-rng.Float64())
+		return float64(q.svc * expDraw(rng))
 	}
-	return math.Exp(q.mu + q.sigma*math.Sqrt2*math.Erfinv(2*rng.Float64()-1))
+	z := float64(math.Sqrt2 * erfinv(float64(2*rng.Float64())-1))
+	return expPure(q.mu + float64(q.sigma*z))
 }
 
 // outcome is what the server does with one arrival.
@@ -208,7 +217,7 @@ func (q *queueRun) siftDown() {
 func (s *Sim) loopQueue(st *runState) (int, error) {
 	q := st.q
 	if q.rate > 0 {
-		q.nextArrival = -math.Log(1-st.rng.Float64()) / q.rate
+		q.nextArrival = float64(expDraw(st.rng) * q.gap)
 	}
 	q.base = s.clients[0].prev
 	k := 0
@@ -239,7 +248,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 				q.offered[k]++
 				q.offeredN++
 				s.arriveQueued(st, q, i, k, a)
-				q.nextArrival = a - math.Log(1-st.rng.Float64())/q.rate
+				q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
 			}
 		}
 		if t >= st.recoverAt {

@@ -17,11 +17,18 @@ func NewMulberry32(seed uint32) *Mulberry32 {
 // Seed resets the stream to seed.
 func (m *Mulberry32) Seed(seed uint32) { m.state = seed }
 
-// Float64 returns the next number in [0, 1), a multiple of 2^-32.
+// Float64 returns the next number in [0, 1), a multiple of 2^-32: the
+// next Uint32 / 2^32.
 func (m *Mulberry32) Float64() float64 {
+	return float64(m.Uint32()) / 4294967296
+}
+
+// Uint32 returns the next 32 bits of the stream (JavaScript's
+// `(t ^ t >>> 14) >>> 0`, before herd.mjs divides it by 2^32).
+func (m *Mulberry32) Uint32() uint32 {
 	m.state += 0x6D2B79F5
 	a := m.state
 	t := (a ^ a>>15) * (1 | a)
 	t = (t + (t^t>>7)*(61|t)) ^ t
-	return float64(t^t>>14) / 4294967296
+	return t ^ t>>14
 }

@@ -121,6 +121,9 @@ type Sim struct {
 	queue   queueRun   // a queueing server's state
 	lat     latency    // its latency histogram
 	st      runState   // the run in progress
+	touched int32      // touch's sum, so that its loads are kept
+
+	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
 }
 
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is
@@ -194,6 +197,9 @@ func (s *Sim) footprint() int {
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
 // storage for the limits.
 func (s *Sim) delayer(sc Scenario, p Policy, cc *components) (delayer, *budget) {
+	if s.retryDelayer != nil {
+		return s.retryDelayer, nil
+	}
 	return newDelayer(sc, p, &s.lim, &s.bud, cc)
 }
 

@@ -231,7 +231,8 @@ func (s *Sim) loopList(st *runState) (int, error) {
 			}
 		}
 		quit := 0
-		for _, i := range list[served:] {
+		for j, i := range list[served:] {
+			s.touchAhead(list[served:], j)
 			dl, nk := s.reject(st, i, k, t)
 			if dl < 0 {
 				quit++

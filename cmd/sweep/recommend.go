@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,13 +163,11 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	m := &measurer{workers: *workers, stderr: stderr}
-	if err := m.open(*results, explicit["results"]); err != nil {
-		return err
-	}
 	ans := &reports.Answer{}
 	start := time.Now()
 	if isRange {
 		var points []sim.Scenario
+		var cells []experiments.Cell // every cell the search may ask for
 		for _, c := range analysis.Grid(capLo, capHi) {
 			for _, n := range analysis.Grid(cliLo, cliHi) {
 				sc, err := scenario(c, math.Round(n))
@@ -176,7 +175,11 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					return err
 				}
 				points = append(points, sc)
+				cells = append(cells, experiments.CandidateSpace(sc)...)
 			}
+		}
+		if err := m.open(*results, explicit["results"], cells); err != nil {
+			return err
 		}
 		if ans.Robust, err = analysis.SearchRange(ctx, points, q, analysis.Seeding{Initial: *seeds, Max: *seeds}, m.measure); err != nil {
 			return err
@@ -190,6 +193,15 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		q.Capacity, q.Clients = sc.Capacity, sc.Clients
 		space := experiments.CandidateSpace(sc)
 		ans.Space = len(space)
+		cells := slices.Clone(space) // every cell the search and the verdicts may ask for
+		for _, p := range []sim.Policy{preset.Policy, minePolicy} {
+			if p.Kind != "" {
+				cells = append(cells, experiments.Cell{Scenario: sc, Policy: p.Normalize()})
+			}
+		}
+		if err := m.open(*results, explicit["results"], cells); err != nil {
+			return err
+		}
 		rec, aggs, err := analysis.Search(ctx, space, q, analysis.Seeding{Initial: *seeds, Max: *maxSeeds}, m.measure)
 		if err != nil {
 			return err
@@ -259,14 +271,17 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	stored            map[string]analysis.Record
+	stored            map[string]*analysis.Record
+	cached            *analysis.Cached
 	dir               string
 	reused, simulated int
 }
 
-// open reads the dataset at dir. A dataset the user named must be
-// readable; the default one is used only when it exists.
-func (m *measurer) open(dir string, explicit bool) error {
+// open reads from the dataset at dir the runs of the given cells, every
+// cell the search may ask for, and nothing it can avoid (analysis.LoadCells).
+// A dataset the user named must be readable; the default one is used only
+// when it exists.
+func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) error {
 	m.dir = dir
 	if _, err := os.Stat(dir); err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
@@ -274,16 +289,20 @@ func (m *measurer) open(dir string, explicit bool) error {
 		}
 		return fmt.Errorf("recommend: --results %s: %w", dir, err)
 	}
-	ds, err := analysis.Load(os.DirFS(dir))
+	c, err := analysis.LoadCells(os.DirFS(dir), cells)
 	if err != nil {
-		if !explicit && strings.Contains(err.Error(), "no Parquet files") {
-			return nil
-		}
 		return fmt.Errorf("recommend: --results %s: %w", dir, err)
 	}
-	m.stored = make(map[string]analysis.Record, len(ds.Records))
-	for _, r := range ds.Records {
-		m.stored[r.RunKey] = r
+	if c.Files == 0 {
+		if !explicit {
+			return nil
+		}
+		return fmt.Errorf("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
+	}
+	m.cached = c
+	m.stored = make(map[string]*analysis.Record, len(c.Records))
+	for i := range c.Records {
+		m.stored[c.Records[i].RunKey] = &c.Records[i]
 	}
 	return nil
 }
@@ -293,7 +312,7 @@ func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analy
 	var todo []int
 	for i, r := range runs {
 		if rec, ok := m.stored[r.Key()]; ok {
-			out[i] = rec
+			out[i] = *rec
 			m.reused++
 			continue
 		}
@@ -324,8 +343,9 @@ func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analy
 
 func (m *measurer) note(d time.Duration) string {
 	src := "no dataset"
-	if m.stored != nil {
-		src = fmt.Sprintf("%d reused from the dataset in %s", m.reused, m.dir)
+	if c := m.cached; c != nil {
+		src = fmt.Sprintf("%d reused from the dataset in %s (%d of its %d row groups read, %d ruled out by their statistics, %d by their cell keys)",
+			m.reused, m.dir, c.Read, c.RowGroups, c.Pruned, c.Scanned)
 	}
 	return fmt.Sprintf("%d runs simulated, %s, in %v", m.simulated, src, d.Round(time.Millisecond))
 }

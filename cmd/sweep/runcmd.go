@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
@@ -74,7 +75,8 @@ type sweepStats struct {
 	total, inShard, skipped, done, failed int
 	parts                                 []string      // paths of the runs parts committed
 	own                                   []string      // their names
-	elapsed, writing                      time.Duration // writing: building and writing Parquet parts
+	elapsed, writing                      time.Duration // writing: building Parquet parts, and waiting for their commits
+	beside                                time.Duration // encoding and committing parts, beside the simulation
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,8 +147,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if st.elapsed > 0 {
 				share = 100 * st.writing.Seconds() / st.elapsed.Seconds()
 			}
-			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%) → %s (%d new parts)\n",
-				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share,
+			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%d new parts)\n",
+				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share, st.beside.Round(time.Millisecond),
 				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), len(st.parts))
 			written[s.Name] = st.own
 		}
@@ -243,23 +245,67 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	have, other, otherTL = nil, nil, nil
 
 	prog := newProgress(stderr, s.Name, len(todo), o.quiet)
-	cur := newPart(o.meta)
-	var commitErr error // the first failure to commit: reported, never retried
-	commit := func() error {
-		if commitErr != nil || cur.runs.Len() == 0 {
-			return commitErr
+	cur := newPart(o.meta, o.partRows)
+	// A full part is encoded and committed by a goroutine of its own, in
+	// order, while the next part fills: the simulation goes on meanwhile
+	// (its window of results is small), and the parts' bytes and names are
+	// what a synchronous commit gives. At most one part waits for it.
+	var (
+		mu        sync.Mutex
+		commitErr error // the first failure to commit: reported, never retried
+	)
+	full := make(chan *part, 1)
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		for p := range full {
+			mu.Lock()
+			failed := commitErr != nil
+			mu.Unlock()
+			if failed {
+				continue
+			}
+			t0 := time.Now()
+			name, err := st.commit(p)
+			mu.Lock()
+			stats.beside += time.Since(t0)
+			if err != nil {
+				commitErr = err
+			} else {
+				stats.parts = append(stats.parts, name)
+				stats.own = append(stats.own, filepath.Base(name))
+			}
+			mu.Unlock()
 		}
-		t0 := time.Now()
-		name, err := st.commit(cur)
-		stats.writing += time.Since(t0)
-		if err != nil {
-			commitErr = err
+	}()
+	failure := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return commitErr
+	}
+	// commit hands the part in hand to the committer; the time it waits
+	// for the committer to take it is time Parquet costs the sweep.
+	commit := func() error {
+		if err := failure(); err != nil || cur.runs.Len() == 0 {
 			return err
 		}
-		stats.parts = append(stats.parts, name)
-		stats.own = append(stats.own, filepath.Base(name))
-		cur = newPart(o.meta)
+		t0 := time.Now()
+		full <- cur
+		stats.writing += time.Since(t0)
+		cur = newPart(o.meta, o.partRows)
 		return nil
+	}
+	// drain commits the part in hand and waits for every commit.
+	drain := func() error {
+		err := commit()
+		t0 := time.Now()
+		close(full)
+		<-committed
+		stats.writing += time.Since(t0)
+		if err != nil {
+			return err
+		}
+		return failure()
 	}
 	job := func(j int) experiments.Job {
 		i := int(todo[j])
@@ -292,7 +338,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	}
 	runErr := experiments.Execute(ctx, o.workers, len(todo), job, emit)
 	prog.finish()
-	if err := commit(); err != nil { // the part in hand, also when interrupted
+	if err := drain(); err != nil { // the part in hand, also when interrupted
 		return stats, err
 	}
 	stats.elapsed = time.Since(start)

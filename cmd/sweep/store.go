@@ -362,9 +362,11 @@ type part struct {
 	sideBuf map[string]*partBuffer
 }
 
-func newPart(meta dataset.Meta) *part {
+// newPart starts a part of at most rows runs (0: unknown).
+func newPart(meta dataset.Meta, rows int) *part {
 	p := &part{runsBuf: &partBuffer{}, side: map[string]tableWriter{}, sideBuf: map[string]*partBuffer{}}
 	p.runs = dataset.NewRunsWriter(p.runsBuf, meta)
+	p.runs.Reserve(rows)
 	p.sideBuf[dataset.TimelinesDir], p.sideBuf[dataset.GroupsDir] = &partBuffer{}, &partBuffer{}
 	p.side[dataset.TimelinesDir] = dataset.NewTimelineWriter(p.sideBuf[dataset.TimelinesDir], meta)
 	p.side[dataset.GroupsDir] = dataset.NewGroupsWriter(p.sideBuf[dataset.GroupsDir], meta)

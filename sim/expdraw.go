@@ -1,0 +1,70 @@
+package sim
+
+// expDraw returns an exponential draw of mean 1 from rng by Marsaglia and
+// Tsang's ziggurat ("The Ziggurat Method for Generating Random Variables",
+// J. Stat. Softw. 5(8), 2000), the algorithm of Go's math/rand ExpFloat64
+// (src/math/rand/exp.go, Go 1.26) on the Mulberry32 stream: one 32-bit draw
+// j, its low 8 bits pick one of 256 layers of equal area, and x = j·w[i]
+// is returned at once when j < k[i] (97.8 % of draws); otherwise the
+// wedge's rejection test (one more draw and an e^−x) or, in the base
+// layer, the tail beyond zigR by inversion (one more draw and a ln). A
+// draw thus reads one number of the stream, sometimes more: the same
+// numbers on every CPU, as its tables and arithmetic are (float64 tables
+// computed here with logPure and expPure, not the float32 literals of
+// math/rand; products rounded on their own).
+//
+// It replaces −ln(1 − U), whose math.Log is assembly on amd64 and fusable
+// Go on arm64, and costs about a sixth of it (BenchmarkExpDraw).
+func expDraw(rng *Mulberry32) float64 {
+	for {
+		j := rng.Uint32()
+		i := j & 0xff
+		x := float64(float64(j) * zigW[i])
+		if j < zigK[i] {
+			return x
+		}
+		if i == 0 {
+			return zigR - logPure(1-rng.Float64()) // 1 − U ∈ (0, 1]
+		}
+		u := rng.Float64()
+		if zigF[i]+float64(u*(zigF[i-1]-zigF[i])) < expPure(-x) {
+			return x
+		}
+	}
+}
+
+// The ziggurat's constants (Marsaglia and Tsang's REXP, 256 layers): r,
+// where the tail starts, and v, the area of every layer.
+const (
+	zigR = 7.697117470131487
+	zigV = 3.949659822581572e-3
+)
+
+// The ziggurat's tables: k[i], the share of layer i (× 2³²) inside the
+// layer above; w[i], its width / 2³²; f[i], e^−x at its edge.
+var (
+	zigK [256]uint32
+	zigW [256]float64
+	zigF [256]float64
+)
+
+// init builds the tables by Marsaglia and Tsang's setup (their zigset),
+// on every CPU the same bits.
+func init() {
+	const m2 = 4294967296.0
+	de, te := zigR, zigR
+	q := zigV / expPure(-de)
+	zigK[0] = uint32(float64(de/q) * m2)
+	zigK[1] = 0
+	zigW[0] = q / m2
+	zigW[255] = de / m2
+	zigF[0] = 1
+	zigF[255] = expPure(-de)
+	for i := 254; i >= 1; i-- {
+		de = -logPure(zigV/de + expPure(-de))
+		zigK[i+1] = uint32(float64(de/te) * m2)
+		te = de
+		zigF[i] = expPure(-de)
+		zigW[i] = de / m2
+	}
+}
