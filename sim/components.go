@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // Client components compose with any backoff family: a client is its
@@ -457,4 +458,64 @@ func (cc *components) pushbackDelay(inner delayer, c *client, r response, rng *M
 		return d
 	}
 	return inner.delay(c, r, rng)
+}
+
+// ComponentBytes is an upper estimate of the memory p's client components
+// take in a run of sc (tested against what they hold after runs), beyond
+// Scenario.MemoryBytes: per process 120 bytes for a breaker, 96 for
+// throttling, 104 for a rate limiter, 8 for retry tokens, 4 for a retry
+// cap, and 16 per tick of the 10 s window for a per-process retry budget;
+// per client 4 bytes with pushback, 1 with a rate limiter and 4 for a
+// tick's local refusals with a component that gates requests. Open-loop
+// clients add their per-client bytes as they come.
+func ComponentBytes(p Policy, sc Scenario) int64 {
+	if !p.componentsOn() {
+		return 0
+	}
+	procs, clients := int64(1), int64(max(sc.Clients, 0))
+	if p.ClientsPerProcess > 0 {
+		procs = (clients + int64(p.ClientsPerProcess) - 1) / int64(p.ClientsPerProcess)
+	}
+	var per, perClient int64
+	if p.BreakerRatio > 0 {
+		per += 120
+	}
+	if p.ThrottleK > 0 {
+		per += 96
+	}
+	if p.AWSAdaptive {
+		per += 104
+		perClient++
+	}
+	if p.RetryTokens > 0 {
+		per += 8
+	}
+	if p.RetryCap > 0 {
+		per += 4
+	}
+	if p.RetryBudget > 0 && p.ClientsPerProcess > 0 && sc.Tick > 0 {
+		per += 96 + 16*int64(math.Ceil(BudgetWindow*1000/ms(sc.Tick)))
+	}
+	if p.Pushback {
+		perClient += 4
+	}
+	if p.gates() {
+		perClient += 4
+	}
+	return procs*per + clients*perClient
+}
+
+// footprint is the bytes the components hold.
+func (cc *components) footprint() int {
+	return cap(cc.breaker.s)*int(unsafe.Sizeof(breaker{})) + cap(cc.throttle.s)*int(unsafe.Sizeof(rolling{})) +
+		cap(cc.rate.s)*int(unsafe.Sizeof(awsRate{})) + cap(cc.rate.bits)*8 + cap(cc.tokens.s)*8 + cap(cc.out)*4 +
+		cap(cc.buds)*int(unsafe.Sizeof(budget{})) + cc.budRings() + cap(cc.since)*4 + cap(cc.list)*4
+}
+
+func (cc *components) budRings() int {
+	n := 0
+	for _, b := range cc.buds[:cap(cc.buds)] {
+		n += (cap(b.req) + cap(b.ret)) * 8
+	}
+	return n
 }

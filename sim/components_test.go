@@ -407,3 +407,37 @@ func TestComponentPathsAgree(t *testing.T) {
 		}
 	}
 }
+
+// ComponentBytes bounds what the components hold after runs of random
+// sizes and process counts, and the Sim's other storage does not grow
+// with them.
+func TestComponentBytesBoundsTheFootprint(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(9)
+	pick := func(n int) int { return int(r.Float64() * float64(n)) }
+	ps := []Policy{
+		{Kind: Decorrelated, BreakerRatio: 0.1},
+		{Kind: Decorrelated, ThrottleK: 2},
+		{Kind: Decorrelated, AWSAdaptive: true},
+		{Kind: Decorrelated, RetryTokens: 10, RetryTokenRatio: 0.1},
+		{Kind: Decorrelated, RetryCap: 3, Pushback: true},
+		{Kind: Decorrelated, RetryBudget: 0.2, BudgetMinRPS: 10},
+	}
+	for i := range 30 {
+		sc := Article()
+		sc.Clients = 1 + pick(20000)
+		sc.Tick = time.Duration(10+pick(200)) * time.Millisecond
+		sc.Capacity = float64(1+pick(500)) * 1000 / float64(sc.Tick.Milliseconds())
+		sc.Horizon = sc.RecoverAt + time.Duration(1+pick(300))*time.Second
+		p := ps[i%len(ps)]
+		p.ClientsPerProcess = 1 + pick(50)
+		p = p.Normalize()
+		var s Sim
+		if _, err := s.Run(sc, p, NewMulberry32(uint32(i)), nil); err != nil {
+			t.Fatalf("%+v %s: %v", sc, p, err)
+		}
+		if got, est := int64(s.comp.footprint()), ComponentBytes(p, sc); got > est || got == 0 {
+			t.Errorf("%d clients, %s: components hold %d bytes, estimate %d", sc.Clients, p, got, est)
+		}
+	}
+}
