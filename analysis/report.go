@@ -126,7 +126,8 @@ func Shape(p sim.Policy) sim.Policy {
 // ShapeLabel names a shape in a few words: "fixed 5s", "exp 2s ×2, no
 // jitter", "exp 2s ×2 ±10 %".
 func ShapeLabel(p sim.Policy) string {
-	p = Shape(p)
+	cs := p.ComponentsShort()
+	p = Shape(p).WithoutComponents()
 	if p.Preset != "" {
 		return p.Preset + " defaults"
 	}
@@ -149,7 +150,7 @@ func ShapeLabel(p sim.Policy) string {
 	if p.MaxAttempts > 0 {
 		s += fmt.Sprintf(", %d attempts", p.MaxAttempts)
 	}
-	return s
+	return s + cs
 }
 
 // T99Ratio is a's mean t99 after recovery over b's; NaN when either did

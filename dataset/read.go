@@ -362,6 +362,8 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 			m.At += r.Cell.Scenario.RecoverAt
 		}
 		r.Result.Recovered = m
+	case ColLocalRejections:
+		r.Result.LocalRejections = i64()
 	default:
 		p := experiments.ParamByKey(name)
 		if p == nil {

@@ -139,9 +139,12 @@ const (
 	ColLatencyP90     = "latency_p90_ms"
 	ColLatencyP99     = "latency_p99_ms"
 	ColRecoveredAfter = "recovered_after_s"
+	// Client components (sim/components.go).
+	ColLocalRejections = "local_rejections"
 )
 
-// queueColumns were added after runs/3 parts were first written: a part
+// queueColumns (and the client components' local_rejections) were added
+// after runs/3 parts were first written: a part
 // without them (nor the parameters marked OmitZero) reads them as zero or
 // null, which is what those runs had (see optionalColumn).
 var queueColumns = []struct {
@@ -162,6 +165,7 @@ var queueColumns = []struct {
 	{ColLatencyP90, arrow.PrimitiveTypes.Float64, false, "the same, 90th percentile, ms"},
 	{ColLatencyP99, arrow.PrimitiveTypes.Float64, false, "the same, 99th percentile, ms"},
 	{ColRecoveredAfter, arrow.PrimitiveTypes.Float64, true, "open loop: time after recovery from which goodput stays within 5 % of demand (10 s windows), s; null = no open loop, or not back by the horizon"},
+	{ColLocalRejections, arrow.PrimitiveTypes.Int64, false, "client components: requests refused before they were sent (an open circuit breaker, adaptive throttling); not in sent"},
 }
 
 func init() { metricColumns = append(metricColumns, queueColumns...) }

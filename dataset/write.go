@@ -205,6 +205,7 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	floats(res.LatencyP90)
 	floats(res.LatencyP99)
 	ms(sim.Milestone{At: res.Recovered.At - r.Cell.Scenario.RecoverAt, Reached: res.Recovered.Reached})
+	ints(res.LocalRejections)
 	w.rows++
 }
 

@@ -433,17 +433,21 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 // memory reports a cell whose run would take more than the limit, at the
 // key that makes it large: clients, or window_s for a long timeline.
 func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
-	est := c.Scenario.MemoryBytes(timeline)
+	comp := sim.ComponentBytes(c.Policy, c.Scenario)
+	est := c.Scenario.MemoryBytes(timeline) + comp
 	if l.lim.RunBytes <= 0 || est <= l.lim.RunBytes {
 		return nil
 	}
-	field, v := "Clients", any(c.Scenario.Clients)
+	field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
 	one := c.Scenario
 	one.Clients = 1
-	if 2*one.MemoryBytes(timeline) > est { // the ticks take most of it
+	switch {
+	case 2*comp > est: // one state per process for many small processes
+		field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
+	case 2*one.MemoryBytes(timeline) > est: // the ticks take most of it
 		field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
 	}
-	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("a smaller value: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s",
+	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("%s: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s", want,
 		Bytes(est), Bytes(l.lim.RunBytes), l.lim.Why)}
 }
 

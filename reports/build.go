@@ -72,6 +72,7 @@ type Report struct {
 	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
 	Mixed      []analysis.MixedFleet
 	Recovery   []analysis.RecoveryGrid
+	Controls   []analysis.ControlTable // client components beside the same backoff without them
 	Figures    []Figure
 	Warnings   []string // dataset-wide; per-cell warnings are in the tables
 	Footer     string   // provenance printed under every figure
@@ -144,6 +145,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	r.Decision = decide(r.Scenarios)
 	r.Mixed = analysis.MixedFleets(aggs, in.Groups)
 	r.Recovery = analysis.RecoveryGrids(single)
+	r.Controls = analysis.ClientControls(single)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	writeMixed(ew, r.Mixed)
 	writeRecovery(ew, r.Recovery)
+	writeControls(ew, r.Controls)
 	if len(r.Article) > 0 {
 		writeArticleSummary(ew, r.Article)
 	}

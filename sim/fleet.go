@@ -55,6 +55,9 @@ func ValidateFleet(groups []Group) error {
 		if err := g.Policy.Validate(); err != nil {
 			return fmt.Errorf("group %d: %w", i, err)
 		}
+		if len(groups) > 1 && g.Policy.componentsOn() {
+			return fmt.Errorf("group %d: %w", i, &FieldError{"Mix", g.Policy.String(), "policies without client components (throttling, breakers, retry caps) in a mixed fleet: they run with a single policy"})
+		}
 		sum += g.Share
 	}
 	if math.Abs(sum-1) > 1e-9 {
@@ -114,7 +117,7 @@ func (f *fleet) setup(sc Scenario, groups []Group, n int) {
 	f.group = f.group[:sc.Clients]
 	assign(f.group, groups)
 	for g, gr := range groups {
-		f.ds[g], f.buds[g] = newDelayer(sc, gr.Policy, &f.lims[g], &f.bud[g])
+		f.ds[g], f.buds[g] = newDelayer(sc, gr.Policy, &f.lims[g], &f.bud[g], nil)
 		f.maxAtt[g] = int32(gr.Policy.MaxAttempts)
 		f.gaveUp[g] = 0
 	}

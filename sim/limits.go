@@ -13,11 +13,12 @@ import (
 type limited struct {
 	inner         delayer
 	retryOn       RetryOn
-	tick          float64 // ms
-	maxElapsed    float64 // ms; 0: none
-	bucketRetries int32   // retries the token bucket pays for; -1: no bucket
-	budget        *budget // nil: none
-	raLo, raSpan  float64 // Retry-After drawn from U(raLo, raLo+raSpan) per response; span 0: as sent
+	tick          float64     // ms
+	maxElapsed    float64     // ms; 0: none
+	bucketRetries int32       // retries the token bucket pays for; -1: no bucket
+	budget        *budget     // nil: none
+	raLo, raSpan  float64     // Retry-After drawn from U(raLo, raLo+raSpan) per response; span 0: as sent
+	cc            *components // the client components that decide on retries; nil: none
 }
 
 func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
@@ -33,12 +34,23 @@ func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
 	if l.budget != nil && !l.budget.allow() {
 		return giveUp
 	}
+	if l.cc != nil && !l.cc.allowRetry(r.index) {
+		return giveUp
+	}
 	if l.raSpan > 0 {
 		r.retryAfter = l.raLo + float64(rng.Float64()*l.raSpan)
 	}
-	d := l.inner.delay(c, r, rng)
+	var d float64
+	if cc := l.cc; cc != nil && cc.pushback {
+		d = cc.pushbackDelay(l.inner, c, r, rng)
+	} else {
+		d = l.inner.delay(c, r, rng)
+	}
 	if l.maxElapsed > 0 && float64(float64(r.tick-c.first)*l.tick)+d > l.maxElapsed {
 		return giveUp
+	}
+	if l.cc != nil && l.cc.capOn {
+		l.cc.out[l.cc.proc(r.index)]++ // the retry is made: outstanding until it arrives
 	}
 	return d
 }

@@ -47,6 +47,39 @@ type Policy struct {
 	RetryBudget  float64
 	BudgetMinRPS float64
 
+	// Client components (components.go), each off at zero; a client that
+	// one refuses a retry gives up, a request one refuses locally is a
+	// failure its backoff answers.
+
+	// ClientsPerProcess groups the clients, by index, into processes that
+	// each keep one state per component (and one retry budget when set);
+	// 0 = the whole fleet is one process (a shared proxy or limiter).
+	ClientsPerProcess int
+	// ThrottleK and ThrottleWindow: the SRE book's adaptive throttling,
+	// refusing locally with probability max(0, (requests − K·accepts) /
+	// (requests + 1)) over the window (2 min when 0).
+	ThrottleK      float64
+	ThrottleWindow time.Duration
+	// AWSAdaptive: the AWS SDKs' adaptive retry mode's rate limiter, a
+	// token bucket whose rate follows CUBIC after throttling responses.
+	AWSAdaptive bool
+	// RetryTokens and RetryTokenRatio: gRPC's retryThrottling (maxTokens,
+	// tokenRatio).
+	RetryTokens, RetryTokenRatio float64
+	// Pushback: with a Retry-After, wait exactly it and restart the
+	// backoff (gRPC's server pushback).
+	Pushback bool
+	// RetryCap: Envoy's max_retries circuit breaker, the most retries
+	// outstanding per process.
+	RetryCap int
+	// A circuit breaker per process: it opens when at least BreakerRatio of
+	// at least BreakerMinThroughput requests in BreakerWindow failed, for
+	// BreakerBreak (defaults: Polly v8's 100, 30 s, 5 s).
+	BreakerRatio         float64
+	BreakerMinThroughput int
+	BreakerWindow        time.Duration
+	BreakerBreak         time.Duration
+
 	// Preset names the library whose defaults this is ("" for none); it
 	// labels the policy and does not change what it does.
 	Preset string
@@ -209,6 +242,7 @@ func (p Policy) Normalize() Policy {
 	d := f.defaults
 	q := Policy{Kind: p.Kind, MaxAttempts: p.MaxAttempts, RetryOn: p.RetryOn, MaxElapsed: p.MaxElapsed, BucketTokens: p.BucketTokens,
 		BucketCost: p.BucketCost, RetryBudget: p.RetryBudget, BudgetMinRPS: p.BudgetMinRPS, Preset: p.Preset}
+	q.normalizeComponents(p)
 	if q.RetryOn == retryOnAnyName {
 		q.RetryOn = RetryOnAny
 	}
@@ -308,6 +342,7 @@ func (p Policy) Validate() error {
 	if !(p.BudgetMinRPS >= 0 && p.BudgetMinRPS <= 1e6) || (p.BudgetMinRPS > 0 && p.RetryBudget == 0) {
 		add("BudgetMinRPS", p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
 	}
+	errs = append(errs, p.validateComponents()...)
 	return errors.Join(errs...)
 }
 
@@ -345,6 +380,27 @@ func (p Policy) String() string {
 	}
 	if p.RetryBudget != 0 {
 		fmt.Fprintf(&b, " retry_budget=%g+%g/s", p.RetryBudget, p.BudgetMinRPS)
+	}
+	if p.ClientsPerProcess != 0 {
+		fmt.Fprintf(&b, " clients_per_process=%d", p.ClientsPerProcess)
+	}
+	if p.ThrottleK != 0 {
+		fmt.Fprintf(&b, " throttle=%g/%v", p.ThrottleK, p.ThrottleWindow)
+	}
+	if p.AWSAdaptive {
+		b.WriteString(" aws_adaptive")
+	}
+	if p.RetryTokens != 0 {
+		fmt.Fprintf(&b, " retry_tokens=%g/%g", p.RetryTokens, p.RetryTokenRatio)
+	}
+	if p.Pushback {
+		b.WriteString(" pushback")
+	}
+	if p.RetryCap != 0 {
+		fmt.Fprintf(&b, " retry_cap=%d", p.RetryCap)
+	}
+	if p.BreakerRatio != 0 {
+		fmt.Fprintf(&b, " breaker=%g/%d/%v/%v", p.BreakerRatio, p.BreakerMinThroughput, p.BreakerWindow, p.BreakerBreak)
 	}
 	if p.Preset != "" {
 		fmt.Fprintf(&b, " (%s)", p.Preset)
@@ -397,13 +453,14 @@ func (p Policy) Describe() string {
 	if p.RetryBudget != 0 {
 		parts = append(parts, fmt.Sprintf("retry budget %g%% + %g/s", 100*p.RetryBudget, p.BudgetMinRPS))
 	}
+	parts = append(parts, p.componentWords()...)
 	return strings.Join(parts, ", ")
 }
 
 // unlimited reports whether p has none of the client-side limits beyond
 // MaxAttempts.
 func (p Policy) unlimited() bool {
-	return p.RetryOn == RetryOnAny && p.MaxElapsed == 0 && p.BucketTokens == 0 && p.RetryBudget == 0
+	return p.RetryOn == RetryOnAny && p.MaxElapsed == 0 && p.BucketTokens == 0 && p.RetryBudget == 0 && !p.componentsOn()
 }
 
 func (p Policy) compile() delayer {

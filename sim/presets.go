@@ -115,8 +115,8 @@ var aws2026 = Policy{Kind: AWS2026, Base: 50 * time.Millisecond, Cap: 20 * time.
 
 // Presets returns every library preset, each with Policy.Preset set.
 func Presets() []Preset {
-	out := make([]Preset, len(presets))
-	for i, p := range presets {
+	out := make([]Preset, len(presets)+len(componentPresets))
+	for i, p := range append(presets[:len(presets):len(presets)], componentPresets...) {
 		p.Policy.Preset = p.Name
 		out[i] = p
 	}

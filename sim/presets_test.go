@@ -126,7 +126,8 @@ func TestPresetSequences(t *testing.T) {
 		}},
 		{"sgc-http-retry-pm", 45 * time.Second, false, func(int) float64 { return 45000 }},
 	}
-	pinned := map[string]bool{"polly-v2": true} // TestPollyV2
+	pinned := map[string]bool{"polly-v2": true, // TestPollyV2
+		"grpc-retry-throttled": true, "ms-resilience-standard": true, "aws-sdk-go-v2-adaptive": true, "envoy-retry-cap": true} // TestComponentPresetSequences
 	for _, tt := range tests {
 		pinned[tt.preset] = true
 		pr, ok := PresetByName(tt.preset)

@@ -270,6 +270,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 
 // arriveQueued handles client i's request arriving at time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
+	if st.gate != nil && s.gateQueued(st, q, i, k, a) {
+		return
+	}
 	q.arrivalsInTick++
 	st.r.Sent++
 	if a >= st.recoverAt {
@@ -283,6 +286,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	out, done := rejected, 0.0
 	if !down {
 		out, done = q.admit(a, st.rng)
+	}
+	if st.gate != nil { // the client learns at once: a timeout, an answer and a refusal alike
+		st.gate.outcome(i, k, a, out == answered, out == rejected && !down)
 	}
 	from := a
 	switch out {
@@ -423,4 +429,38 @@ func (l *latency) quantile(p float64) float64 {
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
 	return (cap(q.free)+cap(q.waiting))*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
+}
+
+// gateQueued passes client i's request arriving at time a (ms) in tick k
+// through the client components; it reports whether they kept it from
+// being sent: refused locally (a failure for its client) or held back to
+// the tick of its token.
+func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) bool {
+	switch v, hk := st.gate.gate(&s.clients[i], i, k, a, st.tk, st.rng); v {
+	case refuse:
+		st.resp.up = !(a < st.recoverAt && a >= q.outageStart)
+		ra := st.resp.retryAfter
+		st.resp.retryAfter = 0 // refused locally: no response, no Retry-After
+		dl, nk := s.reject(st, i, k, a)
+		st.resp.retryAfter = ra
+		if dl < 0 {
+			q.quitInTick++
+			if int(i) < st.n {
+				st.gaveUp++
+			} else {
+				q.loopGaveUp++
+			}
+		}
+		if s.Trace != nil {
+			s.Trace(Event{Tick: k, Client: int(i), Local: true, GaveUp: dl < 0, Delay: max(dl, 0), NextTick: nk})
+		}
+		return true
+	case holdOff:
+		if hk < st.nt {
+			s.cal.push(hk, i)
+			st.active++
+		}
+		return true
+	}
+	return false
 }

@@ -46,6 +46,10 @@ type Result struct {
 	// Recovered: open loop only, the time from which goodput stays within
 	// RecoveryBand of demand in every RecoveryWindow up to the horizon.
 	Recovered Milestone
+
+	// LocalRejections: requests a client component refused before sending
+	// (an open circuit breaker, adaptive throttling); not in Sent.
+	LocalRejections int64
 }
 
 // WastedFraction is the share of the server's work spent on requests whose
@@ -84,6 +88,7 @@ type Event struct {
 	Served   bool
 	GaveUp   bool
 	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
+	Local    bool    // refused by a client component before it was sent (not an arrival)
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
@@ -111,11 +116,12 @@ type Sim struct {
 	order   sorter
 	lim     limited // the client-side limits of the run, when it has any
 	bud     budget
-	fleet   fleet    // a mixed fleet's groups
-	queue   queueRun // a queueing server's state
-	lat     latency  // its latency histogram
-	st      runState // the run in progress
-	touched int32    // touch's sum, so that its loads are kept
+	comp    components // the client components, when the policy has any
+	fleet   fleet      // a mixed fleet's groups
+	queue   queueRun   // a queueing server's state
+	lat     latency    // its latency histogram
+	st      runState   // the run in progress
+	touched int32      // touch's sum, so that its loads are kept
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
 }
@@ -185,35 +191,35 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint()
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint()
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
 // storage for the limits.
-func (s *Sim) delayer(sc Scenario, p Policy) (delayer, *budget) {
+func (s *Sim) delayer(sc Scenario, p Policy, cc *components) (delayer, *budget) {
 	if s.retryDelayer != nil {
 		return s.retryDelayer, nil
 	}
-	return newDelayer(sc, p, &s.lim, &s.bud)
+	return newDelayer(sc, p, &s.lim, &s.bud, cc)
 }
 
 // newDelayer returns p's delayer for sc, wrapped (in lim) with the
 // client-side limits and a varying Retry-After when there are any, and the
 // retry budget (bud, or nil for none).
-func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget) (delayer, *budget) {
+func newDelayer(sc Scenario, p Policy, lim *limited, bud *budget, cc *components) (delayer, *budget) {
 	d := p.compile()
 	if p.unlimited() && sc.RetryAfterMax == 0 {
 		return d, nil
 	}
 	tick := ms(sc.Tick)
-	*lim = limited{inner: d, retryOn: p.RetryOn, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1}
+	*lim = limited{inner: d, retryOn: p.RetryOn, tick: tick, maxElapsed: ms(p.MaxElapsed), bucketRetries: -1, cc: cc}
 	if sc.RetryAfterMax > 0 {
 		lim.raLo, lim.raSpan = ms(sc.RetryAfter), ms(sc.RetryAfterMax)-ms(sc.RetryAfter)
 	}
 	if p.BucketTokens > 0 {
 		lim.bucketRetries = int32(p.BucketTokens / p.BucketCost)
 	}
-	if p.RetryBudget > 0 {
+	if p.RetryBudget > 0 && p.ClientsPerProcess == 0 { // else one per process, in cc
 		bud.reset(int(math.Ceil(BudgetWindow*1000/tick)), p.RetryBudget, p.BudgetMinRPS*BudgetWindow)
 		lim.budget = bud
 	}

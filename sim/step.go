@@ -22,11 +22,13 @@ type runState struct {
 	maxAtt    int32
 	d         delayer
 	bud       *budget
-	fl        *fleet    // nil: one policy for all
-	budget    int       // the counting server's requests per tick
-	srv       *server   // nil: the article's counting server
-	backlog   *server   // the server that sends a backlog Retry-After, or nil
-	q         *queueRun // a queueing server's run, or nil
+	cc        *components // the client components; nil: none
+	gate      *components // cc when one acts before the server counts arrivals; nil: none
+	fl        *fleet      // nil: one policy for all
+	budget    int         // the counting server's requests per tick
+	srv       *server     // nil: the article's counting server
+	backlog   *server     // the server that sends a backlog Retry-After, or nil
+	q         *queueRun   // a queueing server's run, or nil
 	rng       *Mulberry32
 	tl        *Timeline
 
@@ -47,7 +49,7 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 	switch {
 	case st.q != nil:
 		k, err = s.loopQueue(st)
-	case s.cal.dense && s.Trace == nil && st.fl == nil:
+	case s.cal.dense && s.Trace == nil && st.fl == nil && st.cc == nil:
 		k, err = s.loopDense(st)
 	default:
 		k, err = s.loopList(st)
@@ -57,6 +59,9 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 		return Result{}, err
 	}
 	r := st.finish(k)
+	if st.cc != nil {
+		r.LocalRejections = st.cc.local
+	}
 	if st.q != nil {
 		st.q.finishQueue(st, &r)
 	}
@@ -77,7 +82,14 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 	st.budget = sc.budget()
 	st.resp = response{retryAfter: ms(sc.RetryAfter)}
 	st.maxAtt = int32(p.MaxAttempts)
-	st.d, st.bud = s.delayer(sc, p)
+	if p.componentsOn() {
+		s.comp.setup(p, n, st.tk.tick)
+		st.cc = &s.comp
+		if p.gates() {
+			st.gate = st.cc
+		}
+	}
+	st.d, st.bud = s.delayer(sc, p, st.cc)
 	st.srv = newServer(sc)
 	if st.srv != nil && st.srv.backlog {
 		st.backlog = st.srv
@@ -201,8 +213,15 @@ func (s *Sim) loopList(st *runState) (int, error) {
 			continue
 		}
 		list := s.cal.take(k, &s.order)
+		var local []int32
+		if st.gate != nil {
+			list, local = s.gateTick(st, list, k)
+		}
 		m := len(list)
 		t, served := st.arrive(k, m)
+		if st.gate != nil {
+			st.outcomes(list, served, k, t)
+		}
 		if st.fl != nil {
 			st.fleetTick(k, list, served)
 		}
@@ -226,6 +245,18 @@ func (s *Sim) loopList(st *runState) (int, error) {
 				}
 			}
 		}
+		ra := st.resp.retryAfter
+		st.resp.retryAfter = 0 // refused locally: no response, no Retry-After
+		for _, i := range local {
+			dl, nk := s.reject(st, i, k, t)
+			if dl < 0 {
+				quit++
+			}
+			if s.Trace != nil {
+				s.Trace(Event{Tick: k, Client: int(i), Local: true, GaveUp: dl < 0, Delay: max(dl, 0), NextTick: nk})
+			}
+		}
+		st.resp.retryAfter = ra
 		st.after(k, m, served, quit)
 	}
 	return k, nil
@@ -370,4 +401,41 @@ func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
 		}
 	}
 	return quit
+}
+
+// gateTick passes tick k's clients (list, in index order) through the
+// client components before anything is sent: it returns those sent, in
+// index order (in list's storage), and those refused locally; those held
+// back by a rate limiter are moved to the tick of their token.
+func (s *Sim) gateTick(st *runState, list []int32, k int) (sent, local []int32) {
+	cc := st.gate
+	t := float64(float64(k) * st.tk.tick)
+	local = cc.list[:0]
+	n := 0
+	for _, i := range list {
+		switch v, hk := cc.gate(&s.clients[i], i, k, t, st.tk, st.rng); v {
+		case send:
+			list[n] = i
+			n++
+		case refuse:
+			local = append(local, i)
+		case holdOff:
+			st.active--
+			if hk < st.nt {
+				s.cal.push(hk, i)
+				st.active++
+			}
+		}
+	}
+	cc.list = local
+	st.active -= len(local)
+	return list[:n], local
+}
+
+// outcomes tells the components how tick k's sent requests (list, the
+// first served of them served) fared.
+func (st *runState) outcomes(list []int32, served, k int, t float64) {
+	for j, i := range list {
+		st.gate.outcome(i, k, t, j < served, j >= served && st.resp.up)
+	}
 }

@@ -151,6 +151,7 @@ func limitWords(p Policy) string {
 	if p.RetryBudget > 0 {
 		parts = append(parts, fmt.Sprintf("a fleet retry budget of %g %% of requests", 100*p.RetryBudget))
 	}
+	parts = append(parts, p.componentWords()...)
 	return ", " + strings.Join(parts, ", ")
 }
 
@@ -248,6 +249,9 @@ func (p Policy) Settings() []Setting {
 func (p Policy) Short() string {
 	if p.Preset != "" {
 		return p.Preset + " defaults"
+	}
+	if cs := p.ComponentsShort(); cs != "" {
+		return p.WithoutComponents().Short() + cs
 	}
 	c := "no cap"
 	if p.Cap != 0 {

@@ -58,6 +58,16 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "%s — %s\n  like: %s\n", name, v.Means, v.Like)
 	}
 	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "Client components: each composes with any family above; set its keys beside the policy's.\n\n")
+	for _, c := range sim.Components() {
+		fmt.Fprintf(stdout, "%s — %s\n", c.Name, strings.Join(c.Params, ", "))
+		fmt.Fprintf(stdout, "  does:     %s\n", c.What)
+		fmt.Fprintf(stdout, "  source:   %s\n", c.Source)
+		if c.Note != "" {
+			fmt.Fprintf(stdout, "  note:     %s\n", c.Note)
+		}
+		fmt.Fprintln(stdout)
+	}
 	fmt.Fprintf(stdout, "Library presets: `policy = \"NAME\"` in sweeps.toml keeps every parameter as the library ships it.\n\n")
 	for _, pr := range sim.Presets() {
 		fmt.Fprintf(stdout, "%s — %s\n  source: %s\n", pr.Name, pr.Policy.Describe(), pr.Source)
@@ -390,11 +400,13 @@ func policiesJSON(w io.Writer) error {
 		Like  string `json:"like"`
 	}
 	var doc struct {
-		Simulator string    `json:"simulator"`
-		Families  []family  `json:"families"`
-		RetryOn   []retryOn `json:"retry_on"`
-		Presets   []preset  `json:"presets"`
+		Simulator  string          `json:"simulator"`
+		Families   []family        `json:"families"`
+		RetryOn    []retryOn       `json:"retry_on"`
+		Components []sim.Component `json:"components"`
+		Presets    []preset        `json:"presets"`
 	}
+	doc.Components = sim.Components()
 	doc.Simulator = sim.Version
 	for _, f := range sim.Families() {
 		d := sim.DefaultPolicy(f.Kind)

@@ -1,0 +1,75 @@
+package reports
+
+import (
+	"fmt"
+
+	"github.com/herdsweep/herdsweep/analysis"
+)
+
+// writeControls writes the section on client components: each beside the
+// same backoff without it, in each world and capacity measured, and how
+// many of those comparisons it won, lost, ended in clients giving up, or
+// could not tell apart.
+func writeControls(ew *errWriter, tables []analysis.ControlTable) {
+	if len(tables) == 0 {
+		return
+	}
+	n := analysis.Count(tables)
+	total := 0
+	for _, c := range n {
+		total += c
+	}
+	ew.printf("## Client-side throttling and breakers: do they help after an outage?\n\n")
+	ew.printf("Each client component (throttling, circuit breaker, retry tokens, retry cap, rate limiter, per-process budget: `sweep policies` says what each does and which library it follows) beside the same backoff without it, in the same scenario. ")
+	ew.printf("A cell gives the t99 after recovery with the component, then without it; **faster** and **slower** need 95 %% intervals that do not overlap, or one of the two to finish in every seed where the other does not; **give up** means clients gave up that did not without it (their requests failed: no t99 shows that as a gain).\n\n")
+	ew.printf("Of %s: %d faster, %d slower, %d with clients giving up, %d without a clear change.\n\n",
+		plural(total, "comparison"), n[analysis.Helps], n[analysis.Costs], n[analysis.GivesUp], n[analysis.NoChange])
+	for _, t := range tables {
+		ew.printf("### %s\n\n", analysis.FamilyOf(t.Scenario))
+		ew.printf("| backoff + component |")
+		for _, c := range t.Capacities {
+			ew.printf(" %s req/s |", thousands(c))
+		}
+		ew.printf("\n|---|")
+		for range t.Capacities {
+			ew.printf("---|")
+		}
+		ew.printf("\n")
+		for _, r := range t.Rows {
+			ew.printf("| %s |", cell(analysis.ControlLabel(r.Policy)))
+			for _, p := range r.Pairs {
+				ew.printf(" %s |", controlCell(p))
+			}
+			ew.printf("\n")
+		}
+		ew.printf("\n")
+	}
+}
+
+// controlCell is one comparison: its effect, the t99 with and without the
+// component, and the clients that gave up when it made them.
+func controlCell(p *analysis.ControlPair) string {
+	if p == nil {
+		return ""
+	}
+	w, o := p.With.Summary(analysis.T99), p.Without.Summary(analysis.T99)
+	e := p.Effect()
+	s := fmt.Sprintf("**%s**: %s (without: %s)", e, short99(w), short99(o))
+	if e == analysis.GivesUp {
+		clients := float64(p.With.Cell.Scenario.Clients)
+		s = fmt.Sprintf("**%s**: %.0f %% of clients (without: %.0f %%)", e, 100*p.With.Summary(analysis.GaveUp).Mean/clients, 100*p.Without.Summary(analysis.GaveUp).Mean/clients)
+	}
+	return cell(s)
+}
+
+// short99 is a t99 in a table cell: the mean, or "not finished" with the
+// seeds that did not.
+func short99(s analysis.Summary) string {
+	switch {
+	case s.N == 0:
+		return "not finished"
+	case s.Unfinished > 0:
+		return fmt.Sprintf("%s s, %d not finished", fmt1(s.Mean), s.Unfinished)
+	}
+	return fmt1(s.Mean) + " s"
+}

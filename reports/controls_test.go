@@ -1,0 +1,189 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// The client components' section says for each comparison what the data
+// says, computed here from the records alone, and its counts add up to
+// the cells it prints.
+func TestControlsClaims(t *testing.T) {
+	t.Parallel()
+	dec, fixed := sim.DefaultPolicy(sim.Decorrelated), sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}
+	var pols []sim.Policy
+	for _, b := range []sim.Policy{dec, fixed} {
+		pols = append(pols, b)
+		for _, c := range []sim.Policy{
+			{BreakerRatio: 0.1, BreakerMinThroughput: 20, ClientsPerProcess: 30},
+			{RetryCap: 3},
+			{ThrottleK: 2, ClientsPerProcess: 30},
+			{AWSAdaptive: true, ClientsPerProcess: 30},
+		} {
+			p := b
+			p.BreakerRatio, p.BreakerMinThroughput, p.RetryCap, p.ThrottleK, p.AWSAdaptive, p.ClientsPerProcess =
+				c.BreakerRatio, c.BreakerMinThroughput, c.RetryCap, c.ThrottleK, c.AWSAdaptive, c.ClientsPerProcess
+			pols = append(pols, p.Normalize())
+		}
+	}
+	cells := cellsOf(pols, []float64{15, 60}, nil)
+	cells = append(cells, cellsOf(pols, []float64{15, 60}, func(s *sim.Scenario) { s.RejectCost = 0.5 })...)
+	in := simulate(t, cells, 5, false)
+	r, files := build(t, in)
+	md := files["report.md"]
+	tr := truths(in)
+	sec := md[strings.Index(md, "## Client-side throttling"):]
+	sec = sec[:strings.Index(sec, "\n## ")+1]
+
+	var counted [4]int
+	words := map[string]int{"faster": 0, "slower": 1, "clients give up": 2, "no clear change": 3}
+	if len(r.Controls) != 2 {
+		t.Fatalf("%d tables, want 2 (reject cost 0 and 0.5)", len(r.Controls))
+	}
+	checked := 0
+	for _, tb := range r.Controls {
+		head := "### " + analysis.FamilyOf(tb.Scenario).String() + "\n"
+		i := strings.Index(sec, head)
+		if i < 0 {
+			t.Fatalf("no heading %q", head)
+		}
+		body := sec[i+len(head):]
+		for _, row := range tb.Rows {
+			label := "| " + cell(analysis.ControlLabel(row.Policy)) + " |"
+			j := strings.Index(body, label)
+			if j < 0 {
+				t.Fatalf("no row %q", label)
+			}
+			line := body[j : j+strings.Index(body[j:], "\n")]
+			cols := strings.Split(strings.Trim(line, "|"), " | ")[1:]
+			for c, p := range row.Pairs {
+				with, without := tr[p.With.CellKey], tr[p.Without.CellKey]
+				want := effectOf(with, without, tb.Scenario.Clients)
+				m := regexp.MustCompile(`^\*\*([a-z ]+)\*\*`).FindStringSubmatch(strings.TrimSpace(cols[c]))
+				if m == nil {
+					t.Fatalf("cell %q: no effect", cols[c])
+				}
+				if m[1] != want {
+					t.Errorf("%s at %g req/s: says %q, the data says %q (with %v, without %v)", label, tb.Capacities[c], m[1], want, with.t99, without.t99)
+				}
+				counted[words[m[1]]]++
+				if want != "clients give up" {
+					for _, x := range []struct {
+						tr   *truth
+						name string
+					}{{with, "with"}, {without, "without"}} {
+						if s := meanWords(x.tr); !strings.Contains(cols[c], s) {
+							t.Errorf("%s at %g req/s: %q does not give t99 %s %s", label, tb.Capacities[c], cols[c], x.name, s)
+						}
+					}
+				}
+				checked++
+			}
+		}
+	}
+	m := regexp.MustCompile(`Of (\d+) comparisons: (\d+) faster, (\d+) slower, (\d+) with clients giving up, (\d+) without a clear change\.`).FindStringSubmatch(sec)
+	if m == nil {
+		t.Fatalf("no count sentence in\n%s", sec)
+	}
+	total, _ := strconv.Atoi(m[1])
+	if total != checked {
+		t.Errorf("says %d comparisons, prints %d", total, checked)
+	}
+	for e := range counted {
+		if n, _ := strconv.Atoi(m[2+e]); n != counted[e] {
+			t.Errorf("says %d %s, prints %d", n, []string{"faster", "slower", "giving up", "unclear"}[e], counted[e])
+		}
+	}
+	if counted[0]+counted[1]+counted[2] == 0 {
+		t.Error("no comparison with an effect: the test would not see a wrong one")
+	}
+}
+
+// effectOf is the rule the section states, from the per-seed values.
+func effectOf(with, without *truth, clients int) string {
+	mg := func(tr *truth) float64 {
+		s := 0
+		for _, g := range tr.gave {
+			s += g
+		}
+		return float64(s) / float64(len(tr.gave))
+	}
+	if mg(with) > mg(without) && mg(with) > 0 {
+		return "clients give up"
+	}
+	wf, of := finished(with), finished(without)
+	switch {
+	case wf && !of:
+		return "faster"
+	case !wf && of:
+		return "slower"
+	case !wf:
+		return "no clear change"
+	}
+	wl, wh := interval(with.t99)
+	ol, oh := interval(without.t99)
+	if wh >= ol && oh >= wl {
+		return "no clear change"
+	}
+	if with.mean() < without.mean() {
+		return "faster"
+	}
+	return "slower"
+}
+
+func finished(tr *truth) bool {
+	for _, v := range tr.t99 {
+		if math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// interval is the Student-t 95 % interval of the mean of xs.
+func interval(xs []float64) (lo, hi float64) {
+	n := float64(len(xs))
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= n
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return m - half, m + half
+}
+
+// meanWords is a cell's t99 as the section prints it.
+func meanWords(tr *truth) string {
+	var xs []float64
+	for _, v := range tr.t99 {
+		if !math.IsNaN(v) {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return "not finished"
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	out := fmt.Sprintf("%.1f s", s/float64(len(xs)))
+	if u := len(tr.t99) - len(xs); u > 0 {
+		out += fmt.Sprintf(", %d not finished", u)
+	}
+	return out
+}
