@@ -274,6 +274,11 @@ func (p Policy) Short() string {
 	if p.Preset != "" {
 		return p.Preset + " defaults"
 	}
+	if p.RetryOn != RetryOnAny {
+		q := p
+		q.RetryOn = RetryOnAny
+		return q.Short() + ", retry_on " + string(p.RetryOn)
+	}
 	c := "no cap"
 	if p.Cap != 0 {
 		c = "≤" + p.Cap.String()
