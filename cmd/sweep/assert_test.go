@@ -47,9 +47,9 @@ func TestAssertExitCodes(t *testing.T) {
 		OK       bool `json:"ok"`
 		Violated int  `json:"violated"`
 		Results  []struct {
-			Line       int             `json:"line"`
-			OK         bool            `json:"ok"`
-			Cells      int             `json:"cells"`
+			Line       int               `json:"line"`
+			OK         bool              `json:"ok"`
+			Cells      int               `json:"cells"`
 			Violations []json.RawMessage `json:"violations"`
 		} `json:"results"`
 	}
