@@ -35,9 +35,10 @@ import (
 // the policy's delay.
 //
 // Open-loop traffic (ArrivalRate > 0) adds new requests at the times of a
-// Poisson process from time 0, each a new client with its own retry state
-// (index Clients, Clients+1, …); their retries go through the calendar as
-// the cohort's do.
+// Poisson process from time 0, each a new client with its own retry state,
+// which it gets (index Clients, Clients+1, … in the order of first
+// failures) when its first attempt fails; their retries go through the
+// calendar as the cohort's do.
 //
 // The cohort of failed clients first sends at OutageStart + U(0, Spread).
 //
@@ -240,14 +241,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 			end := float64(float64(k+1) * st.tk.tick)
 			for q.nextArrival < end && q.nextArrival < q.horizon {
 				a := q.nextArrival
-				i := int32(len(s.clients))
-				s.clients = append(s.clients, client{prev: q.base})
-				if need := len(s.clients); need > 64*len(s.order.words) {
-					s.order.reset(2 * need)
-				}
 				q.offered[k]++
 				q.offeredN++
-				s.arriveQueued(st, q, i, k, a)
+				s.arriveQueued(st, q, fresh, k, a)
 				q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
 			}
 		}
@@ -268,7 +264,22 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	return k, nil
 }
 
-// arriveQueued handles client i's request arriving at time a (ms) in tick k.
+// fresh stands for a new open-loop request: it has no client state (no
+// index) until it must retry, and most never do.
+const fresh = -1
+
+// loopClient gives a new open-loop client its index and state.
+func (s *Sim) loopClient(q *queueRun) int32 {
+	i := int32(len(s.clients))
+	s.clients = append(s.clients, client{prev: q.base})
+	if need := len(s.clients); need > 64*len(s.order.words) {
+		s.order.reset(2 * need)
+	}
+	return i
+}
+
+// arriveQueued handles client i's request (or a fresh one's) arriving at
+// time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
 	q.arrivalsInTick++
 	st.r.Sent++
@@ -289,7 +300,7 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	case answered:
 		if dk := st.tk.arrival(done); dk < st.nt {
 			q.good[dk]++
-			if int(i) < st.n {
+			if i != fresh && int(i) < st.n {
 				q.cohortDone[dk]++
 				q.inflight++
 			}
@@ -302,6 +313,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		from = a + q.timeout
 	default:
 		q.rejected++
+	}
+	if i == fresh {
+		i = s.loopClient(q)
 	}
 	ra := st.resp.retryAfter
 	if out == timedOut {
