@@ -144,11 +144,13 @@ const (
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
 // and returns when it is answered.
 func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
-	for q.head < len(q.waiting) && q.waiting[q.head] <= a {
-		q.head++
-	}
-	if q.head == len(q.waiting) { // empty: start again at the front
-		q.waiting, q.head = q.waiting[:0], 0
+	if q.limit > 0 { // only a QueueLimit needs the queue's length
+		for q.head < len(q.waiting) && q.waiting[q.head] <= a {
+			q.head++
+		}
+		if q.head == len(q.waiting) && q.head > 0 { // empty: start again at the front
+			q.waiting, q.head = q.waiting[:0], 0
+		}
 	}
 	start := max(a, q.free[0])
 	wait := start - a
