@@ -307,6 +307,8 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 		r.Seed = s
 	case ColLabel:
 		r.Label = str()
+	case ColPolicySpec:
+		// derived from the parameters
 	case ColSent:
 		r.Result.Sent = i64()
 	case ColSentAfterRecovery:

@@ -60,6 +60,7 @@ const (
 	ColCellKey           = "cell_key"
 	ColSeed              = "seed"
 	ColLabel             = "label"
+	ColPolicySpec        = "policy_spec"
 	ColSent              = "sent"
 	ColSentAfterRecovery = "sent_after_recovery"
 	ColPeakArrivals      = "peak_arrivals"
@@ -173,6 +174,9 @@ func init() { metricColumns = append(metricColumns, queueColumns...) }
 // optionalColumn reports whether a runs part may lack the column: one
 // added after parts were written, whose zero value is what those runs had.
 func optionalColumn(name string) bool {
+	if name == ColPolicySpec {
+		return true // derived from the parameters; added after runs/3 parts were written
+	}
 	for _, c := range queueColumns {
 		if c.name == name {
 			return true
@@ -188,6 +192,7 @@ func runsFields() []arrow.Field {
 		{Name: ColCellKey, Type: arrow.BinaryTypes.String},
 		{Name: ColSeed, Type: arrow.PrimitiveTypes.Int64},
 		{Name: ColLabel, Type: arrow.BinaryTypes.String},
+		{Name: ColPolicySpec, Type: arrow.BinaryTypes.String},
 	}
 	for _, p := range experiments.Params {
 		fs = append(fs, arrow.Field{Name: p.Key, Type: paramType(p.Type)})
@@ -205,6 +210,7 @@ func RunsColumns() []Column {
 		{ColCellKey, "string", "hash of sim version and every parameter: groups a cell's seeds"},
 		{ColSeed, "int64", "the Mulberry32 seed of the run"},
 		{ColLabel, "string", "the policy in words, and scenario parameters that differ from the article's"},
+		{ColPolicySpec, "string", "exactly the policy that ran (the first group's, for a mixed fleet): a preset's name (`grpc`, `cenkalti-backoff`), else the family and its non-zero parameters, `grpc base_s=1 cap_s=30 multiplier=2 width=0.2`; filter on this, not on `policy` (a family, which its presets share); absent (null) in parts written before it"},
 	}
 	for _, p := range experiments.Params {
 		cols = append(cols, Column{p.Key, paramType(p.Type).String(), p.Doc})

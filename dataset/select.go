@@ -141,7 +141,7 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 // recovery, which are derived).
 func resultFields(fields []arrow.Field) []arrow.Field {
 	var out []arrow.Field
-	params := map[string]bool{ColLabel: true}
+	params := map[string]bool{ColLabel: true, ColPolicySpec: true}
 	for _, p := range experiments.Params {
 		params[p.Key] = true
 	}

@@ -93,8 +93,8 @@ type RunsWriter struct {
 
 // cellColumns are the columns of a row that depend on its cell alone.
 type cellColumns struct {
-	canonical, key, label string
-	params                []any // by experiments.Params, as Get returns them
+	canonical, key, label, spec string
+	params                      []any // by experiments.Params, as Get returns them
 }
 
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
@@ -149,7 +149,7 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	if !w.have || r.Cell != w.cell {
 		w.cell, w.have = r.Cell, true
 		w.cc.canonical = r.Cell.Canonical()
-		w.cc.key, w.cc.label = r.Cell.Key(), r.Cell.Label()
+		w.cc.key, w.cc.label, w.cc.spec = r.Cell.Key(), r.Cell.Label(), r.Cell.PolicySpec()
 		w.cc.params = w.cc.params[:0]
 		for pi := range experiments.Params {
 			w.cc.params = append(w.cc.params, experiments.Params[pi].Get(r.Cell))
@@ -159,7 +159,8 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 	w.str[1].Append(w.cc.key)
 	w.i64[2].Append(int64(r.Seed))
 	w.str[3].Append(w.cc.label)
-	i := 4
+	w.str[4].Append(w.cc.spec)
+	i := 5
 	for _, v := range w.cc.params {
 		switch v := v.(type) {
 		case int64:

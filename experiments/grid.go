@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/sim"
@@ -76,6 +78,40 @@ func (c Cell) Label() string {
 	return strings.Join(parts, "; ")
 }
 
+// PolicySpec names exactly the policy of the cell's first group (a mixed
+// fleet's others are its "mix"), for filtering a dataset without traps: a
+// preset's name ("grpc", "cenkalti-backoff"), else the family followed by
+// each policy parameter that is not zero, as key=value with the dataset's
+// column names ("grpc base_s=1 cap_s=30 multiplier=2 width=0.2"). Two
+// cells have the same spec exactly when their first groups' policy
+// parameters are the same, so a family never matches a preset of the same
+// name, nor a preset its family.
+func (c Cell) PolicySpec() string {
+	if c.Policy.Preset != "" {
+		return c.Policy.Preset
+	}
+	b := []byte(c.Policy.Kind)
+	for i := range Params {
+		p := &Params[i]
+		if !p.Policy || p.Key == "policy" || p.Key == "preset" || p.Key == "mix" {
+			continue
+		}
+		v := p.get(&c)
+		if isZero(v) {
+			continue
+		}
+		b = append(b, ' ')
+		b = append(b, p.Key...)
+		b = append(b, '=')
+		if s, ok := v.(string); ok {
+			b = append(b, s...)
+		} else {
+			b = append(b, formatValue(v)...)
+		}
+	}
+	return string(b)
+}
+
 // Run is a cell with one seed.
 type Run struct {
 	Cell
@@ -126,6 +162,35 @@ func (s *Sweep) Run(i int) Run {
 
 // WantsTimeline reports whether run i should record its timeline.
 func (s *Sweep) WantsTimeline(i int) bool { return i%len(s.Seeds) < s.TimelineSeeds }
+
+// RollingSeeds returns the seeds a night adds to cell c of s beyond its
+// configured seeds, n at a time (`sweep run --add-seeds n`): the seeds past
+// the largest configured one are taken in blocks of n, and the answer is
+// the seeds missing from the first block the dataset does not hold whole
+// (stored reports whether it holds a run key). So an unchanged config adds
+// n new seeds a night; a rerun after a kill, or a shard that starts after
+// another shard of the same night has written, completes the same block
+// rather than starting another; and the same dataset and config always give
+// the same seeds.
+func (s *Sweep) RollingSeeds(c Cell, n int, stored func(runKey string) bool) []uint32 {
+	if n <= 0 || len(s.Seeds) == 0 {
+		return nil
+	}
+	top := uint64(slices.Max(s.Seeds))
+	canonical := c.Canonical()
+	for from := top + 1; from+uint64(n)-1 <= math.MaxUint32; from += uint64(n) {
+		var missing []uint32
+		for seed := from; seed < from+uint64(n); seed++ {
+			if !stored(RunKey(canonical, uint32(seed))) {
+				missing = append(missing, uint32(seed))
+			}
+		}
+		if len(missing) > 0 {
+			return missing
+		}
+	}
+	return nil
+}
 
 // addCell appends c unless a cell with the same key is already there.
 func (s *Sweep) addCell(c Cell, seen map[string]bool) {

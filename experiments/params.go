@@ -93,7 +93,7 @@ func durParam(key, field, doc string, policy bool, ptr func(c *Cell) *time.Durat
 
 // Params lists every parameter, in the order of the dataset's columns.
 var Params = []Param{
-	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family or library preset (see `sweep policies`)",
+	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family (see `sweep policies`); a preset's rows hold its family (the cenkalti-backoff preset's is grpc): filter exact policies on `policy_spec`. In sweeps.toml, a family or a preset's name",
 		get: func(c *Cell) any { return string(c.Policy.Kind) },
 		set: func(c *Cell, v any) { c.Policy = policyNamed(v.(string)) }},
 	{Key: "preset", Type: String, Field: "Preset", Policy: true, Doc: "the library whose defaults the policy is; empty for none",

@@ -3,6 +3,7 @@
 #
 #   scripts/bench.sh            everything (about 5 minutes on 2 cores)
 #   COUNT=10 scripts/bench.sh   more samples per Go benchmark (for benchstat)
+#   ROUNDS=9 …                  more interleaved rounds of table 1 against herd.mjs
 #   SKIP_MILLION=1 …            without the 1,000,000-run memory check
 #
 # Output goes to out/bench/. Needs Go; node (for the article's JavaScript
@@ -15,27 +16,39 @@ count=${COUNT:-5}
 go build -o "$out/sweep" ./cmd/sweep
 
 echo "== simulator (go test -bench, $count samples)"
-go test ./sim -run '^$' -bench 'Table1|Families|MillionClients' -count "$count" -benchtime 1s | tee "$out/sim.txt"
+go test ./sim -run '^$' -bench 'Table1|Families|MillionClients|Queue' -count "$count" -benchtime 1s | tee "$out/sim.txt"
 if go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out/sim.txt" > "$out/sim.benchstat" 2>/dev/null; then
   cat "$out/sim.benchstat"
 fi
+# The queueing server with timeouts and open-loop traffic against the
+# counting server's full jitter, ns per event: medians of the samples.
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+nsev() { awk -v b="$1" '$1 ~ b { for (i = 2; i < NF; i++) if ($(i + 1) == "ns/event") print $i }' "$out/sim.txt" | median; }
+q=$(nsev '^BenchmarkQueue/open-loop-'); c=$(nsev '^BenchmarkTable1/full-jitter-')
+awk -v q="$q" -v c="$c" 'BEGIN { printf "queueing server, open loop: %.1f ns/event; counting server, full jitter: %.1f; ratio %.2f\n", q, c, q / c }' | tee "$out/queue-ratio.txt"
 
 echo
-echo "== table 1: Go against the article's herd.mjs on this machine"
+echo "== table 1: Go against the article's herd.mjs on this machine, interleaved"
+# ROUNDS rounds, each node's five rows then Go's five (a test binary built
+# once, 200 runs a row); the figures are each row's median over the rounds.
 if command -v node >/dev/null; then
-  node scripts/reference/herd.mjs bench 50 | tee "$out/node.txt"
-  awk '
-    FNR == NR { js[$1] = $2; next }                     # node: name ms/run
-    /^BenchmarkTable1\// {
-      split($1, a, "/"); name = a[2]; sub(/-[0-9]+$/, "", name)
-      go[name] += $3; n[name]++                          # ns/op
-    }
-    END {
-      printf "%-14s %10s %10s %8s\n", "row", "node ms", "go ms", "speed-up"
-      for (k in go) { g = go[k] / n[k] / 1e6; tg += g; tj += js[k]
-        printf "%-14s %10.3f %10.3f %7.1fx\n", k, js[k], g, js[k] / g }
-      printf "%-14s %10.3f %10.3f %7.1fx\n", "table 1", tj, tg, tj / tg
-    }' "$out/node.txt" "$out/sim.txt" | tee "$out/speedup.txt"
+  rounds=${ROUNDS:-5}
+  go test -c -o "$out/sim.test" ./sim
+  : > "$out/node.txt"; : > "$out/go-table1.txt"
+  for r in $(seq "$rounds"); do
+    node scripts/reference/herd.mjs bench 20 >> "$out/node.txt"          # name ms ms/run
+    "$out/sim.test" -test.run '^$' -test.bench '^BenchmarkTable1$' -test.count 1 -test.benchtime 200x |
+      awk '/^BenchmarkTable1\// { split($1, a, "/"); n = a[2]; sub(/-[0-9]+$/, "", n); print n, $3 / 1e6 }' >> "$out/go-table1.txt"
+  done
+  printf "%-14s %10s %10s %8s   (medians of %d rounds)\n" row "node ms" "go ms" speed-up "$rounds" | tee "$out/speedup.txt"
+  tj=0; tg=0
+  for row in fixed-5s exponential full-jitter equal-jitter decorrelated; do
+    j=$(awk -v r="$row" '$1 == r { print $2 }' "$out/node.txt" | median)
+    g=$(awk -v r="$row" '$1 == r { print $2 }' "$out/go-table1.txt" | median)
+    awk -v r="$row" -v j="$j" -v g="$g" 'BEGIN { printf "%-14s %10.3f %10.3f %7.1fx\n", r, j, g, j / g }' | tee -a "$out/speedup.txt"
+    tj=$(awk -v a="$tj" -v b="$j" 'BEGIN { print a + b }'); tg=$(awk -v a="$tg" -v b="$g" 'BEGIN { print a + b }')
+  done
+  awk -v j="$tj" -v g="$tg" 'BEGIN { printf "%-14s %10.3f %10.3f %7.1fx\n", "table 1", j, g, j / g }' | tee -a "$out/speedup.txt"
 else
   echo "node not found: skipped"
 fi

@@ -65,6 +65,15 @@ func (c *calendar) reset(ticks, clients int, sparse bool) {
 	if len(c.ticks) < ticks {
 		c.ticks = slices.Grow(c.ticks, ticks-len(c.ticks))[:ticks]
 	}
+	// Room for the most blocks a run can hold at once, so that block never
+	// copies the arena as it grows: each client is due at one tick at most,
+	// so the chains hold at most clients/blockSize full blocks and one
+	// partial block a tick. (An open loop adds clients as it goes, so its
+	// arena grows as it needs.)
+	if most := (clients+blockSize-1)/blockSize + ticks; !sparse && cap(c.next) < most {
+		c.next = slices.Grow(c.next, most-len(c.next))
+		c.arena = slices.Grow(c.arena, most*blockSize-len(c.arena))
+	}
 }
 
 func (c *calendar) empty(k int) bool {

@@ -195,7 +195,7 @@ var families = append([]family{
 			Note:    "multiplier 1 is Backoff = wdbFixed; cap 0 is MaxInterval = 0 (no cap); width is Jitter read as \"a band width·d wide centred on d\" (the source's words; its own example of 7.1 s for 8 s at 0.2 lies outside that band); max_attempts = Attempts + 1; no draw when width is 0; the default multiplier 2 is not the document's fixed interval (Backoff wdbFixed, preset sgc-watchdog): family defaults are part of stored runs' keys, so they stay; sgc-pm reads Jitter as ±width"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Multiplier: 2},
 		bounds: sgcBounds,
-		build:  func(p Policy) delayer { return sgcDelay{newSgc(p), false} },
+		build:  func(p Policy) delayer { return sgcDelay{newSgc(p)} },
 	},
 	{
 		Family: Family{Kind: HTTPRetry, Title: "HTTP retry honouring Retry-After (sgcWebSockets RetryOptions)",
@@ -209,7 +209,7 @@ var families = append([]family{
 			}
 			return sgcBounds(p, ra, up)
 		},
-		build: func(p Policy) delayer { return sgcDelay{newSgc(p), p.HonorRetryAfter} },
+		build: func(p Policy) delayer { return honoring(p.HonorRetryAfter, sgcDelay{newSgc(p)}) },
 	},
 }, libraryFamilies...)
 
@@ -408,20 +408,33 @@ type sgc struct {
 
 func newSgc(p Policy) sgc { return sgc{newCurve(p), p.Width} }
 
-type sgcDelay struct {
-	sgc
-	honor bool
-}
+type sgcDelay struct{ sgc }
 
-func (d sgcDelay) delay(c *client, r response, rng *Mulberry32) float64 {
-	if d.honor && r.retryAfter > 0 {
-		return r.retryAfter
-	}
+func (d sgcDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	v := d.at(c.att - 1)
 	if d.width > 0 {
 		v = float64(v * (1 + float64(d.width*(rng.Float64()-0.5))))
 	}
 	return v
+}
+
+// honorRA waits a response's Retry-After exactly when it carries one, and
+// asks inner otherwise: honor_retry_after in every family that reads it so.
+type honorRA struct{ inner delayer }
+
+func (h honorRA) delay(c *client, r response, rng *Mulberry32) float64 {
+	if r.retryAfter > 0 {
+		return r.retryAfter
+	}
+	return h.inner.delay(c, r, rng)
+}
+
+// honoring wraps d in honorRA when honor is set.
+func honoring(honor bool, d delayer) delayer {
+	if honor {
+		return honorRA{d}
+	}
+	return d
 }
 
 // symmetricDelay is gRPC's and cenkalti's: d·(1 + w·(2U − 1)), d from n−1.

@@ -54,7 +54,7 @@ var libraryFamilies = []family{
 		build: func(p Policy) delayer {
 			q := p
 			q.Multiplier = 2
-			return urllib3Delay{curve: newCurve(q), jitter: float64(p.Width * ms(p.Base)), honor: p.HonorRetryAfter}
+			return honoring(p.HonorRetryAfter, urllib3Delay{curve: newCurve(q), jitter: float64(p.Width * ms(p.Base))})
 		},
 	},
 	{
@@ -104,7 +104,9 @@ var libraryFamilies = []family{
 			c := newCurve(p)
 			return c.at(0) * (1 - p.Width), c.cap * (1 + p.Width)
 		},
-		build: func(p Policy) delayer { return sgcPMDelay{symmetricDelay{newCurve(p), p.Width}, p.HonorRetryAfter} },
+		build: func(p Policy) delayer {
+			return honoring(p.HonorRetryAfter, sgcPMDelay{symmetricDelay{newCurve(p), p.Width}})
+		},
 	},
 }
 
@@ -137,13 +139,9 @@ func (d aws2026Delay) delay(c *client, r response, rng *Mulberry32) float64 {
 type urllib3Delay struct {
 	curve
 	jitter float64 // ms
-	honor  bool
 }
 
-func (d urllib3Delay) delay(c *client, r response, rng *Mulberry32) float64 {
-	if d.honor && r.retryAfter > 0 {
-		return r.retryAfter
-	}
+func (d urllib3Delay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	if c.att <= 1 {
 		return 0
 	}
@@ -195,15 +193,11 @@ func (d k8sDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	return v
 }
 
-type sgcPMDelay struct {
-	symmetricDelay
-	honor bool
-}
+// sgcPMDelay is symmetricDelay that draws nothing at width 0, as the second
+// source's sgcNextBackoffMs.
+type sgcPMDelay struct{ symmetricDelay }
 
 func (d sgcPMDelay) delay(c *client, r response, rng *Mulberry32) float64 {
-	if d.honor && r.retryAfter > 0 {
-		return r.retryAfter
-	}
 	if d.width == 0 {
 		return d.at(c.att - 1)
 	}

@@ -341,3 +341,39 @@ func TestCandidatePresetsJitter(t *testing.T) {
 		t.Errorf("%d candidate presets, want %d (%v)", n, len(spacePresets), spacePresets)
 	}
 }
+
+// Where the cap falls against the jitter, with a cap that binds from the
+// second rejection: Resilience4j caps after its randomisation (no wait
+// above 1 s), Kubernetes' wait.Backoff jitters after its cap (a wait may
+// reach 1.1 s), both from their sources' formulas.
+func TestCapAgainstJitter(t *testing.T) {
+	t.Parallel()
+	u := draws(7, 8)
+	r4j := Policy{Kind: Resilience4j, Base: 500 * time.Millisecond, Multiplier: 2, Width: 0.5, Cap: time.Second}
+	k8s := Policy{Kind: K8sWait, Base: 500 * time.Millisecond, Multiplier: 2, Width: 0.1, Cap: time.Second}
+	for _, tt := range []struct {
+		p    Policy
+		want func(i int) float64
+	}{
+		// (long)randomize((long)(500·2^k), 0.5), then min(…, 1000).
+		{r4j, func(i int) float64 {
+			iv := 500 * math.Pow(2, float64(i))
+			return math.Min(1000, math.Floor(iv*0.5+u[i]*iv))
+		}},
+		// min(1000, 500·2^k), then + rand·0.1·that.
+		{k8s, func(i int) float64 { d := math.Min(1000, 500*math.Pow(2, float64(i))); return d + u[i]*0.1*d }},
+	} {
+		got, err := tt.p.Delays(7, 8, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range got {
+			if w := tt.want(i); math.Abs(g-w) > 1e-9*w {
+				t.Errorf("%s: delay %d = %v ms, want %v", tt.p, i+1, g, w)
+			}
+		}
+		if err := CheckPolicy(tt.p); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -35,9 +35,10 @@ import (
 // the policy's delay.
 //
 // Open-loop traffic (ArrivalRate > 0) adds new requests at the times of a
-// Poisson process from time 0, each a new client with its own retry state
-// (index Clients, Clients+1, …); their retries go through the calendar as
-// the cohort's do.
+// Poisson process from time 0, each a new client with its own retry state,
+// which it gets (index Clients, Clients+1, … in the order of first
+// failures) when its first attempt fails; their retries go through the
+// calendar as the cohort's do.
 //
 // The cohort of failed clients first sends at OutageStart + U(0, Spread).
 //
@@ -143,11 +144,13 @@ const (
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
 // and returns when it is answered.
 func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
-	for q.head < len(q.waiting) && q.waiting[q.head] <= a {
-		q.head++
-	}
-	if q.head == len(q.waiting) { // empty: start again at the front
-		q.waiting, q.head = q.waiting[:0], 0
+	if q.limit > 0 { // only a QueueLimit needs the queue's length
+		for q.head < len(q.waiting) && q.waiting[q.head] <= a {
+			q.head++
+		}
+		if q.head == len(q.waiting) && q.head > 0 { // empty: start again at the front
+			q.waiting, q.head = q.waiting[:0], 0
+		}
 	}
 	start := max(a, q.free[0])
 	wait := start - a
@@ -240,14 +243,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 			end := float64(float64(k+1) * st.tk.tick)
 			for q.nextArrival < end && q.nextArrival < q.horizon {
 				a := q.nextArrival
-				i := int32(len(s.clients))
-				s.clients = append(s.clients, client{prev: q.base})
-				if need := len(s.clients); need > 64*len(s.order.words) {
-					s.order.reset(2 * need)
-				}
 				q.offered[k]++
 				q.offeredN++
-				s.arriveQueued(st, q, i, k, a)
+				s.arriveQueued(st, q, fresh, k, a)
 				q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
 			}
 		}
@@ -268,7 +266,22 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	return k, nil
 }
 
-// arriveQueued handles client i's request arriving at time a (ms) in tick k.
+// fresh stands for a new open-loop request: it has no client state (no
+// index) until it must retry, and most never do.
+const fresh = -1
+
+// loopClient gives a new open-loop client its index and state.
+func (s *Sim) loopClient(q *queueRun) int32 {
+	i := int32(len(s.clients))
+	s.clients = append(s.clients, client{prev: q.base})
+	if need := len(s.clients); need > 64*len(s.order.words) {
+		s.order.reset(2 * need)
+	}
+	return i
+}
+
+// arriveQueued handles client i's request (or a fresh one's) arriving at
+// time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
 	if st.gate != nil && s.gateQueued(st, q, i, k, a) {
 		return
@@ -295,7 +308,7 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	case answered:
 		if dk := st.tk.arrival(done); dk < st.nt {
 			q.good[dk]++
-			if int(i) < st.n {
+			if i != fresh && int(i) < st.n {
 				q.cohortDone[dk]++
 				q.inflight++
 			}
@@ -308,6 +321,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		from = a + q.timeout
 	default:
 		q.rejected++
+	}
+	if i == fresh {
+		i = s.loopClient(q)
 	}
 	ra := st.resp.retryAfter
 	if out == timedOut {

@@ -358,7 +358,7 @@ func TestOutageStart(t *testing.T) {
 	var tl Timeline
 	var cohortFirst []int
 	s.Trace = func(e Event) {
-		if e.Client < sc.Clients && len(cohortFirst) < sc.Clients {
+		if e.Client >= 0 && e.Client < sc.Clients && len(cohortFirst) < sc.Clients { // -1: a new open-loop request
 			cohortFirst = append(cohortFirst, e.Tick)
 		}
 	}

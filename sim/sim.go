@@ -84,7 +84,7 @@ func (t *Timeline) Reset() {
 // Event is what happened to one arrival; Sim.Trace receives one per arrival.
 type Event struct {
 	Tick     int
-	Client   int
+	Client   int // its index; -1 for an open-loop request answered at its first attempt
 	Served   bool
 	GaveUp   bool
 	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout

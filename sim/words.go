@@ -46,6 +46,28 @@ func (p Policy) Plain() string {
 		if p.HonorRetryAfter {
 			s += "; a Retry-After replaces the delay"
 		}
+	case AWS2026:
+		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^(n−1)) after a 503, U(0, %v × 2^(n−1)) after a 429%s, the cap before the jitter", p.Base, awsThrottleBase, capWords(p.Cap))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After is followed within [the delay, the delay + 5s]"
+		}
+	case URLLib3:
+		s = fmt.Sprintf("exponential backoff: first retry at once, retry n after %v × 2^(n−1) plus U(0, %v)%s", p.Base, dur(p.Base.Seconds()*p.Width), capWords(p.Cap))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After replaces the delay"
+		}
+	case Resilience4j:
+		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt in whole ms, uniform jitter %s%s", p.Base, p.Multiplier, Percent(p.Width), capWords(p.Cap))
+		if p.Cap != 0 {
+			s += " (applied after the jitter)"
+		}
+	case K8sWait:
+		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, lengthened by U(0, %s) of the delay", p.Base, p.Multiplier, capWords(p.Cap), strings.TrimPrefix(Percent(p.Width), "±"))
+	case SgcPM:
+		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After replaces the delay"
+		}
 	default:
 		s = p.Describe()
 	}
@@ -144,6 +166,9 @@ func limitWords(p Policy) string {
 	}
 	if p.MaxElapsed > 0 {
 		parts = append(parts, "gives up "+p.MaxElapsed.String()+" after its first request")
+	}
+	if p.RetryOn != RetryOnAny {
+		parts = append(parts, "retries "+p.RetryOn.means())
 	}
 	if p.BucketTokens > 0 {
 		parts = append(parts, fmt.Sprintf("a %d-token retry bucket at %d a retry", p.BucketTokens, p.BucketCost))
@@ -264,6 +289,11 @@ func (p Policy) Short() string {
 	}
 	if cs := p.ComponentsShort(); cs != "" {
 		return p.WithoutComponents().Short() + cs
+	}
+	if p.RetryOn != RetryOnAny {
+		q := p
+		q.RetryOn = RetryOnAny
+		return q.Short() + ", retry_on " + string(p.RetryOn)
 	}
 	c := "no cap"
 	if p.Cap != 0 {

@@ -63,6 +63,7 @@ func commands() []command {
 		{"report", "render plots and report.md from an existing dataset", cmdReport},
 		{"diff", "compare two datasets table by table", cmdDiff},
 		{"compare", "did anything move? two datasets cell by cell, with intervals; exit 1 on a change", cmdCompare},
+		{"assert", "absolute checks a nightly job gates on (\"t99 max <= 60 where …\"); exit 1 when one fails", cmdAssert},
 		{"check", "verify a dataset: duplicates, orphans, corrupt parts, leftovers", cmdCheck},
 		{"live", "real clients of real retry libraries against a loopback server, beside the simulator", cmdLive},
 		{"policies", "list the policy families with their formulas", cmdPolicies},

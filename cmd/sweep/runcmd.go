@@ -69,10 +69,12 @@ type runOptions struct {
 	partRows int
 	quiet    bool
 	meta     dataset.Meta
+	addSeeds int // rolling seeds: this many more per cell, past the config's (experiments.Sweep.RollingSeeds)
 }
 
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
+	added                                 int           // rolling seeds' runs to do
 	parts                                 []string      // paths of the runs parts committed
 	own                                   []string      // their names
 	elapsed, writing                      time.Duration // writing: building Parquet parts, and waiting for their commits
@@ -94,8 +96,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	yes := fs.Bool("yes", false, "run even past --max-runs")
 	noReport := fs.Bool("no-report", false, "write the dataset only, no plots or report")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also run N more seeds per cell past the config's, the first block of N the dataset does not hold whole, so an unchanged nightly config adds precision (at most 10000)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *addSeeds < 0 || *addSeeds > 10000 {
+		return usagef("run: --add-seeds %d: want 0 to 10000 seeds per cell", *addSeeds)
 	}
 	if err := checkWorkers("run", *workers); err != nil {
 		return err
@@ -124,7 +130,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	total := 0
 	for _, s := range sweeps {
-		total += s.Len()
+		total += s.Len() + len(s.Cells)**addSeeds
 	}
 	if total > *maxRuns && !*yes {
 		return usagef("run: %d runs is more than --max-runs %d; `sweep plan` estimates the time; say --yes to run them", total, *maxRuns)
@@ -132,13 +138,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if shardFrom != "" && shard.n > 1 {
 		fmt.Fprintf(stderr, "sweep: shard %s (from %s)\n", shard, shardFrom)
 	}
-	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet}
+	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet, addSeeds: *addSeeds}
 	opts.meta = dataset.Meta{Tool: toolVersion(), Sim: sim.Version, ConfigHash: hash, Created: created()}
 	written := map[string][]string{} // sweep → names of the parts written
 	for _, s := range sweeps {
 		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", *config, s.Name)
 		if shard.n > 1 {
 			cmd += " --shard " + shard.String()
+		}
+		if *addSeeds > 0 {
+			cmd += fmt.Sprintf(" --add-seeds %d", *addSeeds)
 		}
 		opts.meta.Command, opts.meta.Sweep = cmd, s.Name
 		st, err := runSweep(ctx, s, opts, stderr)
@@ -150,6 +159,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%d new parts)\n",
 				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share, st.beside.Round(time.Millisecond),
 				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), len(st.parts))
+			if *addSeeds > 0 {
+				fmt.Fprintf(stdout, "%s: %d of the runs to do were rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", s.Name, st.added, *addSeeds)
+			}
 			written[s.Name] = st.own
 		}
 		if err != nil {
@@ -242,9 +254,21 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		have[k] = true // a run listed twice in a sweep is run once
 		todo = append(todo, int32(i))
 	}
+	var extra []experiments.Run // rolling seeds, after the config's runs
+	if o.addSeeds > 0 {
+		stored := func(k string) bool { return have[k] || other[k] }
+		for _, c := range s.Cells {
+			for _, seed := range s.RollingSeeds(c, o.addSeeds, stored) {
+				if r := (experiments.Run{Cell: c, Seed: seed}); o.shard.n <= 1 || r.Shard(o.shard.n) == o.shard.i {
+					extra = append(extra, r)
+				}
+			}
+		}
+		stats.added = len(extra)
+	}
 	have, other, otherTL = nil, nil, nil
 
-	prog := newProgress(stderr, s.Name, len(todo), o.quiet)
+	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
 	cur := newPart(o.meta, o.partRows)
 	// A full part is encoded and committed by a goroutine of its own, in
 	// order, while the next part fills: the simulation goes on meanwhile
@@ -308,6 +332,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		return failure()
 	}
 	job := func(j int) experiments.Job {
+		if j >= len(todo) {
+			return experiments.Job{Run: extra[j-len(todo)]}
+		}
 		i := int(todo[j])
 		return experiments.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
 	}
@@ -336,7 +363,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return nil
 	}
-	runErr := experiments.Execute(ctx, o.workers, len(todo), job, emit)
+	runErr := experiments.Execute(ctx, o.workers, len(todo)+len(extra), job, emit)
 	prog.finish()
 	if err := drain(); err != nil { // the part in hand, also when interrupted
 		return stats, err
@@ -348,7 +375,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
 			return stats, fmt.Errorf("interrupted: %d of %d runs of %s written; run the same command again to finish the rest: %w",
-				stats.done, len(todo), s.Name, runErr)
+				stats.done, len(todo)+len(extra), s.Name, runErr)
 		}
 		return stats, runErr
 	}

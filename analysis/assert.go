@@ -1,0 +1,234 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// An Assertion is an absolute check a nightly job gates on, one line:
+//
+//	METRIC STAT OP BOUND [where COLUMN=VALUE …]
+//	t99_after_s max <= 60 where policy_spec="decorrelated base_s=1 cap_s=60" capacity_rps=300
+//
+// reads "in every cell whose parameters match, the largest t99 after
+// recovery over the seeds is at most 60 s": 99 % of clients are back
+// within 60 s of recovery in every run. METRIC is a metric's column
+// (Metrics), STAT one of Stats, OP one of <=, <, >=, >, and the filters
+// name dataset columns: a parameter (compared as its type), or
+// policy_spec. A run that never reached a milestone counts as +∞ for
+// mean, lo, hi and max (it is never "within" anything), so unfinished runs
+// fail an upper bound rather than vanish from it.
+type Assertion struct {
+	Text   string
+	Metric Metric
+	Stat   string
+	Op     string
+	Bound  float64
+	Where  []Filter
+}
+
+// A Filter keeps the cells whose column Key holds Value.
+type Filter struct {
+	Key   string
+	Value any // int64, float64, string or bool, as experiments.Param.Get returns it
+}
+
+// Stats are the statistics of a cell's runs an assertion may bound.
+var Stats = []string{"mean", "lo", "hi", "min", "max"}
+
+var ops = []string{"<=", "<", ">=", ">"}
+
+// ParseAssertion reads one assertion line. Its errors say what is accepted.
+func ParseAssertion(line string) (Assertion, error) {
+	a := Assertion{Text: strings.TrimSpace(line)}
+	f, err := fields(line)
+	if err != nil {
+		return a, err
+	}
+	if len(f) < 4 {
+		return a, fmt.Errorf("%q: want METRIC STAT OP BOUND [where COLUMN=VALUE …], e.g. t99_after_s max <= 60 where capacity_rps=300", a.Text)
+	}
+	var keys []string
+	for _, m := range Metrics {
+		keys = append(keys, m.Key)
+		if m.Key == f[0] {
+			a.Metric = m
+		}
+	}
+	if a.Metric.Key == "" {
+		return a, fmt.Errorf("metric %q: want one of %s", f[0], strings.Join(keys, ", "))
+	}
+	if a.Stat = f[1]; !slices.Contains(Stats, a.Stat) {
+		return a, fmt.Errorf("statistic %q: want one of %s", f[1], strings.Join(Stats, ", "))
+	}
+	if a.Op = f[2]; !slices.Contains(ops, a.Op) {
+		return a, fmt.Errorf("comparison %q: want one of %s", f[2], strings.Join(ops, " "))
+	}
+	if a.Bound, err = strconv.ParseFloat(f[3], 64); err != nil || math.IsNaN(a.Bound) {
+		return a, fmt.Errorf("bound %q: want a number, in %s", f[3], a.Metric.Unit)
+	}
+	rest := f[4:]
+	if len(rest) == 0 {
+		return a, nil
+	}
+	if rest[0] != "where" || len(rest) == 1 {
+		return a, fmt.Errorf("%q after the bound: want where COLUMN=VALUE …", strings.Join(rest, " "))
+	}
+	for _, kv := range rest[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return a, fmt.Errorf("%q: want COLUMN=VALUE", kv)
+		}
+		if k == dataset.ColPolicySpec {
+			a.Where = append(a.Where, Filter{k, v})
+			continue
+		}
+		p := experiments.ParamByKey(k)
+		if p == nil {
+			return a, fmt.Errorf("column %q: want a parameter's column (see `sweep schema`) or %s", k, dataset.ColPolicySpec)
+		}
+		var val any
+		switch p.Type {
+		case experiments.Int:
+			val, err = strconv.ParseInt(v, 10, 64)
+		case experiments.Float:
+			val, err = strconv.ParseFloat(v, 64)
+		case experiments.Bool:
+			val, err = strconv.ParseBool(v)
+		default:
+			val = v
+		}
+		if err != nil {
+			return a, fmt.Errorf("%s=%s: want %s", k, v, p.Type)
+		}
+		a.Where = append(a.Where, Filter{k, val})
+	}
+	return a, nil
+}
+
+// fields splits a line at spaces, but not inside double quotes, which it
+// removes: policy_spec="grpc base_s=1" is one field.
+func fields(line string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	in, has := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			in, has = !in, true
+		case !in && (r == ' ' || r == '\t'):
+			if has {
+				out = append(out, cur.String())
+				cur.Reset()
+				has = false
+			}
+		default:
+			cur.WriteRune(r)
+			has = true
+		}
+	}
+	if in {
+		return nil, fmt.Errorf("%q: a quote is not closed", strings.TrimSpace(line))
+	}
+	if has {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// Matches reports whether the cell passes every filter.
+func (a Assertion) Matches(c experiments.Cell) bool {
+	for _, f := range a.Where {
+		var v any
+		if f.Key == dataset.ColPolicySpec {
+			v = c.PolicySpec()
+		} else {
+			v = experiments.ParamByKey(f.Key).Get(c)
+		}
+		if v != f.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// Value is the assertion's statistic of a cell: +∞ for mean, lo, hi and
+// max when a run did not reach the milestone.
+func (a Assertion) Value(agg *Aggregate) float64 {
+	s := agg.Summary(a.Metric)
+	if s.Unfinished > 0 && a.Stat != "min" || s.N == 0 {
+		return math.Inf(1)
+	}
+	switch a.Stat {
+	case "mean":
+		return s.Mean
+	case "lo":
+		return s.Lo
+	case "hi":
+		return s.Hi
+	case "min":
+		return s.Min
+	}
+	return s.Max
+}
+
+// holds reports whether v satisfies the comparison; NaN (an interval of
+// fewer than two seeds) never does.
+func (a Assertion) holds(v float64) bool {
+	switch a.Op {
+	case "<=":
+		return v <= a.Bound
+	case "<":
+		return v < a.Bound
+	case ">=":
+		return v >= a.Bound
+	}
+	return v > a.Bound
+}
+
+// Checked is an assertion over a dataset's cells: how many matched, the
+// worst (the value farthest on the wrong side), and those that violate it.
+type Checked struct {
+	Assertion
+	Cells      int
+	Worst      *CellValue // nil when no cell matched
+	Violations []CellValue
+}
+
+// CellValue is a cell's statistic.
+type CellValue struct {
+	Agg   *Aggregate
+	Value float64
+}
+
+// OK reports whether the assertion holds: some cell matched, and none
+// violates it. An assertion that matches nothing fails: a nightly gate
+// whose cells have gone must not pass in silence.
+func (c Checked) OK() bool { return c.Cells > 0 && len(c.Violations) == 0 }
+
+// Check evaluates the assertion over the aggregates, in their order.
+func (a Assertion) Check(aggs []*Aggregate) Checked {
+	out := Checked{Assertion: a}
+	upper := a.Op == "<=" || a.Op == "<"
+	for _, agg := range aggs {
+		if !a.Matches(agg.Cell) {
+			continue
+		}
+		out.Cells++
+		v := a.Value(agg)
+		cv := CellValue{agg, v}
+		if out.Worst == nil || upper && v > out.Worst.Value || !upper && v < out.Worst.Value || math.IsNaN(v) {
+			out.Worst = &cv
+		}
+		if !a.holds(v) {
+			out.Violations = append(out.Violations, cv)
+		}
+	}
+	return out
+}

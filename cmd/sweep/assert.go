@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/analysis"
+)
+
+const assertHelp = `Absolute checks a nightly job gates on: each line of each FILE is an
+assertion over the dataset's cells,
+
+  METRIC STAT OP BOUND [where COLUMN=VALUE …]
+
+e.g. "t99_after_s max <= 60 where policy_spec=decorrelated capacity_rps=300":
+in every cell with those parameters, 99 %% of clients were back within 60 s
+of recovery in every seed. METRIC: %s. STAT: %s (lo and hi:
+the 95 %% interval of the mean). OP: <= < >= >. COLUMN: a parameter's column
+(sweep schema) or policy_spec, whose value names a policy exactly; quote a
+value with spaces ("grpc base_s=1 cap_s=30 …"). A run that never reached a
+milestone counts as +∞ (it fails an upper bound), and an assertion that
+matches no cell fails. Blank lines and lines starting with # are skipped.
+
+Exit codes: 0 every assertion holds, 1 one is violated, 2 bad input or an
+unreadable dataset.
+`
+
+// assertion is one line of an assertions file.
+type assertion struct {
+	file string
+	line int
+	analysis.Assertion
+}
+
+func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var metrics []string
+	for _, m := range analysis.Metrics {
+		metrics = append(metrics, m.Key)
+	}
+	fs := newFlagsDoc("assert", "[--results out] [--json] FILE…", fmt.Sprintf(assertHelp, strings.Join(metrics, ", "), strings.Join(analysis.Stats, ", ")), stderr)
+	results := fs.String("results", "out", "the dataset")
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usagef("assert: want one or more assertion files")
+	}
+	var as []assertion
+	for _, f := range files {
+		got, err := readAssertions(f)
+		if err != nil {
+			return err
+		}
+		as = append(as, got...)
+	}
+	if len(as) == 0 {
+		return usagef("assert: %s: no assertion (every line blank or a comment)", strings.Join(files, ", "))
+	}
+	var used []analysis.Metric
+	for _, a := range as {
+		if !metricIn(used, a.Metric) {
+			used = append(used, a.Metric)
+		}
+	}
+	if fi, err := os.Stat(*results); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a folder")
+		}
+		return usagef("assert: --results %s: %v", *results, err)
+	}
+	sc, err := analysis.Scan(os.DirFS(*results), analysis.ScanOptions{Metrics: used})
+	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+		return usagef("assert: %s: %v", filepath.Join(*results, filepath.FromSlash(fe.Path)), fe.Err)
+	}
+	if err != nil {
+		return usagef("assert: --results %s: %v", *results, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("assert interrupted: %w", err)
+	}
+	checked := make([]analysis.Checked, len(as))
+	failed := 0
+	for i, a := range as {
+		checked[i] = a.Check(sc.Aggregates)
+		if !checked[i].OK() {
+			failed++
+		}
+	}
+	if *asJSON {
+		err = writeJSON(stdout, assertJSON(as, checked, sc.Runs))
+	} else {
+		writeAsserts(stdout, as, checked, sc.Runs)
+	}
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return reported{fmt.Errorf("%d of %s violated", failed, plural(len(as), "assertion"))}
+	}
+	return nil
+}
+
+func metricIn(ms []analysis.Metric, m analysis.Metric) bool {
+	for _, x := range ms {
+		if x.Key == m.Key {
+			return true
+		}
+	}
+	return false
+}
+
+// readAssertions parses a file of assertions, naming the file and line of
+// the first bad one.
+func readAssertions(path string) ([]assertion, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("assert: %v", err)
+	}
+	defer f.Close()
+	var out []assertion
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		a, err := analysis.ParseAssertion(line)
+		if err != nil {
+			return nil, usagef("%s:%d: %v", path, n, err)
+		}
+		out = append(out, assertion{path, n, a})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("assert: %s: %v", path, err)
+	}
+	return out, nil
+}
+
+func number(v float64) string {
+	if math.IsInf(v, 1) {
+		return "never (a run did not reach it)"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int) {
+	failed := 0
+	for i, a := range as {
+		c := cs[i]
+		verdict := "ok  "
+		if !c.OK() {
+			verdict, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(w, "%s %s:%d: %s\n", verdict, a.file, a.line, a.Text)
+		switch {
+		case c.Cells == 0:
+			fmt.Fprintf(w, "     matches no cell of the dataset\n")
+		case len(c.Violations) == 0:
+			fmt.Fprintf(w, "     %s; worst %s %s: %s\n", plural(c.Cells, "cell"), a.Stat, number(c.Worst.Value), c.Worst.Agg.Label)
+		default:
+			fmt.Fprintf(w, "     %d of %s violate it:\n", len(c.Violations), plural(c.Cells, "cell"))
+			for j, v := range c.Violations {
+				if j == 5 {
+					fmt.Fprintf(w, "       … and %d more (--json lists them all)\n", len(c.Violations)-5)
+					break
+				}
+				s := v.Agg.Summary(a.Metric)
+				fmt.Fprintf(w, "       %s %s over %d seeds (%d unfinished): %s\n", a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Agg.Label)
+			}
+		}
+	}
+	fmt.Fprintf(w, "%d of %s hold (%d runs read)\n", len(as)-failed, plural(len(as), "assertion"), runs)
+}
+
+func assertJSON(as []assertion, cs []analysis.Checked, runs int) any {
+	type cell struct {
+		CellKey    string   `json:"cell_key"`
+		Label      string   `json:"label"`
+		Value      *float64 `json:"value"` // null: a run never reached the milestone
+		Seeds      int      `json:"seeds"`
+		Unfinished int      `json:"unfinished"`
+	}
+	type result struct {
+		File       string `json:"file"`
+		Line       int    `json:"line"`
+		Assertion  string `json:"assertion"`
+		OK         bool   `json:"ok"`
+		Cells      int    `json:"cells"`
+		Worst      *cell  `json:"worst"`
+		Violations []cell `json:"violations"`
+	}
+	mk := func(a assertion, v analysis.CellValue) cell {
+		c := cell{CellKey: v.Agg.CellKey, Label: v.Agg.Label, Seeds: len(v.Agg.Seeds), Unfinished: v.Agg.Summary(a.Metric).Unfinished}
+		if !math.IsInf(v.Value, 0) && !math.IsNaN(v.Value) {
+			x := v.Value
+			c.Value = &x
+		}
+		return c
+	}
+	doc := struct {
+		Runs     int      `json:"runs"`
+		OK       bool     `json:"ok"`
+		Violated int      `json:"violated"`
+		Results  []result `json:"results"`
+	}{Runs: runs, OK: true}
+	for i, a := range as {
+		c := cs[i]
+		r := result{File: a.file, Line: a.line, Assertion: a.Text, OK: c.OK(), Cells: c.Cells, Violations: []cell{}}
+		if c.Worst != nil {
+			w := mk(a, *c.Worst)
+			r.Worst = &w
+		}
+		for _, v := range c.Violations {
+			r.Violations = append(r.Violations, mk(a, v))
+		}
+		if !r.OK {
+			doc.OK = false
+			doc.Violated++
+		}
+		doc.Results = append(doc.Results, r)
+	}
+	return doc
+}
