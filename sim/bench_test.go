@@ -92,3 +92,23 @@ func BenchmarkQueue(b *testing.B) {
 	open.ArrivalRate, open.Timeout, open.Concurrency = 100, time.Second, 20
 	b.Run("open-loop", func(b *testing.B) { benchRun(b, open, DefaultPolicy(FullJitter)) })
 }
+
+// BenchmarkComponents is decorrelated jitter on the article's scenario
+// alone and with each client component, per process of 100 clients: what a
+// component costs per request event.
+func BenchmarkComponents(b *testing.B) {
+	sc := Article()
+	for _, tc := range []struct {
+		name string
+		p    Policy
+	}{
+		{"none", Policy{}},
+		{"breaker", Policy{BreakerRatio: 0.1, ClientsPerProcess: 100}},
+		{"throttle", Policy{ThrottleK: 2, ClientsPerProcess: 100}},
+		{"aws-rate", Policy{AWSAdaptive: true, ClientsPerProcess: 100}},
+		{"retry-cap", Policy{RetryCap: 3}},
+	} {
+		p := withComponents(DefaultPolicy(Decorrelated), tc.p).Normalize()
+		b.Run(tc.name, func(b *testing.B) { benchRun(b, sc, p) })
+	}
+}

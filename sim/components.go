@@ -255,6 +255,9 @@ func (p Policy) componentWords() []string {
 	if p.BreakerRatio > 0 {
 		parts = append(parts, fmt.Sprintf("circuit breaker %g %% of ≥%d in %v, open %v", 100*p.BreakerRatio, p.BreakerMinThroughput, p.BreakerWindow, p.BreakerBreak))
 	}
+	if p.RetryBudget > 0 && p.ClientsPerProcess > 0 {
+		parts = append(parts, fmt.Sprintf("a retry budget of %g %% of requests + %g/s", 100*p.RetryBudget, p.BudgetMinRPS))
+	}
 	if len(parts) > 0 && p.ClientsPerProcess > 0 {
 		parts = append(parts, fmt.Sprintf("per process of %d clients", p.ClientsPerProcess))
 	}
@@ -286,6 +289,10 @@ type components struct {
 // setup prepares the components of p for a run of n clients (more may
 // come: open-loop traffic) over ticks of tick ms.
 func (cc *components) setup(p Policy, n int, tick float64) {
+	var q Policy // the components' defaults where p leaves them zero (p may not be normalized)
+	q.normalizeComponents(p)
+	q.Base, q.RetryBudget, q.BudgetMinRPS = p.Base, p.RetryBudget, p.BudgetMinRPS
+	p = q
 	cc.cpp = p.ClientsPerProcess
 	cc.procs = 1
 	if cc.cpp > 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -439,5 +440,25 @@ func TestComponentBytesBoundsTheFootprint(t *testing.T) {
 		if got, est := int64(s.comp.footprint()), ComponentBytes(p, sc); got > est || got == 0 {
 			t.Errorf("%d clients, %s: components hold %d bytes, estimate %d", sc.Clients, p, got, est)
 		}
+	}
+}
+
+// A policy with components says so wherever it is put in words, once, and
+// no library setting claims to express it exactly.
+func TestComponentsInWords(t *testing.T) {
+	t.Parallel()
+	p := Policy{Kind: Decorrelated, BreakerRatio: 0.1, RetryBudget: 0.2, BudgetMinRPS: 10, ClientsPerProcess: 100}.Normalize()
+	for _, s := range []string{p.Describe(), p.Plain()} {
+		if strings.Count(s, "circuit breaker") != 1 || strings.Count(s, "budget") != 1 || !strings.Contains(s, "per process of 100") {
+			t.Errorf("%q: want the breaker, the budget and the scope once each", s)
+		}
+	}
+	for _, st := range p.Settings() {
+		if st.Exact || !strings.Contains(st.How, "circuit breaker") {
+			t.Errorf("%s: %q (exact %v): want the breaker named and not exact", st.Library, st.How, st.Exact)
+		}
+	}
+	if got := p.Short(); !strings.Contains(got, "+ breaker 0.1/100") || !strings.Contains(got, "+ budget 0.2/100") {
+		t.Errorf("Short %q", got)
 	}
 }

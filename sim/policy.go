@@ -450,7 +450,7 @@ func (p Policy) Describe() string {
 	if p.BucketTokens != 0 {
 		parts = append(parts, fmt.Sprintf("token bucket %d (cost %d)", p.BucketTokens, p.BucketCost))
 	}
-	if p.RetryBudget != 0 {
+	if p.RetryBudget != 0 && p.ClientsPerProcess == 0 { // per process: one of componentWords
 		parts = append(parts, fmt.Sprintf("retry budget %g%% + %g/s", 100*p.RetryBudget, p.BudgetMinRPS))
 	}
 	parts = append(parts, p.componentWords()...)

@@ -173,7 +173,7 @@ func limitWords(p Policy) string {
 	if p.BucketTokens > 0 {
 		parts = append(parts, fmt.Sprintf("a %d-token retry bucket at %d a retry", p.BucketTokens, p.BucketCost))
 	}
-	if p.RetryBudget > 0 {
+	if p.RetryBudget > 0 && p.ClientsPerProcess == 0 { // per process: one of componentWords
 		parts = append(parts, fmt.Sprintf("a fleet retry budget of %g %% of requests", 100*p.RetryBudget))
 	}
 	parts = append(parts, p.componentWords()...)
@@ -197,6 +197,18 @@ type Setting struct {
 // Libraries are listed whether or not they can express p, so that a
 // reader learns plainly which cannot.
 func (p Policy) Settings() []Setting {
+	out := p.WithoutComponents().backoffSettings()
+	if cs := p.componentWords(); len(cs) > 0 {
+		for i := range out { // no library here sets the components with the backoff in one place
+			out[i].How += "; plus " + strings.Join(cs, ", ") + " (`sweep policies` names the library that has each)"
+			out[i].Exact = false
+		}
+	}
+	return out
+}
+
+// backoffSettings is Settings for a policy without client components.
+func (p Policy) backoffSettings() []Setting {
 	b, c, m, w := p.Base, p.Cap, p.Multiplier, p.Width
 	capOr := func(def string) string {
 		if c == 0 {
