@@ -14,12 +14,16 @@ import "math"
 // elsewhere), so polly-v2's exp2 and tanh are here, ported from the Go
 // standard library with every product rounded on its own.
 
+// ln2Hi + ln2Lo is ln 2 split in two, as Go's exp.go and log.go split it.
+const (
+	ln2Hi = 6.93147180369123816490e-01
+	ln2Lo = 1.90821492927058770002e-10
+)
+
 // exp2 is Go's pure-Go math.Exp2 (exp.go, the amd64 path) with products
 // rounded on their own.
 func exp2(x float64) float64 {
 	const (
-		ln2Hi     = 6.93147180369123816490e-01
-		ln2Lo     = 1.90821492927058770002e-10
 		overflow  = 1.0239999999999999e+03
 		underflow = -1.0740e+03
 	)
@@ -157,15 +161,13 @@ func expFMA(x float64) float64 {
 // own.
 func logPure(x float64) float64 {
 	const (
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-		l1    = 6.666666666666735130e-01
-		l2    = 3.999999999940941908e-01
-		l3    = 2.857142874366239149e-01
-		l4    = 2.222219843214978396e-01
-		l5    = 1.818357216161805012e-01
-		l6    = 1.531383769920937332e-01
-		l7    = 1.479819860511658591e-01
+		l1 = 6.666666666666735130e-01
+		l2 = 3.999999999940941908e-01
+		l3 = 2.857142874366239149e-01
+		l4 = 2.222219843214978396e-01
+		l5 = 1.818357216161805012e-01
+		l6 = 1.531383769920937332e-01
+		l7 = 1.479819860511658591e-01
 	)
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 1):
@@ -196,8 +198,6 @@ func logPure(x float64) float64 {
 // own.
 func expPure(x float64) float64 {
 	const (
-		ln2Hi     = 6.93147180369123816490e-01
-		ln2Lo     = 1.90821492927058770002e-10
 		log2e     = 1.44269504088896338700e+00
 		overflow  = 7.09782712893383973096e+02
 		underflow = -7.45133219101941108420e+02
