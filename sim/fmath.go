@@ -27,13 +27,8 @@ func exp2(x float64) float64 {
 		overflow  = 1.0239999999999999e+03
 		underflow = -1.0740e+03
 	)
-	switch {
-	case math.IsNaN(x):
-		return x
-	case x > overflow:
-		return math.Inf(1)
-	case x < underflow:
-		return 0
+	if v, edge := expEdge(x, overflow, underflow); edge {
+		return v
 	}
 	var k int
 	switch {
@@ -46,6 +41,20 @@ func exp2(x float64) float64 {
 	hi := float64(t * ln2Hi)
 	lo := float64(-t * ln2Lo)
 	return expmulti(hi, lo, k)
+}
+
+// expEdge is what exp2 and expPure return at the edges of their range (x
+// NaN, above overflow, below underflow), and whether x is there.
+func expEdge(x, overflow, underflow float64) (float64, bool) {
+	switch {
+	case math.IsNaN(x):
+		return x, true
+	case x > overflow:
+		return math.Inf(1), true
+	case x < underflow:
+		return 0, true
+	}
+	return 0, false
 }
 
 // expmulti returns e^r × 2^k, r = hi − lo, as Go's math does.
@@ -203,14 +212,10 @@ func expPure(x float64) float64 {
 		underflow = -7.45133219101941108420e+02
 		nearZero  = 1.0 / (1 << 28)
 	)
-	switch {
-	case math.IsNaN(x):
-		return x
-	case x > overflow:
-		return math.Inf(1)
-	case x < underflow:
-		return 0
-	case -nearZero < x && x < nearZero:
+	if v, edge := expEdge(x, overflow, underflow); edge {
+		return v
+	}
+	if -nearZero < x && x < nearZero {
 		return 1 + x
 	}
 	var k int
