@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -74,21 +72,9 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			used = append(used, a.Metric)
 		}
 	}
-	if fi, err := os.Stat(*results); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
-		return usagef("assert: --results %s: %v", *results, err)
-	}
-	sc, err := analysis.Scan(os.DirFS(*results), analysis.ScanOptions{Metrics: used})
-	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-		return usagef("assert: %s: %v", filepath.Join(*results, filepath.FromSlash(fe.Path)), fe.Err)
-	}
+	sc, err := scanDataset(ctx, "assert", "--results "+*results, *results, analysis.ScanOptions{Metrics: used})
 	if err != nil {
-		return usagef("assert: --results %s: %v", *results, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("assert interrupted: %w", err)
+		return err
 	}
 	checked := make([]analysis.Checked, len(as))
 	failed := 0
