@@ -271,7 +271,8 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	stored            map[string]*analysis.Record
+	stored            map[runID]*analysis.Record
+	cellKeys          map[experiments.Cell]string // computed once per cell, not per run
 	cached            *analysis.Cached
 	dir               string
 	reused, simulated int
@@ -300,18 +301,44 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 		return fmt.Errorf("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
 	}
 	m.cached = c
-	m.stored = make(map[string]*analysis.Record, len(c.Records))
+	m.stored = make(map[runID]*analysis.Record, len(c.Records))
 	for i := range c.Records {
-		m.stored[c.Records[i].RunKey] = &c.Records[i]
+		r := &c.Records[i]
+		m.stored[runID{r.CellKey, r.Seed}] = r
 	}
 	return nil
+}
+
+// runID names a run by its cell's key and its seed: the same run as its
+// run key names (both hash the cell's canonical form and the simulator's
+// version), without hashing every run.
+type runID struct {
+	cell string
+	seed uint32
+}
+
+// cellKey is c.Key(), computed once per cell.
+func (m *measurer) cellKey(c experiments.Cell) string {
+	k, ok := m.cellKeys[c]
+	if !ok {
+		if m.cellKeys == nil {
+			m.cellKeys = map[experiments.Cell]string{}
+		}
+		k = c.Key()
+		m.cellKeys[c] = k
+	}
+	return k
 }
 
 func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analysis.Record, error) {
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
-		if rec, ok := m.stored[r.Key()]; ok {
+		if m.stored == nil {
+			todo = append(todo, i)
+			continue
+		}
+		if rec, ok := m.stored[runID{m.cellKey(r.Cell), r.Seed}]; ok {
 			out[i] = *rec
 			m.reused++
 			continue
