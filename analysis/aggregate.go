@@ -17,6 +17,7 @@ type Metric struct {
 	Title string
 	Unit  string
 	get   func(r *dataset.Record) (float64, bool) // false: the run has no value (not finished)
+	reads string                                  // the runs column get reads of a record (Key for the counts, the milestone from the start for times)
 }
 
 // afterRecovery is a milestone counted from the moment the server is back:
@@ -33,19 +34,29 @@ func afterRecovery(pick func(*sim.Result) sim.Milestone) func(r *dataset.Record)
 // recovery; the article's comparison (article.go) alone reads times from
 // the start, as the article printed them.
 var (
-	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T99 })}
-	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T50 })}
-	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T90 })}
-	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.AllDone })}
+	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T99 }), dataset.ColT99}
+	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T50 }), dataset.ColT50}
+	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T90 }), dataset.ColT90}
+	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.AllDone }), dataset.ColAllDone}
 	// Peak is the peak arrival rate after recovery.
-	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r *dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }}
+	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r *dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }, dataset.ColPeakRPS}
 	// Sent is the requests sent at or after recovery.
-	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r *dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }}
-	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r *dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }}
+	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r *dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }, dataset.ColSentAfterRecovery}
+	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r *dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }, dataset.ColGaveUp}
 )
 
 // Metrics lists the summarised metrics in report order.
 var Metrics = []Metric{T99, T50, T90, AllDone, Peak, Sent, GaveUp}
+
+// recordColumns are the runs columns the metrics read of a record: all
+// Aggregates needs of a run beside its cell and seed.
+func recordColumns(metrics []Metric) []string {
+	var cols []string
+	for _, m := range metrics {
+		cols = append(cols, m.reads)
+	}
+	return cols
+}
 
 // Aggregate is a cell over its seeds.
 type Aggregate struct {

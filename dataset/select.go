@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,6 +31,11 @@ type Want struct {
 	// not read beyond its footer.
 	Sim    string
 	Bounds map[string]Bound
+	// Results, when not nil, are the only result columns read besides
+	// cell_key and seed (which are always read): a field of a record whose
+	// column is not named, run_key included, is left zero. Decoding the
+	// columns a caller never looks at is most of a selective read's time.
+	Results []string
 }
 
 // Bound is the closed interval [Lo, Hi] of a column's wanted values.
@@ -46,7 +53,8 @@ type Selected struct {
 // row group by row group: a row group the bounds rule out by its
 // statistics is skipped, of the others only the cell_key column is read,
 // and the result columns only of those that hold a wanted cell. The
-// records are ReadRuns's, field for field. The file's
+// records are ReadRuns's, field for field (but for the fields of the
+// columns want.Results leaves out, which are zero). The file's
 // schema is checked as ReadRuns checks it, so a file ReadRuns refuses is
 // refused here too, even when none of its rows is wanted.
 func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, sel Selected, err error) {
@@ -72,7 +80,12 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 	if _, err := checkColumns(sc, fields, nil); err != nil {
 		return nil, meta, sel, err
 	}
-	resFields := resultFields(fields)
+	for _, n := range want.Results {
+		if !slices.ContainsFunc(resultFields(fields, nil), func(f arrow.Field) bool { return f.Name == n }) {
+			return nil, meta, sel, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
+		}
+	}
+	resFields := slices.DeleteFunc(resultFields(fields, want.Results), func(f arrow.Field) bool { return f.Name == ColCellKey }) // wantedRows gives it
 	resNames := make([]string, len(resFields))
 	for i, f := range resFields {
 		resNames[i] = f.Name
@@ -94,23 +107,20 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 		sel.Pruned = sel.RowGroups
 		return nil, meta, sel, nil
 	}
+	// The cell keys are read as a dictionary (the writer encodes them so):
+	// each distinct key is looked up once, and no string is built per row.
+	kprops := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
+	kprops.SetReadDict(md.Schema.ColumnIndexByName(ColCellKey), true)
+	kr, err := pqarrow.NewFileReader(pf, kprops, memory.DefaultAllocator)
+	if err != nil {
+		return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
+	}
 	for rg := range md.NumRowGroups() {
 		if excluded(md, rg, want.Bounds) {
 			sel.Pruned++
 			continue
 		}
-		var rows []int // rows of the row group whose cell is wanted
-		row := 0
-		err := scanRowGroup(fr, keyIdx, rg, func(rec arrow.RecordBatch) error {
-			a := rec.Column(0).(*array.String)
-			for i := range a.Len() {
-				if _, ok := want.Cells[a.Value(i)]; ok && a.IsValid(i) {
-					rows = append(rows, row+i)
-				}
-			}
-			row += a.Len()
-			return nil
-		})
+		rows, keys, err := wantedRows(kr, keyIdx, rg, want.Cells)
 		if err != nil {
 			return nil, meta, sel, err
 		}
@@ -119,7 +129,7 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 			continue
 		}
 		sel.Read++
-		got, err := readRowGroupRows(fr, resIdx, resFields, rg, rows, want.Cells)
+		got, err := readRowGroupRows(fr, resIdx, resFields, rg, rows, keys, want.Cells)
 		if err != nil {
 			return nil, meta, sel, err
 		}
@@ -134,8 +144,9 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 
 // resultFields are the runs table's columns that a record holds beside
 // its cell: the keys, the seed and the results (not the times counted from
-// recovery, which are derived).
-func resultFields(fields []arrow.Field) []arrow.Field {
+// recovery, which are derived); only cell_key, seed and the named ones
+// when names is not nil.
+func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 	var out []arrow.Field
 	params := map[string]bool{ColLabel: true, ColPolicySpec: true}
 	for _, p := range experiments.Params {
@@ -146,6 +157,9 @@ func resultFields(fields []arrow.Field) []arrow.Field {
 		case ColT50After, ColT90After, ColT99After, ColAllDoneAfter:
 			continue
 		}
+		if names != nil && f.Name != ColCellKey && f.Name != ColSeed && !slices.Contains(names, f.Name) {
+			continue
+		}
 		if !params[f.Name] {
 			out = append(out, f)
 		}
@@ -153,10 +167,51 @@ func resultFields(fields []arrow.Field) []arrow.Field {
 	return out
 }
 
-// readRowGroupRows reads the result columns of row group rg and returns
-// the records of the given rows (ascending), as ReadRuns would, each with
-// the cell its key names.
-func readRowGroupRows(fr *pqarrow.FileReader, idx []int, fields []arrow.Field, rg int, rows []int, cells map[string]experiments.Cell) ([]Record, error) {
+// wantedRows returns the rows of row group rg whose cell key is in cells,
+// ascending, and their keys. kr reads the cell_key column (index idx) as a
+// dictionary, or as strings when it cannot.
+func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]experiments.Cell) (rows []int, keys []string, err error) {
+	row := 0
+	err = scanRowGroup(kr, idx, rg, func(rec arrow.RecordBatch) error {
+		switch a := rec.Column(0).(type) {
+		case *array.Dictionary:
+			dict, ok := a.Dictionary().(*array.String)
+			if !ok {
+				return fmt.Errorf("corrupt Parquet file: column %q holds %s", ColCellKey, a.Dictionary().DataType())
+			}
+			wanted := make([]string, dict.Len()) // the key of a wanted entry, "" for the others
+			some := false
+			for j := range dict.Len() {
+				if _, ok := cells[dict.Value(j)]; ok && dict.IsValid(j) {
+					wanted[j], some = strings.Clone(dict.Value(j)), true
+				}
+			}
+			for i := range a.Len() {
+				if some && a.IsValid(i) {
+					if k := wanted[a.GetValueIndex(i)]; k != "" {
+						rows, keys = append(rows, row+i), append(keys, k)
+					}
+				}
+			}
+		case *array.String:
+			for i := range a.Len() {
+				if _, ok := cells[a.Value(i)]; ok && a.IsValid(i) {
+					rows, keys = append(rows, row+i), append(keys, strings.Clone(a.Value(i)))
+				}
+			}
+		default:
+			return fmt.Errorf("corrupt Parquet file: column %q is %s", ColCellKey, a.DataType())
+		}
+		row += rec.Column(0).Len()
+		return nil
+	})
+	return rows, keys, err
+}
+
+// readRowGroupRows reads the result columns of row group rg (not the cell
+// key) and returns the records of the given rows (ascending), as ReadRuns
+// would, each with its cell's key from keys and the cell that key names.
+func readRowGroupRows(fr *pqarrow.FileReader, idx []int, fields []arrow.Field, rg int, rows []int, keys []string, cells map[string]experiments.Cell) ([]Record, error) {
 	tbl, err := fr.ReadRowGroups(context.Background(), idx, []int{rg})
 	if err != nil {
 		return nil, fmt.Errorf("corrupt Parquet file: %w", err)
@@ -165,6 +220,7 @@ func readRowGroupRows(fr *pqarrow.FileReader, idx []int, fields []arrow.Field, r
 	at := make([]int32, tbl.NumRows()) // row → 1 + its index in recs, 0 for a row not asked for
 	recs := make([]Record, len(rows))
 	for n, r := range rows {
+		recs[n].CellKey = keys[n]
 		if r >= len(at) {
 			return nil, fmt.Errorf("corrupt Parquet file: row group %d has %d rows, its cell keys %d", rg, len(at), r+1)
 		}

@@ -271,7 +271,6 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	stored            map[runID]*analysis.Record
 	cellKeys          map[experiments.Cell]string // computed once per cell, not per run
 	cached            *analysis.Cached
 	dir               string
@@ -301,23 +300,11 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 		return fmt.Errorf("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
 	}
 	m.cached = c
-	m.stored = make(map[runID]*analysis.Record, len(c.Records))
-	for i := range c.Records {
-		r := &c.Records[i]
-		m.stored[runID{r.CellKey, r.Seed}] = r
-	}
 	return nil
 }
 
-// runID names a run by its cell's key and its seed: the same run as its
-// run key names (both hash the cell's canonical form and the simulator's
-// version), without hashing every run.
-type runID struct {
-	cell string
-	seed uint32
-}
-
-// cellKey is c.Key(), computed once per cell.
+// cellKey is c.Key(), computed once per cell: the dataset finds a run by
+// its cell's key and seed, without hashing every run.
 func (m *measurer) cellKey(c experiments.Cell) string {
 	k, ok := m.cellKeys[c]
 	if !ok {
@@ -334,14 +321,12 @@ func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analy
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
-		if m.stored == nil {
-			todo = append(todo, i)
-			continue
-		}
-		if rec, ok := m.stored[runID{m.cellKey(r.Cell), r.Seed}]; ok {
-			out[i] = *rec
-			m.reused++
-			continue
+		if m.cached != nil {
+			var ok bool
+			if out[i], ok = m.cached.Find(m.cellKey(r.Cell), r.Seed); ok {
+				m.reused++
+				continue
+			}
 		}
 		todo = append(todo, i)
 	}
