@@ -169,7 +169,8 @@ func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 
 // wantedRows returns the rows of row group rg whose cell key is in cells,
 // ascending, and their keys. kr reads the cell_key column (index idx) as a
-// dictionary, or as strings when it cannot.
+// dictionary, which the Parquet library builds however the column was
+// encoded (tested with plain-encoded keys).
 func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]experiments.Cell) (rows []int, keys []string, err error) {
 	row := 0
 	err = scanRowGroup(kr, idx, rg, func(rec arrow.RecordBatch) error {
@@ -191,12 +192,6 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]expe
 					if k := wanted[a.GetValueIndex(i)]; k != "" {
 						rows, keys = append(rows, row+i), append(keys, k)
 					}
-				}
-			}
-		case *array.String:
-			for i := range a.Len() {
-				if _, ok := cells[a.Value(i)]; ok && a.IsValid(i) {
-					rows, keys = append(rows, row+i), append(keys, strings.Clone(a.Value(i)))
 				}
 			}
 		default:
