@@ -17,12 +17,12 @@ import (
 type Cached struct {
 	Files            int // runs parts in the folder
 	dataset.Selected     // row groups, summed over the parts
-	// parts are the records read, per part (each run once, in read
-	// order), with what Aggregates reads: the cell, seed, label and the
-	// metrics' results; their run keys and other results are zero. They
-	// are kept as read: a record is over a kilobyte, and copying every one
+	// parts are the runs found, per part, with what Aggregates reads:
+	// the cell, seed, label and the metrics' results (their run keys and
+	// other results are zero). A run's record is built only when Find
+	// asks for it: a record is over a kilobyte, and building every one
 	// cost more than the reading.
-	parts  [][]dataset.Record
+	parts  []*dataset.Found
 	sweeps []string                       // of each part
 	at     map[runID]struct{ p, i int32 } // where each run is in parts
 }
@@ -44,7 +44,7 @@ func (c *Cached) Find(cellKey string, seed uint32) (Record, bool) {
 	if !ok {
 		return Record{}, false
 	}
-	return Record{Record: c.parts[w.p][w.i], Sweep: c.sweeps[w.p]}, true
+	return Record{Record: c.parts[w.p].Record(int(w.i)), Sweep: c.sweeps[w.p]}, true
 }
 
 // LoadCells reads the runs of the given cells from a results folder, and
@@ -69,10 +69,11 @@ func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 	for _, part := range l.Runs {
 		p := part.Path()
 		var sel dataset.Selected
-		recs, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) {
-			recs, meta, s, err := dataset.ReadRunsOf(r, want)
-			sel = s
-			return recs, meta, err
+		var found *dataset.Found
+		_, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]struct{}, dataset.Meta, error) {
+			f, meta, s, err := dataset.FindRunsOf(r, want)
+			found, sel = f, s
+			return nil, meta, err
 		})
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
@@ -81,17 +82,17 @@ func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 		out.Pruned += sel.Pruned
 		out.Scanned += sel.Scanned
 		out.Read += sel.Read
-		if len(recs) == 0 {
+		if found.Len() == 0 {
 			continue
 		}
 		pi := int32(len(out.parts))
-		for i := range recs {
-			id := runID{recs[i].CellKey, recs[i].Seed}
+		for i := range found.Len() {
+			id := runID{found.Keys[i], found.Seeds[i]}
 			if _, ok := out.at[id]; !ok {
 				out.at[id] = struct{ p, i int32 }{pi, int32(i)}
 			}
 		}
-		out.parts, out.sweeps = append(out.parts, recs), append(out.sweeps, part.Sweep)
+		out.parts, out.sweeps = append(out.parts, found), append(out.sweeps, part.Sweep)
 	}
 	return out, nil
 }

@@ -58,6 +58,23 @@ type Selected struct {
 // schema is checked as ReadRuns checks it, so a file ReadRuns refuses is
 // refused here too, even when none of its rows is wanted.
 func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, sel Selected, err error) {
+	f, meta, sel, err := FindRunsOf(r, want)
+	if err != nil || f.Len() == 0 {
+		return nil, meta, sel, err
+	}
+	recs = make([]Record, f.Len())
+	for i := range recs {
+		f.record(i, &recs[i])
+	}
+	return recs, meta, sel, nil
+}
+
+// FindRunsOf is ReadRunsOf without building the records: it finds the
+// wanted runs and decodes their row groups' result columns, and builds a
+// run's record only when Record asks for it. A record is over a kilobyte
+// (a cell and a result), and a search often asks for a fraction of the
+// runs it may ask for. A nil *Found holds no run.
+func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, sel Selected, err error) {
 	defer recoverCorrupt(&err)
 	fields := runsFields()
 	pf, err := file.NewParquetReader(r)
@@ -129,17 +146,14 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 			continue
 		}
 		sel.Read++
-		got, err := readRowGroupRows(fr, resIdx, resFields, rg, rows, keys, want.Cells)
-		if err != nil {
+		if found == nil {
+			found = &Found{fields: resFields, cells: want.Cells, labels: map[string]string{}}
+		}
+		if err := found.read(fr, resIdx, rg, rows, keys); err != nil {
 			return nil, meta, sel, err
 		}
-		if recs == nil {
-			recs = got // most often the only row group: no copy
-		} else {
-			recs = append(recs, got...)
-		}
 	}
-	return recs, meta, sel, nil
+	return found, meta, sel, nil
 }
 
 // resultFields are the runs table's columns that a record holds beside
@@ -203,48 +217,114 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]expe
 	return rows, keys, err
 }
 
-// readRowGroupRows reads the result columns of row group rg (not the cell
-// key) and returns the records of the given rows (ascending), as ReadRuns
-// would, each with its cell's key from keys and the cell that key names.
-func readRowGroupRows(fr *pqarrow.FileReader, idx []int, fields []arrow.Field, rg int, rows []int, keys []string, cells map[string]experiments.Cell) ([]Record, error) {
+// Found is the runs FindRunsOf found in a runs file: each one's cell key
+// and seed, and the decoded result columns of the row groups that hold
+// them. It is not safe for concurrent use.
+type Found struct {
+	Keys   []string // cell key of each run found, in row order
+	Seeds  []uint32
+	at     []foundAt
+	groups [][][]arrow.Array // per row group read, per field, its chunks
+	fields []arrow.Field     // the result columns read, not the cell key
+	cells  map[string]experiments.Cell
+	labels map[string]string // a cell's label, built once
+}
+
+// foundAt is where a found run's values are: its row group (an index in
+// groups) and its row there.
+type foundAt struct{ group, row int32 }
+
+// Len is the number of runs found.
+func (f *Found) Len() int {
+	if f == nil {
+		return 0
+	}
+	return len(f.Keys)
+}
+
+// Record is run i's record, as ReadRuns gives it (but for the fields of
+// the columns Want.Results left out, which are zero).
+func (f *Found) Record(i int) Record {
+	var r Record
+	f.record(i, &r)
+	return r
+}
+
+func (f *Found) record(i int, r *Record) {
+	c := f.cells[f.Keys[i]]
+	l, ok := f.labels[f.Keys[i]]
+	if !ok {
+		l = c.Label()
+		f.labels[f.Keys[i]] = l
+	}
+	r.CellKey, r.Seed, r.Cell, r.Label = f.Keys[i], f.Seeds[i], c, l // the cell first: recovered_after_s reads its outage
+	r.Result.Clients = c.Scenario.Clients
+	at := f.at[i]
+	for j, fd := range f.fields {
+		if fd.Name == ColSeed {
+			continue
+		}
+		row := int(at.row)
+		for _, ch := range f.groups[at.group][j] {
+			if row < ch.Len() {
+				if err := setField(r, fd.Name, ch, row); err != nil {
+					panic(fmt.Sprintf("dataset: column %q: %v", fd.Name, err)) // types and nulls were checked when read
+				}
+				break
+			}
+			row -= ch.Len()
+		}
+	}
+}
+
+// read decodes the result columns (indices idx, f.fields) of row group rg
+// and adds its rows (ascending) with the given cell keys: their types,
+// nulls and seeds are checked here, so that Record cannot fail.
+func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys []string) error {
 	tbl, err := fr.ReadRowGroups(context.Background(), idx, []int{rg})
 	if err != nil {
-		return nil, fmt.Errorf("corrupt Parquet file: %w", err)
+		return fmt.Errorf("corrupt Parquet file: %w", err)
 	}
-	defer tbl.Release()
-	at := make([]int32, tbl.NumRows()) // row → 1 + its index in recs, 0 for a row not asked for
-	recs := make([]Record, len(rows))
-	for n, r := range rows {
-		recs[n].CellKey = keys[n]
-		if r >= len(at) {
-			return nil, fmt.Errorf("corrupt Parquet file: row group %d has %d rows, its cell keys %d", rg, len(at), r+1)
+	g := make([][]arrow.Array, len(f.fields))
+	var seeds []arrow.Array
+	for j, fd := range f.fields {
+		col := column(tbl, fd.Name)
+		if col == nil && !optionalColumn(fd.Name) {
+			return fmt.Errorf("no column %q", fd.Name)
+		} // an optional column the part lacks: zero, as ReadRuns leaves it
+		for _, ch := range col {
+			if !arrow.TypeEqual(ch.DataType(), fd.Type) {
+				return fmt.Errorf("column %q is %s: want %s", fd.Name, ch.DataType(), fd.Type)
+			}
+			if !fd.Nullable && ch.NullN() > 0 {
+				return fmt.Errorf("column %q: null in a column that has none", fd.Name)
+			}
 		}
-		at[r] = int32(n + 1)
+		g[j] = col
+		if fd.Name == ColSeed {
+			seeds = col
+		}
 	}
-	if err := eachValue(tbl, fields, func(name string, a arrow.Array, i, row int) error {
-		if row >= len(at) || at[row] == 0 {
-			return nil
+	n := int(tbl.NumRows())
+	gi := int32(len(f.groups))
+	f.groups = append(f.groups, g)
+	for k, row := range rows {
+		if row >= n {
+			return fmt.Errorf("corrupt Parquet file: row group %d has %d rows, its cell keys %d", rg, n, row+1)
 		}
-		return setField(&recs[at[row]-1], name, a, i)
-	}); err != nil {
-		return nil, err
+		s, at := uint32(0), row
+		for _, ch := range seeds {
+			if at < ch.Len() {
+				if s, err = seed(ch.(*array.Int64).Value(at)); err != nil {
+					return fmt.Errorf("column %q row %d: %w", ColSeed, row, err)
+				}
+				break
+			}
+			at -= ch.Len()
+		}
+		f.Keys, f.Seeds, f.at = append(f.Keys, keys[k]), append(f.Seeds, s), append(f.at, foundAt{gi, int32(row)})
 	}
-	labels := map[string]string{} // a cell's seeds come together: its label once
-	for i := range recs {
-		r := &recs[i]
-		c, ok := cells[r.CellKey]
-		if !ok {
-			return nil, fmt.Errorf("row group %d: cell key %s, not the one read a moment ago (file changed while read?)", rg, r.CellKey)
-		}
-		l, ok := labels[r.CellKey]
-		if !ok {
-			l = c.Label()
-			labels[r.CellKey] = l
-		}
-		r.Cell, r.Label = c, l
-		r.Result.Clients = c.Scenario.Clients
-	}
-	return recs, nil
+	return nil
 }
 
 // excluded reports whether a row group's statistics show that every value
