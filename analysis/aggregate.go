@@ -82,13 +82,21 @@ func (a *Aggregate) PerSeed(m Metric) []float64 { return a.perSeed[m.Key] }
 // share a cell, counts once. Aggregates come in the order their cells first
 // appear in recs.
 func Aggregates(recs []Record) []*Aggregate {
-	// Records are large (a cell and a result each): group their indices,
-	// never copies.
-	var order []string
-	groups := map[string][]int32{}
-	sweeps := map[string][]string{}
+	ps := make([]*Record, len(recs))
 	for i := range recs {
-		r := &recs[i]
+		ps[i] = &recs[i]
+	}
+	return aggregates(ps)
+}
+
+// aggregates is Aggregates over records held wherever they are: records
+// are large (a cell and a result each), so they are grouped by pointer,
+// never copied.
+func aggregates(recs []*Record) []*Aggregate {
+	var order []string
+	groups := map[string][]*Record{}
+	sweeps := map[string][]string{}
+	for _, r := range recs {
 		g, ok := groups[r.CellKey]
 		if !ok {
 			order = append(order, r.CellKey)
@@ -96,30 +104,30 @@ func Aggregates(recs []Record) []*Aggregate {
 		if !slices.Contains(sweeps[r.CellKey], r.Sweep) {
 			sweeps[r.CellKey] = append(sweeps[r.CellKey], r.Sweep)
 		}
-		if slices.ContainsFunc(g, func(j int32) bool { return recs[j].Seed == r.Seed }) {
+		if slices.ContainsFunc(g, func(x *Record) bool { return x.Seed == r.Seed }) {
 			continue
 		}
-		groups[r.CellKey] = append(g, int32(i))
+		groups[r.CellKey] = append(g, r)
 	}
 	out := make([]*Aggregate, 0, len(order))
 	var xs []float64 // reused: Summarize keeps no reference to it
 	for _, k := range order {
 		g := groups[k]
-		slices.SortFunc(g, func(i, j int32) int { return cmp.Compare(recs[i].Seed, recs[j].Seed) }) // seeds are distinct
-		first := &recs[g[0]]
+		slices.SortFunc(g, func(x, y *Record) int { return cmp.Compare(x.Seed, y.Seed) }) // seeds are distinct
+		first := g[0]
 		a := &Aggregate{CellKey: k, Cell: first.Cell, Label: first.Label, Sweeps: sweeps[k],
 			summary: make(map[string]Summary, len(Metrics)), perSeed: make(map[string][]float64, len(Metrics)),
 			Seeds: make([]uint32, len(g))}
-		for i, j := range g {
-			a.Seeds[i] = recs[j].Seed
+		for i, r := range g {
+			a.Seeds[i] = r.Seed
 		}
 		per := make([]float64, len(Metrics)*len(g)) // one allocation for every metric's values
 		for mi, m := range Metrics {
 			per := per[mi*len(g) : (mi+1)*len(g) : (mi+1)*len(g)]
 			xs = xs[:0]
 			unfinished := 0
-			for i, j := range g {
-				v, ok := m.get(&recs[j].Record)
+			for i, r := range g {
+				v, ok := m.get(&r.Record)
 				if !ok {
 					unfinished++
 					per[i] = math.NaN()

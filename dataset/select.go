@@ -97,8 +97,9 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 	if _, err := checkColumns(sc, fields, nil); err != nil {
 		return nil, meta, sel, err
 	}
+	results := resultFields(fields, nil)
 	for _, n := range want.Results {
-		if !slices.ContainsFunc(resultFields(fields, nil), func(f arrow.Field) bool { return f.Name == n }) {
+		if !slices.ContainsFunc(results, func(f arrow.Field) bool { return f.Name == n }) {
 			return nil, meta, sel, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
 		}
 	}
