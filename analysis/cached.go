@@ -37,14 +37,17 @@ type runID struct {
 // Runs is the number of runs found.
 func (c *Cached) Runs() int { return len(c.at) }
 
-// Find returns the run of the cell with key cellKey and the given seed, as
-// a record of the sweep that stored it; false when the folder has none.
-func (c *Cached) Find(cellKey string, seed uint32) (Record, bool) {
+// Find writes into r the run of the cell with key cellKey and the given
+// seed, as a record of the sweep that stored it (a record is large: it is
+// built in place); false, and r untouched, when the folder has none.
+func (c *Cached) Find(cellKey string, seed uint32, r *Record) bool {
 	w, ok := c.at[runID{cellKey, seed}]
 	if !ok {
-		return Record{}, false
+		return false
 	}
-	return Record{Record: c.parts[w.p].Record(int(w.i)), Sweep: c.sweeps[w.p]}, true
+	c.parts[w.p].RecordInto(int(w.i), &r.Record)
+	r.Sweep = c.sweeps[w.p]
+	return true
 }
 
 // LoadCells reads the runs of the given cells from a results folder, and

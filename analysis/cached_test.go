@@ -33,7 +33,8 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 	}
 	var want, got []Record
 	for _, r := range ds.Records {
-		found, ok := c.Find(r.CellKey, r.Seed)
+		var found Record
+		ok := c.Find(r.CellKey, r.Seed, &found)
 		if ok != asked[r.CellKey] {
 			t.Fatalf("cell %s seed %d: found %v, asked for %v", r.Label, r.Seed, ok, asked[r.CellKey])
 		}
@@ -44,7 +45,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 	if c.Runs() != len(want) {
 		t.Errorf("%d runs found, Load holds %d of those cells", c.Runs(), len(want))
 	}
-	if _, ok := c.Find(cells[0].Key(), 999); ok {
+	if c.Find(cells[0].Key(), 999, new(Record)) {
 		t.Error("found a seed the dataset does not hold")
 	}
 	ga, wa := Aggregates(got), Aggregates(want)

@@ -64,7 +64,7 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 	}
 	recs = make([]Record, f.Len())
 	for i := range recs {
-		f.record(i, &recs[i])
+		f.RecordInto(i, &recs[i])
 	}
 	return recs, meta, sel, nil
 }
@@ -243,15 +243,11 @@ func (f *Found) Len() int {
 	return len(f.Keys)
 }
 
-// Record is run i's record, as ReadRuns gives it (but for the fields of
-// the columns Want.Results left out, which are zero).
-func (f *Found) Record(i int) Record {
-	var r Record
-	f.record(i, &r)
-	return r
-}
-
-func (f *Found) record(i int, r *Record) {
+// RecordInto writes run i's record into r, as ReadRuns gives it (but for
+// the fields of the columns Want.Results left out, which are zero). Every
+// field is written: r may hold another record.
+func (f *Found) RecordInto(i int, r *Record) {
+	*r = Record{}
 	c := f.cells[f.Keys[i]]
 	l, ok := f.labels[f.Keys[i]]
 	if !ok {

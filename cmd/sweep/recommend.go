@@ -321,12 +321,9 @@ func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analy
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
-		if m.cached != nil {
-			var ok bool
-			if out[i], ok = m.cached.Find(m.cellKey(r.Cell), r.Seed); ok {
-				m.reused++
-				continue
-			}
+		if m.cached != nil && m.cached.Find(m.cellKey(r.Cell), r.Seed, &out[i]) {
+			m.reused++
+			continue
 		}
 		todo = append(todo, i)
 	}
