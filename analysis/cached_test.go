@@ -66,3 +66,36 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoadCells reads half the cells of a small simulated dataset and
+// builds every run's record, as recommend's measurer does.
+func BenchmarkLoadCells(b *testing.B) {
+	fsys := realDataset(b)
+	ds, err := Load(fsys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cells []experiments.Cell
+	for i, a := range Aggregates(ds.Records) {
+		if i%2 == 0 {
+			cells = append(cells, a.Cell)
+		}
+	}
+	var r Record
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := LoadCells(fsys, cells)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, x := range ds.Records {
+			if c.Find(x.CellKey, x.Seed, &r) {
+				n++
+			}
+		}
+		if n != c.Runs() || n == 0 {
+			b.Fatalf("found %d of %d runs", n, c.Runs())
+		}
+	}
+}
