@@ -125,18 +125,20 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 		sel.Pruned = sel.RowGroups
 		return nil, meta, sel, nil
 	}
-	// The cell keys are read as a dictionary (the writer encodes them so):
-	// each distinct key is looked up once, and no string is built per row.
-	kprops := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
-	kprops.SetReadDict(md.Schema.ColumnIndexByName(ColCellKey), true)
-	kr, err := pqarrow.NewFileReader(pf, kprops, memory.DefaultAllocator)
-	if err != nil {
-		return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
-	}
+	var kr *pqarrow.FileReader // made for the first row group not ruled out
 	for rg := range md.NumRowGroups() {
 		if excluded(md, rg, want.Bounds) {
 			sel.Pruned++
 			continue
+		}
+		if kr == nil {
+			// The cell keys are read as a dictionary: each distinct key
+			// is looked up once, and no string is built per row.
+			kprops := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
+			kprops.SetReadDict(md.Schema.ColumnIndexByName(ColCellKey), true)
+			if kr, err = pqarrow.NewFileReader(pf, kprops, memory.DefaultAllocator); err != nil {
+				return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
+			}
 		}
 		rows, keys, err := wantedRows(kr, keyIdx, rg, want.Cells)
 		if err != nil {
