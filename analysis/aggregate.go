@@ -1,10 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
@@ -16,15 +16,16 @@ type Metric struct {
 	Key   string // the dataset's column
 	Title string
 	Unit  string
-	get   func(r dataset.Record) (float64, bool) // false: the run has no value (not finished)
+	get   func(r *dataset.Record) (float64, bool) // false: the run has no value (not finished)
+	reads string                                  // the runs column get reads of a record (Key for the counts, the milestone from the start for times)
 }
 
 // afterRecovery is a milestone counted from the moment the server is back:
 // the time a user waits once the outage is over, the same quantity
 // whatever the outage's length.
-func afterRecovery(pick func(sim.Result) sim.Milestone) func(r dataset.Record) (float64, bool) {
-	return func(r dataset.Record) (float64, bool) {
-		m := pick(r.Result)
+func afterRecovery(pick func(*sim.Result) sim.Milestone) func(r *dataset.Record) (float64, bool) {
+	return func(r *dataset.Record) (float64, bool) {
+		m := pick(&r.Result)
 		return (m.At - r.Cell.Scenario.RecoverAt).Seconds(), m.Reached
 	}
 }
@@ -33,19 +34,29 @@ func afterRecovery(pick func(sim.Result) sim.Milestone) func(r dataset.Record) (
 // recovery; the article's comparison (article.go) alone reads times from
 // the start, as the article printed them.
 var (
-	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T99 })}
-	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T50 })}
-	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.T90 })}
-	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r sim.Result) sim.Milestone { return r.AllDone })}
+	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T99 }), dataset.ColT99}
+	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T50 }), dataset.ColT50}
+	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T90 }), dataset.ColT90}
+	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.AllDone }), dataset.ColAllDone}
 	// Peak is the peak arrival rate after recovery.
-	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }}
+	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r *dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }, dataset.ColPeakRPS}
 	// Sent is the requests sent at or after recovery.
-	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }}
-	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }}
+	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r *dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }, dataset.ColSentAfterRecovery}
+	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r *dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }, dataset.ColGaveUp}
 )
 
 // Metrics lists the summarised metrics in report order.
 var Metrics = []Metric{T99, T50, T90, AllDone, Peak, Sent, GaveUp}
+
+// recordColumns are the runs columns the metrics read of a record: all
+// Aggregates needs of a run beside its cell and seed.
+func recordColumns(metrics []Metric) []string {
+	var cols []string
+	for _, m := range metrics {
+		cols = append(cols, m.reads)
+	}
+	return cols
+}
 
 // Aggregate is a cell over its seeds.
 type Aggregate struct {
@@ -71,8 +82,19 @@ func (a *Aggregate) PerSeed(m Metric) []float64 { return a.perSeed[m.Key] }
 // share a cell, counts once. Aggregates come in the order their cells first
 // appear in recs.
 func Aggregates(recs []Record) []*Aggregate {
+	ps := make([]*Record, len(recs))
+	for i := range recs {
+		ps[i] = &recs[i]
+	}
+	return aggregates(ps)
+}
+
+// aggregates is Aggregates over records held wherever they are: records
+// are large (a cell and a result each), so they are grouped by pointer,
+// never copied.
+func aggregates(recs []*Record) []*Aggregate {
 	var order []string
-	groups := map[string][]Record{}
+	groups := map[string][]*Record{}
 	sweeps := map[string][]string{}
 	for _, r := range recs {
 		g, ok := groups[r.CellKey]
@@ -82,26 +104,30 @@ func Aggregates(recs []Record) []*Aggregate {
 		if !slices.Contains(sweeps[r.CellKey], r.Sweep) {
 			sweeps[r.CellKey] = append(sweeps[r.CellKey], r.Sweep)
 		}
-		if slices.ContainsFunc(g, func(x Record) bool { return x.Seed == r.Seed }) {
+		if slices.ContainsFunc(g, func(x *Record) bool { return x.Seed == r.Seed }) {
 			continue
 		}
 		groups[r.CellKey] = append(g, r)
 	}
 	out := make([]*Aggregate, 0, len(order))
+	var xs []float64 // reused: Summarize keeps no reference to it
 	for _, k := range order {
 		g := groups[k]
-		sort.Slice(g, func(i, j int) bool { return g[i].Seed < g[j].Seed })
-		a := &Aggregate{CellKey: k, Cell: g[0].Cell, Label: g[0].Label, Sweeps: sweeps[k],
-			summary: map[string]Summary{}, perSeed: map[string][]float64{}}
-		for _, r := range g {
-			a.Seeds = append(a.Seeds, r.Seed)
+		slices.SortFunc(g, func(x, y *Record) int { return cmp.Compare(x.Seed, y.Seed) }) // seeds are distinct
+		first := g[0]
+		a := &Aggregate{CellKey: k, Cell: first.Cell, Label: first.Label, Sweeps: sweeps[k],
+			summary: make(map[string]Summary, len(Metrics)), perSeed: make(map[string][]float64, len(Metrics)),
+			Seeds: make([]uint32, len(g))}
+		for i, r := range g {
+			a.Seeds[i] = r.Seed
 		}
-		for _, m := range Metrics {
-			var xs []float64
-			per := make([]float64, len(g))
+		per := make([]float64, len(Metrics)*len(g)) // one allocation for every metric's values
+		for mi, m := range Metrics {
+			per := per[mi*len(g) : (mi+1)*len(g) : (mi+1)*len(g)]
+			xs = xs[:0]
 			unfinished := 0
 			for i, r := range g {
-				v, ok := m.get(r.Record)
+				v, ok := m.get(&r.Record)
 				if !ok {
 					unfinished++
 					per[i] = math.NaN()

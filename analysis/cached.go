@@ -15,40 +15,68 @@ import (
 // Cached is what a results folder holds of some cells: their runs, and how
 // much of the folder was read to find them.
 type Cached struct {
-	Records          []Record // each run once, in read order
-	Files            int      // runs parts in the folder
-	dataset.Selected          // row groups, summed over the parts
+	Files            int // runs parts in the folder
+	dataset.Selected     // row groups, summed over the parts
+	// parts are the runs found, per part, with what Aggregates reads:
+	// the cell, seed, label and the metrics' results (their run keys and
+	// other results are zero). A run's record is built only when Find
+	// asks for it: a record is over a kilobyte, and building every one
+	// cost more than the reading.
+	parts  []*dataset.Found
+	sweeps []string                       // of each part
+	at     map[runID]struct{ p, i int32 } // where each run is in parts
+}
+
+// runID names a run by its cell's key and its seed: the run its run key
+// names (both hash the cell's canonical form and the simulator's version).
+type runID struct {
+	cell string
+	seed uint32
+}
+
+// Runs is the number of runs found.
+func (c *Cached) Runs() int { return len(c.at) }
+
+// Find writes into r the run of the cell with key cellKey and the given
+// seed, as a record of the sweep that stored it (a record is large: it is
+// built in place); false, and r untouched, when the folder has none.
+func (c *Cached) Find(cellKey string, seed uint32, r *Record) bool {
+	w, ok := c.at[runID{cellKey, seed}]
+	if !ok {
+		return false
+	}
+	c.parts[w.p].RecordInto(int(w.i), &r.Record)
+	r.Sweep = c.sweeps[w.p]
+	return true
 }
 
 // LoadCells reads the runs of the given cells from a results folder, and
 // nothing else it can avoid: a part of another simulator version is read
 // no further than its footer, a row group whose statistics rule out every
 // cell (a capacity, fleet size, outage … none of the cells has) is skipped
-// unread, of the others only the cell_key column is read, and every column
-// only of the row groups that hold some of the cells. A run stored more
-// than once counts once, the first copy read, as in Load. A folder without
-// runs parts holds none of them (not an error: the caller simulates).
+// unread, of the others only the cell_key column is read, and the seed and
+// the metrics' columns only of the row groups that hold some of the cells.
+// A run (a cell and seed) stored more than once counts once, the first
+// copy read, as in Load. A folder without runs parts holds none of them
+// (not an error: the caller simulates).
 func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
 	}
-	out := &Cached{Files: len(l.Runs)}
+	out := &Cached{Files: len(l.Runs), at: map[runID]struct{ p, i int32 }{}}
 	if len(cells) == 0 {
 		return out, nil
 	}
 	want := WantCells(cells)
-	seen := map[string]bool{}
-	var read [][]dataset.Record // per part, copied once into Records
-	var sweeps []string
-	n := 0
 	for _, part := range l.Runs {
 		p := part.Path()
 		var sel dataset.Selected
-		recs, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) {
-			recs, meta, s, err := dataset.ReadRunsOf(r, want)
-			sel = s
-			return recs, meta, err
+		var found *dataset.Found
+		_, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]struct{}, dataset.Meta, error) {
+			f, meta, s, err := dataset.FindRunsOf(r, want)
+			found, sel = f, s
+			return nil, meta, err
 		})
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
@@ -57,30 +85,28 @@ func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 		out.Pruned += sel.Pruned
 		out.Scanned += sel.Scanned
 		out.Read += sel.Read
-		if len(recs) > 0 {
-			read, sweeps, n = append(read, recs), append(sweeps, part.Sweep), n+len(recs)
+		if found.Len() == 0 {
+			continue
 		}
-	}
-	out.Records = make([]Record, 0, n)
-	for i, recs := range read {
-		for j := range recs {
-			r := &recs[j]
-			if seen[r.RunKey] {
-				continue
+		pi := int32(len(out.parts))
+		for i := range found.Len() {
+			id := runID{found.Keys[i], found.Seeds[i]}
+			if _, ok := out.at[id]; !ok {
+				out.at[id] = struct{ p, i int32 }{pi, int32(i)}
 			}
-			seen[r.RunKey] = true
-			out.Records = append(out.Records, Record{Record: *r, Sweep: sweeps[i]})
 		}
-		read[i] = nil
+		out.parts, out.sweeps = append(out.parts, found), append(out.sweeps, part.Sweep)
 	}
 	return out, nil
 }
 
-// WantCells is the selection of the given cells' runs: their keys, and for
+// WantCells is the selection of the given cells' runs: their keys, for
 // every numeric parameter the least and greatest value among them, which a
-// row group's statistics must reach to hold any of them.
+// row group's statistics must reach to hold any of them, and the columns
+// Aggregates reads (no run key: a run is its cell and seed).
 func WantCells(cells []experiments.Cell) dataset.Want {
-	w := dataset.Want{Cells: make(map[string]experiments.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version}
+	w := dataset.Want{Cells: make(map[string]experiments.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version,
+		Results: recordColumns(Metrics)}
 	for _, c := range cells {
 		w.Cells[c.Key()] = c
 	}
@@ -90,9 +116,9 @@ func WantCells(cells []experiments.Cell) dataset.Want {
 			continue
 		}
 		b := dataset.Bound{Lo: math.Inf(1), Hi: math.Inf(-1)}
-		for _, c := range cells {
+		for j := range cells {
 			var v float64
-			switch x := p.Get(c).(type) {
+			switch x := p.Of(&cells[j]).(type) {
 			case int64:
 				v = float64(x)
 			case float64:

@@ -217,7 +217,12 @@ type Recommendation struct {
 // Ranked order: the objective's mean, then peak, then traffic, then the
 // cell's parameters: a total order that depends on the candidate alone,
 // so that the winner is the same whatever else is in the set.
-func less(a, b *Aggregate, m Metric) bool {
+func less(a, b *Aggregate, m Metric) bool { return lessBy(a, b, m, nil) }
+
+// lessBy is less with the cells' canonical forms looked up in canon when
+// it holds them (a sort compares each candidate many times, and ties on
+// every metric are common: parameters that do not act at a scenario).
+func lessBy(a, b *Aggregate, m Metric, canon map[*Aggregate]string) bool {
 	for _, k := range []Metric{m, T99, Peak, Sent} {
 		x, y := a.Summary(k).Mean, b.Summary(k).Mean
 		if k.Key == Peak.Key && m.Key == Peak.Key { // a peak the server can serve is as good as any lower one
@@ -226,6 +231,11 @@ func less(a, b *Aggregate, m Metric) bool {
 		}
 		if x != y && !math.IsNaN(x) && !math.IsNaN(y) {
 			return x < y
+		}
+	}
+	if ca, ok := canon[a]; ok {
+		if cb, ok := canon[b]; ok {
+			return ca < cb
 		}
 	}
 	return a.Cell.Canonical() < b.Cell.Canonical()
@@ -259,8 +269,12 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 		return nil, fmt.Errorf("no cells with capacity %g requests/s%s", q.Capacity, q.describeRest())
 	}
 	rec.Scenario = append(ok, bad...)[0].Cell.Scenario
-	sort.SliceStable(ok, func(i, j int) bool { return less(ok[i], ok[j], m) })
-	sort.SliceStable(bad, func(i, j int) bool { return less(bad[i], bad[j], T99) })
+	canon := make(map[*Aggregate]string, len(ok)+len(bad))
+	for _, a := range append(ok, bad...) {
+		canon[a] = a.Cell.Canonical()
+	}
+	sort.SliceStable(ok, func(i, j int) bool { return lessBy(ok[i], ok[j], m, canon) })
+	sort.SliceStable(bad, func(i, j int) bool { return lessBy(bad[i], bad[j], T99, canon) })
 	rec.Ranked = append(ok, bad...)
 	rec.Feasible = len(ok)
 	if len(ok) == 0 {

@@ -43,12 +43,16 @@ func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, m
 	if why := Impossible(space[0].Scenario); why != "" {
 		return &Recommendation{Query: q, Scenario: space[0].Scenario, Metric: m, NoAnswer: why, Why: map[string]string{}}, nil, nil
 	}
-	recs, err := measure(ctx, Runs(space, 1, s.Initial))
+	first, err := measure(ctx, Runs(space, 1, s.Initial))
 	if err != nil {
 		return nil, nil, err
 	}
+	recs := make([]*Record, len(first)) // every run measured, where measure put it: records are large
+	for i := range first {
+		recs[i] = &first[i]
+	}
 	for {
-		aggs := Aggregates(recs)
+		aggs := aggregates(recs)
 		rec, err := Recommend(aggs, q)
 		if err != nil {
 			return nil, nil, err
@@ -75,7 +79,9 @@ func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, m
 		if err != nil {
 			return nil, nil, err
 		}
-		recs = append(recs, got...)
+		for i := range got {
+			recs = append(recs, &got[i])
+		}
 	}
 }
 

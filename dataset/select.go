@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,6 +31,11 @@ type Want struct {
 	// not read beyond its footer.
 	Sim    string
 	Bounds map[string]Bound
+	// Results, when not nil, are the only result columns read besides
+	// cell_key and seed (which are always read): a field of a record whose
+	// column is not named, run_key included, is left zero. Decoding the
+	// columns a caller never looks at is most of a selective read's time.
+	Results []string
 }
 
 // Bound is the closed interval [Lo, Hi] of a column's wanted values.
@@ -46,10 +53,28 @@ type Selected struct {
 // row group by row group: a row group the bounds rule out by its
 // statistics is skipped, of the others only the cell_key column is read,
 // and the result columns only of those that hold a wanted cell. The
-// records are ReadRuns's, field for field. The file's
+// records are ReadRuns's, field for field (but for the fields of the
+// columns want.Results leaves out, which are zero). The file's
 // schema is checked as ReadRuns checks it, so a file ReadRuns refuses is
 // refused here too, even when none of its rows is wanted.
 func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, sel Selected, err error) {
+	f, meta, sel, err := FindRunsOf(r, want)
+	if err != nil || f.Len() == 0 {
+		return nil, meta, sel, err
+	}
+	recs = make([]Record, f.Len())
+	for i := range recs {
+		f.RecordInto(i, &recs[i])
+	}
+	return recs, meta, sel, nil
+}
+
+// FindRunsOf is ReadRunsOf without building the records: it finds the
+// wanted runs and decodes their row groups' result columns, and builds a
+// run's record only when Record asks for it. A record is over a kilobyte
+// (a cell and a result), and a search often asks for a fraction of the
+// runs it may ask for. A nil *Found holds no run.
+func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, sel Selected, err error) {
 	defer recoverCorrupt(&err)
 	fields := runsFields()
 	pf, err := file.NewParquetReader(r)
@@ -72,7 +97,13 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 	if _, err := checkColumns(sc, fields, nil); err != nil {
 		return nil, meta, sel, err
 	}
-	resFields := resultFields(fields)
+	results := resultFields(fields, nil)
+	for _, n := range want.Results {
+		if !slices.ContainsFunc(results, func(f arrow.Field) bool { return f.Name == n }) {
+			return nil, meta, sel, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
+		}
+	}
+	resFields := slices.DeleteFunc(resultFields(fields, want.Results), func(f arrow.Field) bool { return f.Name == ColCellKey }) // wantedRows gives it
 	resNames := make([]string, len(resFields))
 	for i, f := range resFields {
 		resNames[i] = f.Name
@@ -94,23 +125,22 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 		sel.Pruned = sel.RowGroups
 		return nil, meta, sel, nil
 	}
+	var kr *pqarrow.FileReader // made for the first row group not ruled out
 	for rg := range md.NumRowGroups() {
 		if excluded(md, rg, want.Bounds) {
 			sel.Pruned++
 			continue
 		}
-		var rows []int // rows of the row group whose cell is wanted
-		row := 0
-		err := scanRowGroup(fr, keyIdx, rg, func(rec arrow.RecordBatch) error {
-			a := rec.Column(0).(*array.String)
-			for i := range a.Len() {
-				if _, ok := want.Cells[a.Value(i)]; ok && a.IsValid(i) {
-					rows = append(rows, row+i)
-				}
+		if kr == nil {
+			// The cell keys are read as a dictionary: each distinct key
+			// is looked up once, and no string is built per row.
+			kprops := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
+			kprops.SetReadDict(md.Schema.ColumnIndexByName(ColCellKey), true)
+			if kr, err = pqarrow.NewFileReader(pf, kprops, memory.DefaultAllocator); err != nil {
+				return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
 			}
-			row += a.Len()
-			return nil
-		})
+		}
+		rows, keys, err := wantedRows(kr, keyIdx, rg, want.Cells)
 		if err != nil {
 			return nil, meta, sel, err
 		}
@@ -119,23 +149,21 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 			continue
 		}
 		sel.Read++
-		got, err := readRowGroupRows(fr, resIdx, resFields, rg, rows, want.Cells)
-		if err != nil {
+		if found == nil {
+			found = &Found{fields: resFields, cells: want.Cells, labels: map[string]string{}}
+		}
+		if err := found.read(fr, resIdx, rg, rows, keys); err != nil {
 			return nil, meta, sel, err
 		}
-		if recs == nil {
-			recs = got // most often the only row group: no copy
-		} else {
-			recs = append(recs, got...)
-		}
 	}
-	return recs, meta, sel, nil
+	return found, meta, sel, nil
 }
 
 // resultFields are the runs table's columns that a record holds beside
 // its cell: the keys, the seed and the results (not the times counted from
-// recovery, which are derived).
-func resultFields(fields []arrow.Field) []arrow.Field {
+// recovery, which are derived); only cell_key, seed and the named ones
+// when names is not nil.
+func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 	var out []arrow.Field
 	params := map[string]bool{ColLabel: true, ColPolicySpec: true}
 	for _, p := range experiments.Params {
@@ -146,6 +174,9 @@ func resultFields(fields []arrow.Field) []arrow.Field {
 		case ColT50After, ColT90After, ColT99After, ColAllDoneAfter:
 			continue
 		}
+		if names != nil && f.Name != ColCellKey && f.Name != ColSeed && !slices.Contains(names, f.Name) {
+			continue
+		}
 		if !params[f.Name] {
 			out = append(out, f)
 		}
@@ -153,47 +184,146 @@ func resultFields(fields []arrow.Field) []arrow.Field {
 	return out
 }
 
-// readRowGroupRows reads the result columns of row group rg and returns
-// the records of the given rows (ascending), as ReadRuns would, each with
-// the cell its key names.
-func readRowGroupRows(fr *pqarrow.FileReader, idx []int, fields []arrow.Field, rg int, rows []int, cells map[string]experiments.Cell) ([]Record, error) {
+// wantedRows returns the rows of row group rg whose cell key is in cells,
+// ascending, and their keys. kr reads the cell_key column (index idx) as a
+// dictionary, which the Parquet library builds however the column was
+// encoded (tested with plain-encoded keys).
+func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]experiments.Cell) (rows []int, keys []string, err error) {
+	row := 0
+	err = scanRowGroup(kr, idx, rg, func(rec arrow.RecordBatch) error {
+		switch a := rec.Column(0).(type) {
+		case *array.Dictionary:
+			dict, ok := a.Dictionary().(*array.String)
+			if !ok {
+				return fmt.Errorf("corrupt Parquet file: column %q holds %s", ColCellKey, a.Dictionary().DataType())
+			}
+			wanted := make([]string, dict.Len()) // the key of a wanted entry, "" for the others
+			some := false
+			for j := range dict.Len() {
+				if _, ok := cells[dict.Value(j)]; ok && dict.IsValid(j) {
+					wanted[j], some = strings.Clone(dict.Value(j)), true
+				}
+			}
+			for i := range a.Len() {
+				if some && a.IsValid(i) {
+					if k := wanted[a.GetValueIndex(i)]; k != "" {
+						rows, keys = append(rows, row+i), append(keys, k)
+					}
+				}
+			}
+		default:
+			return fmt.Errorf("corrupt Parquet file: column %q is %s", ColCellKey, a.DataType())
+		}
+		row += rec.Column(0).Len()
+		return nil
+	})
+	return rows, keys, err
+}
+
+// Found is the runs FindRunsOf found in a runs file: each one's cell key
+// and seed, and the decoded result columns of the row groups that hold
+// them. It is not safe for concurrent use.
+type Found struct {
+	Keys   []string // cell key of each run found, in row order
+	Seeds  []uint32
+	at     []foundAt
+	groups [][][]arrow.Array // per row group read, per field, its chunks
+	fields []arrow.Field     // the result columns read, not the cell key
+	cells  map[string]experiments.Cell
+	labels map[string]string // a cell's label, built once
+}
+
+// foundAt is where a found run's values are: its row group (an index in
+// groups) and its row there.
+type foundAt struct{ group, row int32 }
+
+// Len is the number of runs found.
+func (f *Found) Len() int {
+	if f == nil {
+		return 0
+	}
+	return len(f.Keys)
+}
+
+// RecordInto writes run i's record into r, as ReadRuns gives it (but for
+// the fields of the columns Want.Results left out, which are zero). Every
+// field is written: r may hold another record.
+func (f *Found) RecordInto(i int, r *Record) {
+	*r = Record{}
+	c := f.cells[f.Keys[i]]
+	l, ok := f.labels[f.Keys[i]]
+	if !ok {
+		l = c.Label()
+		f.labels[f.Keys[i]] = l
+	}
+	r.CellKey, r.Seed, r.Cell, r.Label = f.Keys[i], f.Seeds[i], c, l // the cell first: recovered_after_s reads its outage
+	r.Result.Clients = c.Scenario.Clients
+	at := f.at[i]
+	for j, fd := range f.fields {
+		if fd.Name == ColSeed {
+			continue
+		}
+		row := int(at.row)
+		for _, ch := range f.groups[at.group][j] {
+			if row < ch.Len() {
+				if err := setField(r, fd.Name, ch, row); err != nil {
+					panic(fmt.Sprintf("dataset: column %q: %v", fd.Name, err)) // types and nulls were checked when read
+				}
+				break
+			}
+			row -= ch.Len()
+		}
+	}
+}
+
+// read decodes the result columns (indices idx, f.fields) of row group rg
+// and adds its rows (ascending) with the given cell keys: their types,
+// nulls and seeds are checked here, so that Record cannot fail.
+func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys []string) error {
 	tbl, err := fr.ReadRowGroups(context.Background(), idx, []int{rg})
 	if err != nil {
-		return nil, fmt.Errorf("corrupt Parquet file: %w", err)
+		return fmt.Errorf("corrupt Parquet file: %w", err)
 	}
-	defer tbl.Release()
-	at := make([]int32, tbl.NumRows()) // row → 1 + its index in recs, 0 for a row not asked for
-	recs := make([]Record, len(rows))
-	for n, r := range rows {
-		if r >= len(at) {
-			return nil, fmt.Errorf("corrupt Parquet file: row group %d has %d rows, its cell keys %d", rg, len(at), r+1)
+	g := make([][]arrow.Array, len(f.fields))
+	var seeds []arrow.Array
+	for j, fd := range f.fields {
+		col := column(tbl, fd.Name)
+		if col == nil && !optionalColumn(fd.Name) {
+			return fmt.Errorf("no column %q", fd.Name)
+		} // an optional column the part lacks: zero, as ReadRuns leaves it
+		for _, ch := range col {
+			if !arrow.TypeEqual(ch.DataType(), fd.Type) {
+				return fmt.Errorf("column %q is %s: want %s", fd.Name, ch.DataType(), fd.Type)
+			}
+			if !fd.Nullable && ch.NullN() > 0 {
+				return fmt.Errorf("column %q: null in a column that has none", fd.Name)
+			}
 		}
-		at[r] = int32(n + 1)
+		g[j] = col
+		if fd.Name == ColSeed {
+			seeds = col
+		}
 	}
-	if err := eachValue(tbl, fields, func(name string, a arrow.Array, i, row int) error {
-		if row >= len(at) || at[row] == 0 {
-			return nil
+	n := int(tbl.NumRows())
+	gi := int32(len(f.groups))
+	f.groups = append(f.groups, g)
+	for k, row := range rows {
+		if row >= n {
+			return fmt.Errorf("corrupt Parquet file: row group %d has %d rows, its cell keys %d", rg, n, row+1)
 		}
-		return setField(&recs[at[row]-1], name, a, i)
-	}); err != nil {
-		return nil, err
+		s, at := uint32(0), row
+		for _, ch := range seeds {
+			if at < ch.Len() {
+				if s, err = seed(ch.(*array.Int64).Value(at)); err != nil {
+					return fmt.Errorf("column %q row %d: %w", ColSeed, row, err)
+				}
+				break
+			}
+			at -= ch.Len()
+		}
+		f.Keys, f.Seeds, f.at = append(f.Keys, keys[k]), append(f.Seeds, s), append(f.at, foundAt{gi, int32(row)})
 	}
-	labels := map[string]string{} // a cell's seeds come together: its label once
-	for i := range recs {
-		r := &recs[i]
-		c, ok := cells[r.CellKey]
-		if !ok {
-			return nil, fmt.Errorf("row group %d: cell key %s, not the one read a moment ago (file changed while read?)", rg, r.CellKey)
-		}
-		l, ok := labels[r.CellKey]
-		if !ok {
-			l = c.Label()
-			labels[r.CellKey] = l
-		}
-		r.Cell, r.Label = c, l
-		r.Result.Clients = c.Scenario.Clients
-	}
-	return recs, nil
+	return nil
 }
 
 // excluded reports whether a row group's statistics show that every value

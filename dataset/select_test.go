@@ -62,3 +62,52 @@ func TestReadRunsOfSelects(t *testing.T) {
 		t.Error("garbage read without an error")
 	}
 }
+
+// With Results, a record holds its cell, seed and the named results, and
+// zero in every other field; a name that is not a result column is an
+// error. The cell keys are read the same whether the writer encoded them
+// with a dictionary (as it does) or plain.
+func TestReadRunsOfReadsOnlyTheResultsAsked(t *testing.T) {
+	t.Parallel()
+	runs, res, _ := sampleRuns(t)
+	part := func(plainKeys bool) []byte {
+		var b bytes.Buffer
+		w := NewRunsWriter(&b, meta)
+		if plainKeys {
+			w.plain = append(w.plain, ColCellKey)
+		}
+		for i := range runs {
+			w.Append(runs[i], res[i])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	all, _, err := ReadRuns(bytes.NewReader(part(false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := runs[4].Cell // 2,000 clients: never finishes, null milestones
+	cells := map[string]experiments.Cell{c.Key(): c}
+	var want []Record
+	for _, r := range all[4:6] {
+		want = append(want, Record{CellKey: r.CellKey, Seed: r.Seed, Label: r.Label, Cell: r.Cell,
+			Result: sim.Result{Clients: r.Result.Clients, PeakRPS: r.Result.PeakRPS, T99: r.Result.T99, GaveUp: r.Result.GaveUp}})
+	}
+	if want[0].Result.PeakRPS == 0 || want[0].Result.T99.Reached {
+		t.Fatalf("the sample should have a peak and an unreached t99: %+v", want[0].Result)
+	}
+	for _, plain := range []bool{false, true} {
+		got, _, _, err := ReadRunsOf(bytes.NewReader(part(plain)), Want{Cells: cells, Results: []string{ColPeakRPS, ColT99, ColGaveUp}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("plain cell keys %v: records (-want +got):\n%s", plain, diff)
+		}
+	}
+	if _, _, _, err := ReadRunsOf(bytes.NewReader(part(false)), Want{Cells: cells, Results: []string{ColT99After}}); err == nil {
+		t.Errorf("a derived column read without an error")
+	}
+}

@@ -71,6 +71,10 @@ type Param struct {
 // Get returns the parameter's value in c: int64, float64, string or bool.
 func (p *Param) Get(c Cell) any { return p.get(&c) }
 
+// Of is Get without copying the cell (a cell is over a kilobyte): for
+// callers that read every parameter of many cells.
+func (p *Param) Of(c *Cell) any { return p.get(c) }
+
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // duration converts seconds to a whole number of milliseconds; ok is false

@@ -271,7 +271,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	stored            map[string]*analysis.Record
+	cellKeys          map[experiments.Cell]string // computed once per cell, not per run
 	cached            *analysis.Cached
 	dir               string
 	reused, simulated int
@@ -300,19 +300,28 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 		return fmt.Errorf("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
 	}
 	m.cached = c
-	m.stored = make(map[string]*analysis.Record, len(c.Records))
-	for i := range c.Records {
-		m.stored[c.Records[i].RunKey] = &c.Records[i]
-	}
 	return nil
+}
+
+// cellKey is c.Key(), computed once per cell: the dataset finds a run by
+// its cell's key and seed, without hashing every run.
+func (m *measurer) cellKey(c experiments.Cell) string {
+	k, ok := m.cellKeys[c]
+	if !ok {
+		if m.cellKeys == nil {
+			m.cellKeys = map[experiments.Cell]string{}
+		}
+		k = c.Key()
+		m.cellKeys[c] = k
+	}
+	return k
 }
 
 func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analysis.Record, error) {
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
-		if rec, ok := m.stored[r.Key()]; ok {
-			out[i] = *rec
+		if m.cached != nil && m.cached.Find(m.cellKey(r.Cell), r.Seed, &out[i]) {
 			m.reused++
 			continue
 		}
