@@ -39,6 +39,18 @@ func ReadMeta(r parquet.ReaderAtSeeker) (meta Meta, err error) {
 	return fileMeta(pf), nil
 }
 
+// checkSchema refuses a file of another schema version than want.
+func checkSchema(meta Meta, want string) error {
+	if meta.Schema == want {
+		return nil
+	}
+	got := meta.Schema
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, want)
+}
+
 // recoverCorrupt turns a panic inside the Parquet library, which some
 // corrupt files provoke, into an error.
 func recoverCorrupt(err *error) {
@@ -104,12 +116,8 @@ func readTable(r parquet.ReaderAtSeeker, want string, fields []arrow.Field, colu
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if meta.Schema != want {
-		got := meta.Schema
-		if got == "" {
-			got = "none"
-		}
-		return nil, meta, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, want)
+	if err := checkSchema(meta, want); err != nil {
+		return nil, meta, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
 	if err != nil {

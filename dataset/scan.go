@@ -76,12 +76,8 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if meta.Schema != RunsSchema {
-		got := meta.Schema
-		if got == "" {
-			got = "none"
-		}
-		return meta, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, RunsSchema)
+	if err := checkSchema(meta, RunsSchema); err != nil {
+		return meta, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
 	if err != nil {

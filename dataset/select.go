@@ -58,12 +58,8 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if meta.Schema != RunsSchema {
-		got := meta.Schema
-		if got == "" {
-			got = "none"
-		}
-		return nil, meta, sel, fmt.Errorf("schema %q: want %q (a file from another version of herdsweep, or not herdsweep's)", got, RunsSchema)
+	if err := checkSchema(meta, RunsSchema); err != nil {
+		return nil, meta, sel, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
 	if err != nil {

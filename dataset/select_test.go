@@ -15,16 +15,9 @@ import (
 // without a wanted cell is not read beyond its cell keys.
 func TestReadRunsOfSelects(t *testing.T) {
 	t.Parallel()
-	runs, res, _ := sampleRuns(t)
-	var buf bytes.Buffer
-	w := NewRunsWriter(&buf, meta)
-	for i := range runs {
-		w.Append(runs[i], res[i])
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	all, _, err := ReadRuns(bytes.NewReader(buf.Bytes()))
+	runs, _, _ := sampleRuns(t)
+	part, _, _ := sampleParts(t) // those runs
+	all, _, err := ReadRuns(bytes.NewReader(part))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +39,7 @@ func TestReadRunsOfSelects(t *testing.T) {
 		{"another simulator", Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Sim: sim.Version + "-other"}, nil, Selected{RowGroups: 1, Pruned: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, m, sel, err := ReadRunsOf(bytes.NewReader(buf.Bytes()), tt.want)
+			got, m, sel, err := ReadRunsOf(bytes.NewReader(part), tt.want)
 			if err != nil {
 				t.Fatal(err)
 			}

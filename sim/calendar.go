@@ -257,3 +257,36 @@ func (s *Sim) touch(list []int32) {
 	}
 	s.touched = x
 }
+
+// moveColumn does what stepDense's rejection rule does to tick k's clients
+// but its first served ones when every one of them gets the same fixed
+// delay and no limit: it moves them all to tick nk (nowhere when nk < 0)
+// a word at a time, instead of one push each, and returns how many it
+// moved. Nothing reads a client's state on that path (no attempt limit,
+// no delay that depends on it), so it is left as it is: the fixed 5 s row
+// of the article's table 1 gives the same results, bit for bit (the
+// golden trace and reference tests).
+func (c *calendar) moveColumn(k, served, nk int) (moved int) {
+	stride := c.stride
+	left := int(c.count[k])
+	c.count[k] = 0
+	for w := 0; left > 0; w++ {
+		x := c.bitmap[w*stride+k]
+		if x == 0 {
+			continue
+		}
+		c.bitmap[w*stride+k] = 0
+		left -= bits.OnesCount64(x)
+		for ; served > 0 && x != 0; served-- { // the served ones come first in index order
+			x &= x - 1
+		}
+		if nk >= 0 && x != 0 {
+			c.bitmap[w*stride+nk] |= x
+			moved += bits.OnesCount64(x)
+		}
+	}
+	if nk >= 0 {
+		c.count[nk] += int32(moved)
+	}
+	return moved
+}

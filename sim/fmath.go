@@ -14,22 +14,21 @@ import "math"
 // elsewhere), so polly-v2's exp2 and tanh are here, ported from the Go
 // standard library with every product rounded on its own.
 
+// ln2Hi + ln2Lo is ln 2 split in two, as Go's exp.go and log.go split it.
+const (
+	ln2Hi = 6.93147180369123816490e-01
+	ln2Lo = 1.90821492927058770002e-10
+)
+
 // exp2 is Go's pure-Go math.Exp2 (exp.go, the amd64 path) with products
 // rounded on their own.
 func exp2(x float64) float64 {
 	const (
-		ln2Hi     = 6.93147180369123816490e-01
-		ln2Lo     = 1.90821492927058770002e-10
 		overflow  = 1.0239999999999999e+03
 		underflow = -1.0740e+03
 	)
-	switch {
-	case math.IsNaN(x):
-		return x
-	case x > overflow:
-		return math.Inf(1)
-	case x < underflow:
-		return 0
+	if v, edge := expEdge(x, overflow, underflow); edge {
+		return v
 	}
 	var k int
 	switch {
@@ -42,6 +41,20 @@ func exp2(x float64) float64 {
 	hi := float64(t * ln2Hi)
 	lo := float64(-t * ln2Lo)
 	return expmulti(hi, lo, k)
+}
+
+// expEdge is what exp2 and expPure return at the edges of their range (x
+// NaN, above overflow, below underflow), and whether x is there.
+func expEdge(x, overflow, underflow float64) (float64, bool) {
+	switch {
+	case math.IsNaN(x):
+		return x, true
+	case x > overflow:
+		return math.Inf(1), true
+	case x < underflow:
+		return 0, true
+	}
+	return 0, false
 }
 
 // expmulti returns e^r × 2^k, r = hi − lo, as Go's math does.
@@ -157,15 +170,13 @@ func expFMA(x float64) float64 {
 // own.
 func logPure(x float64) float64 {
 	const (
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-		l1    = 6.666666666666735130e-01
-		l2    = 3.999999999940941908e-01
-		l3    = 2.857142874366239149e-01
-		l4    = 2.222219843214978396e-01
-		l5    = 1.818357216161805012e-01
-		l6    = 1.531383769920937332e-01
-		l7    = 1.479819860511658591e-01
+		l1 = 6.666666666666735130e-01
+		l2 = 3.999999999940941908e-01
+		l3 = 2.857142874366239149e-01
+		l4 = 2.222219843214978396e-01
+		l5 = 1.818357216161805012e-01
+		l6 = 1.531383769920937332e-01
+		l7 = 1.479819860511658591e-01
 	)
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 1):
@@ -196,21 +207,15 @@ func logPure(x float64) float64 {
 // own.
 func expPure(x float64) float64 {
 	const (
-		ln2Hi     = 6.93147180369123816490e-01
-		ln2Lo     = 1.90821492927058770002e-10
 		log2e     = 1.44269504088896338700e+00
 		overflow  = 7.09782712893383973096e+02
 		underflow = -7.45133219101941108420e+02
 		nearZero  = 1.0 / (1 << 28)
 	)
-	switch {
-	case math.IsNaN(x):
-		return x
-	case x > overflow:
-		return math.Inf(1)
-	case x < underflow:
-		return 0
-	case -nearZero < x && x < nearZero:
+	if v, edge := expEdge(x, overflow, underflow); edge {
+		return v
+	}
+	if -nearZero < x && x < nearZero {
 		return 1 + x
 	}
 	var k int

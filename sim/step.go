@@ -378,6 +378,14 @@ func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk in
 // clears them, and applies reject to each client past the served ones. No
 // list is built.
 func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
+	if f, ok := st.d.(fixedDelay); ok && st.maxAtt == 0 { // all to one tick: calendar.moveColumn
+		nk := -1
+		if next := t + f.d; next <= st.lastT {
+			nk = max(st.tk.arrival(next), k+1)
+		}
+		st.active += s.cal.moveColumn(k, served, nk)
+		return 0
+	}
 	c := &s.cal
 	stride := c.stride
 	col := c.bitmap[k:] // word w of tick k is col[w·stride]

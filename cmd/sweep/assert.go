@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -19,14 +17,17 @@ assertion over the dataset's cells,
 
   METRIC STAT OP BOUND [where COLUMN=VALUE …]
 
-e.g. "t99_after_s max <= 60 where policy_spec=decorrelated capacity_rps=300":
-in every cell with those parameters, 99 %% of clients were back within 60 s
-of recovery in every seed. METRIC: %s. STAT: %s (lo and hi:
-the 95 %% interval of the mean). OP: <= < >= >. COLUMN: a parameter's column
-(sweep schema) or policy_spec, whose value names a policy exactly; quote a
-value with spaces ("grpc base_s=1 cap_s=30 …"). A run that never reached a
-milestone counts as +∞ (it fails an upper bound), and an assertion that
-matches no cell fails. Blank lines and lines starting with # are skipped.
+e.g. "t99_after_s max <= 60 where policy=decorrelated capacity_rps=300": in
+every cell with those parameters, 99 %% of clients were back within 60 s of
+recovery in every seed.
+  METRIC  %s
+  STAT    %s (lo and hi: the 95 %% interval of the mean)
+  OP      <= < >= >
+  COLUMN  a parameter's column (sweep schema), or policy_spec, which names a
+          policy exactly (policy is its family); quote a value with spaces:
+          policy_spec="grpc base_s=1 cap_s=30 multiplier=2 width=0.2"
+A run that never reached a milestone counts as +∞ (it fails an upper
+bound), and an assertion that matches no cell fails. Blank lines and lines starting with # are skipped.
 
 Exit codes: 0 every assertion holds, 1 one is violated, 2 bad input or an
 unreadable dataset.
@@ -71,21 +72,9 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			used = append(used, a.Metric)
 		}
 	}
-	if fi, err := os.Stat(*results); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
-		return usagef("assert: --results %s: %v", *results, err)
-	}
-	sc, err := analysis.Scan(os.DirFS(*results), analysis.ScanOptions{Metrics: used})
-	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-		return usagef("assert: %s: %v", filepath.Join(*results, filepath.FromSlash(fe.Path)), fe.Err)
-	}
+	sc, err := scanDataset(ctx, "assert", "--results "+*results, *results, analysis.ScanOptions{Metrics: used})
 	if err != nil {
-		return usagef("assert: --results %s: %v", *results, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("assert interrupted: %w", err)
+		return err
 	}
 	checked := make([]analysis.Checked, len(as))
 	failed := 0

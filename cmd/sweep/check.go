@@ -193,7 +193,11 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 			cell, canonical = rec.Cell, rec.Cell.Canonical()
 		}
 		if experiments.RunKey(canonical, rec.Seed) != rec.RunKey {
-			c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
+			if rec.Cell.Scenario.Concurrency > 0 {
+				c.rep.add("stale", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)
+			} else {
+				c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
+			}
 			bad = true
 		}
 	}

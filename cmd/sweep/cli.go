@@ -61,6 +61,7 @@ func commands() []command {
 		{"reproduce", "run the article's tables and compare them, row by row, with its figures", cmdReproduce},
 		{"recommend", "pick a retry policy for a capacity", cmdRecommend},
 		{"report", "render plots and report.md from an existing dataset", cmdReport},
+		{"cells", "the per-cell view: one row per cell, each metric summarised over its seeds, in a Parquet file", cmdCells},
 		{"diff", "compare two datasets table by table", cmdDiff},
 		{"compare", "did anything move? two datasets cell by cell, with intervals; exit 1 on a change", cmdCompare},
 		{"assert", "absolute checks a nightly job gates on (\"t99 max <= 60 where …\"); exit 1 when one fails", cmdAssert},

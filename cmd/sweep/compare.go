@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,21 +47,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var sides [2]*analysis.Scanned
 	for i, dir := range pos {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = errors.New("not a folder")
-			}
-			return usagef("compare: %s: %v", dir, err)
-		}
-		s, err := analysis.Scan(os.DirFS(dir), analysis.ScanOptions{})
-		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-			return usagef("compare: %s: %v", filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
-		}
+		s, err := scanDataset(ctx, "compare", dir, dir, analysis.ScanOptions{})
 		if err != nil {
-			return usagef("compare: %s: %v", dir, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("compare interrupted: %w", err)
+			return err
 		}
 		sides[i] = s
 	}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
@@ -90,7 +91,8 @@ func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error
 		cols []dataset.Column
 	}{{"runs/sweep=NAME/*.parquet (" + dataset.RunsSchema + ")", dataset.RunsColumns()},
 		{"timelines/sweep=NAME/*.parquet (" + dataset.TimelineSchema + ")", dataset.TimelineColumns()},
-		{"groups/sweep=NAME/*.parquet (" + dataset.GroupsSchema + ")", dataset.GroupsColumns()}}
+		{"groups/sweep=NAME/*.parquet (" + dataset.GroupsSchema + ")", dataset.GroupsColumns()},
+		{"cells.parquet, written by sweep cells (" + dataset.CellsSchema + ")", dataset.CellsColumns(metricKeys())}}
 	if *asJSON {
 		type col struct {
 			Name string `json:"name"`
@@ -423,4 +425,13 @@ func policiesJSON(w io.Writer) error {
 		doc.Presets = append(doc.Presets, preset{pr.Name, pr.Policy.String(), pr.Policy.Plain(), pr.Source, pr.Note})
 	}
 	return writeJSON(w, doc)
+}
+
+// metricKeys are the columns of the metrics the analysis summarises.
+func metricKeys() []string {
+	var out []string
+	for _, m := range analysis.Metrics {
+		out = append(out, m.Key)
+	}
+	return out
 }

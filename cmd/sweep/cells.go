@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/dataset"
+)
+
+const cellsHelp = `The per-cell view of a dataset: one row per cell (every parameter but the
+seed), each metric summarised over the cell's seeds as the report does —
+runs with a value and unfinished runs counted, mean, sd, 95 %% interval,
+min, max — in one Parquet file (its columns: sweep schema). A statistic of
+a milestone that some run never reached is null, never a mean of the runs
+that did: query it from DuckDB or Polars without the NULL trap, e.g.
+
+  SELECT policy_spec, capacity_rps, runs, t99_after_s_unfinished, t99_after_s_mean
+  FROM 'out/cells.parquet' ORDER BY t99_after_s_mean NULLS LAST;
+
+Exit codes: 0 written, 2 bad input or an unreadable dataset.
+`
+
+func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagsDoc("cells", "[--results out] [--out RESULTS/cells.parquet]", cellsHelp, stderr)
+	results := fs.String("results", "out", "the dataset")
+	out := fs.String("out", "", "the file to write (default: cells.parquet in the dataset's folder)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = filepath.Join(*results, "cells.parquet")
+	}
+	sc, err := scanDataset(ctx, "cells", "--results "+*results, *results, analysis.ScanOptions{})
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, m := range analysis.Metrics {
+		names = append(names, m.Key)
+	}
+	meta := dataset.Meta{Tool: toolVersion(), Command: "sweep cells", Created: created()}
+	if len(sc.Metas) > 0 {
+		meta.Sim = sc.Metas[0].Sim
+	}
+	buf := &partBuffer{}
+	w := dataset.NewCellsWriter(buf, meta, names)
+	for _, a := range sc.Aggregates {
+		stats := make([]dataset.Stat, len(analysis.Metrics))
+		for i, m := range analysis.Metrics {
+			s := a.Summary(m)
+			stats[i] = dataset.Stat{N: s.N, Unfinished: s.Unfinished, Mean: s.Mean, SD: s.SD, Lo: s.Lo, Hi: s.Hi, Min: s.Min, Max: s.Max}
+		}
+		w.Append(a.CellKey, a.Label, a.Cell, a.Sweeps, len(a.Seeds), stats)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("cells: %s: %w", *out, err)
+	}
+	if err := writeAtomic(filepath.Dir(*out), filepath.Base(*out), buf); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "cells: %d cells of %d runs → %s\n", len(sc.Aggregates), sc.Runs, *out)
+	return nil
+}
+
+// scanDataset streams the dataset in dir for a command (analysis.Scan).
+// A folder that is not there, or a part that cannot be read, is bad input
+// naming the path (exit 2); an interruption stops it. what names the
+// folder in messages: "--results DIR" or the folder itself.
+func scanDataset(ctx context.Context, cmd, what, dir string, opt analysis.ScanOptions) (*analysis.Scanned, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a folder")
+		}
+		return nil, usagef("%s: %s: %v", cmd, what, err)
+	}
+	sc, err := analysis.Scan(os.DirFS(dir), opt)
+	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+		return nil, usagef("%s: %s: %v", cmd, filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+	}
+	if err != nil {
+		return nil, usagef("%s: %s: %v", cmd, what, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s interrupted: %w", cmd, err)
+	}
+	return sc, nil
+}

@@ -1,0 +1,158 @@
+package dataset
+
+import (
+	"io"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// CellsSchema is the schema version of the cells table: one row per cell
+// (a run's parameters without its seed), each metric summarised over the
+// cell's seeds. `sweep cells` writes it from a streaming scan of the runs.
+const CellsSchema = "cells/1"
+
+// Columns of the cells table beside the parameters and the runs table's
+// cell_key, label and policy_spec.
+const (
+	ColSweeps = "sweeps"
+	ColRuns   = "runs"
+)
+
+// Stat is one metric of a cell over its seeds, as the cells table stores
+// it: N runs with a value and Unfinished without (a milestone never
+// reached), the mean, sample standard deviation, Student-t 95 % interval
+// of the mean, least and greatest value of the N.
+type Stat struct {
+	N, Unfinished              int
+	Mean, SD, Lo, Hi, Min, Max float64
+}
+
+// statColumns are the columns of each metric m, as m + suffix. The values
+// are null when a run did not reach the milestone (Unfinished > 0), so that
+// no mean flatters a cell by leaving out its unfinished runs, and where
+// undefined (sd and the interval of fewer than two runs).
+var statColumns = []struct {
+	suffix string
+	doc    string
+	get    func(Stat) float64
+}{
+	{"_mean", "mean over the cell's runs; null when a run did not reach it", func(s Stat) float64 { return s.Mean }},
+	{"_sd", "sample standard deviation; null likewise, or with one run", func(s Stat) float64 { return s.SD }},
+	{"_lo", "Student-t 95 % interval of the mean, low end; null likewise", func(s Stat) float64 { return s.Lo }},
+	{"_hi", "the same, high end", func(s Stat) float64 { return s.Hi }},
+	{"_min", "least value; null likewise", func(s Stat) float64 { return s.Min }},
+	{"_max", "greatest value; null likewise", func(s Stat) float64 { return s.Max }},
+}
+
+// cellsColumns is the cells table's one column list: name, type, nullable,
+// documentation, for the given metrics (columns of the runs table).
+func cellsColumns(metrics []string) []struct {
+	f   arrow.Field
+	doc string
+} {
+	type col = struct {
+		f   arrow.Field
+		doc string
+	}
+	str := func(n, doc string) col { return col{arrow.Field{Name: n, Type: arrow.BinaryTypes.String}, doc} }
+	i64 := func(n, doc string) col { return col{arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int64}, doc} }
+	cols := []col{
+		str(ColCellKey, "the cell (joins runs.cell_key)"),
+		str(ColLabel, "the policy in words, and scenario parameters that differ from the article's"),
+		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
+	}
+	for _, p := range experiments.Params {
+		cols = append(cols, col{arrow.Field{Name: p.Key, Type: paramType(p.Type)}, p.Doc})
+	}
+	cols = append(cols,
+		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated"),
+		i64(ColRuns, "runs of the cell (its seeds), each counted once"))
+	for _, m := range metrics {
+		cols = append(cols,
+			i64(m+"_n", "runs with a value of "+m),
+			i64(m+"_unfinished", "runs that never reached it (null in the runs table): counted, not dropped"))
+		for _, s := range statColumns {
+			cols = append(cols, col{arrow.Field{Name: m + s.suffix, Type: arrow.PrimitiveTypes.Float64, Nullable: true}, m + ": " + s.doc})
+		}
+	}
+	return cols
+}
+
+// CellsColumns documents the cells table for the given metrics.
+func CellsColumns(metrics []string) []Column {
+	var out []Column
+	for _, c := range cellsColumns(metrics) {
+		t := c.f.Type.String()
+		if c.f.Type == arrow.BinaryTypes.String {
+			t = "string"
+		}
+		if c.f.Nullable {
+			t += " (null)"
+		}
+		out = append(out, Column{c.f.Name, t, c.doc})
+	}
+	return out
+}
+
+// CellsWriter writes a cells table: one row per cell.
+type CellsWriter struct {
+	writer
+	metrics int
+}
+
+// NewCellsWriter returns a writer of the cells table of the given metrics
+// to w.
+func NewCellsWriter(w io.Writer, meta Meta, metrics []string) *CellsWriter {
+	var fields []arrow.Field
+	for _, c := range cellsColumns(metrics) {
+		fields = append(fields, c.f)
+	}
+	return &CellsWriter{*newWriter(w, fields, meta.metadata(CellsSchema)), len(metrics)}
+}
+
+// Append adds a cell: its key, label, sweeps and runs, and one Stat per
+// metric, in the order the writer was given them.
+func (w *CellsWriter) Append(key, label string, c experiments.Cell, sweeps []string, runs int, stats []Stat) {
+	if len(stats) != w.metrics {
+		panic("dataset: CellsWriter.Append: one Stat per metric")
+	}
+	b := w.b
+	i := 0
+	next := func() array.Builder { i++; return b.Field(i - 1) }
+	next().(*array.StringBuilder).Append(key)
+	next().(*array.StringBuilder).Append(label)
+	next().(*array.StringBuilder).Append(c.PolicySpec())
+	for pi := range experiments.Params {
+		switch v := experiments.Params[pi].Get(c).(type) {
+		case int64:
+			next().(*array.Int64Builder).Append(v)
+		case float64:
+			next().(*array.Float64Builder).Append(v)
+		case string:
+			next().(*array.StringBuilder).Append(v)
+		case bool:
+			next().(*array.BooleanBuilder).Append(v)
+		}
+	}
+	next().(*array.StringBuilder).Append(strings.Join(sweeps, ","))
+	next().(*array.Int64Builder).Append(int64(runs))
+	for _, s := range stats {
+		next().(*array.Int64Builder).Append(int64(s.N))
+		next().(*array.Int64Builder).Append(int64(s.Unfinished))
+		for _, sc := range statColumns {
+			v := sc.get(s)
+			fb := next().(*array.Float64Builder)
+			if s.Unfinished > 0 || s.N == 0 || math.IsNaN(v) {
+				fb.AppendNull()
+			} else {
+				fb.Append(v)
+			}
+		}
+	}
+	w.rows++
+}
