@@ -37,14 +37,19 @@
 // 16 MiB of bitmap), the fleet, the timeline — and one loop runs the ticks
 // of that kind: loopDense (the article's runs), loopList (a sparse
 // calendar, a trace or a mixed fleet) or loopQueue. Every rejected client
-// goes through one rule, Sim.reject.
+// goes through one rule, Sim.reject (which, for a fixed delay without
+// limits on a dense calendar, calendar.moveColumn applies to a whole tick
+// at once).
 //
 // Beside the counting server, a queueing server (Scenario.Concurrency > 0,
 // queue.go) serves first come, first served with a number of workers and
 // drawn service times, bounds its queue by length or wait, can shed load
 // CoDel-style, and its clients time out (the server still does the work);
 // open-loop traffic (Scenario.ArrivalRate) adds new requests throughout the
-// run. It is checked against M/M/1, M/M/c, M/D/1 and M/M/c/K.
+// run. It is checked against M/M/1, M/M/c, M/D/1 and M/M/c/K, and with
+// retrying clients against an M/M/c/K retrial queue, a Markov chain solved
+// exactly (ctmc_test.go). Its draws give the same bits on every CPU
+// (expdraw.go's ziggurat, fmath.go's log, exp and erf⁻¹).
 //
 // The cost of a run grows with the number of requests sent, not with
 // clients × ticks: pending clients sit in per-tick intrusive lists, and the
