@@ -355,6 +355,31 @@ func TestComponentPresetSequences(t *testing.T) {
 	}
 }
 
+// The .NET standard handler waits a Retry-After as sent
+// (HttpRetryStrategyOptions.ShouldRetryAfterHeader, true by default);
+// plain polly-v2 does not read it.
+func TestStandardHandlerHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	ms, _ := PresetByName("ms-resilience-standard")
+	got, err := ms.Policy.Delays(11, 3, 7*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if g != 7000 {
+			t.Errorf("ms-resilience-standard with Retry-After 7 s: delay %d = %v ms, want 7000", i+1, g)
+		}
+	}
+	pv, _ := PresetByName("polly-v2")
+	got, err = pv.Policy.Delays(11, 3, 7*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] == 7000 {
+		t.Errorf("polly-v2 waited the Retry-After (%v ms); it does not read it", got[0])
+	}
+}
+
 // Runs with components go through the dense or the sparse calendar,
 // traced or not, with the same results and events.
 func TestComponentPathsAgree(t *testing.T) {

@@ -184,9 +184,18 @@ var families = append([]family{
 			Formula: "(f(n−1+U) − f(prev))·base/1.4, f(t) = 2^t·tanh(√(4t)); then min(cap, …)",
 			Source:  "Polly.Contrib.WaitAndRetry Backoff.DecorrelatedJitterV2.cs",
 			Note:    "base is Polly's medianFirstRetryDelay (Polly v8: BaseDelay, \"the median delay to target before the first retry\"); cap 0 = none (Contrib has none; Polly v8 adds MaxDelay)"},
-		uses: pBase | pCap, defaults: Policy{Base: time.Second, MaxAttempts: 6},
-		bounds: func(p Policy, _ float64, _ bool) (float64, float64) { return 0, capMS(p) },
-		build:  func(p Policy) delayer { return pollyDelay{base: ms(p.Base), cap: capMS(p)} },
+		uses: pBase | pCap | pHonor, defaults: Policy{Base: time.Second, MaxAttempts: 6},
+		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
+			if p.HonorRetryAfter && ra > 0 {
+				return ra, ra
+			}
+			return 0, capMS(p)
+		},
+		// honor_retry_after: Microsoft.Extensions.Http.Resilience's
+		// HttpRetryStrategyOptions.ShouldRetryAfterHeader (true by default),
+		// whose DelayGenerator returns the header's value, which Polly v8's
+		// retry then waits instead of its computed delay.
+		build: func(p Policy) delayer { return honoring(p.HonorRetryAfter, pollyDelay{base: ms(p.Base), cap: capMS(p)}) },
 	},
 	{
 		Family: Family{Kind: WatchDog, Title: "exponential with a jitter band (sgcWebSockets WatchDog)",
