@@ -174,6 +174,12 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"several fields of one policy", base + "[sweep.s]\npolicy = \"exponential\"\nmultiplier = 200\nmax_attempts = -1\n", []string{"t.toml:6: sweep.s.multiplier: 200: want a number in [1, 100]", "t.toml:7: sweep.s.max_attempts: -1"}},
 		{"an empty window", base + "[sweep.s]\npolicy = \"fixed\"\nwindow_s = 0\n", []string{"t.toml:6: sweep.s.window_s: 0: want"}},
 		{"bucket", base + "[sweep.s]\npolicy = \"fixed\"\nbucket_tokens = 2000000000\n", []string{"t.toml:6: sweep.s.bucket_tokens: 2000000000: want 0 (no bucket) or a whole number of tokens ≤ 1000000000"}},
+		// A component is off at 0; a negative or NaN switch is an error,
+		// not "off" (Normalize cleared them before Validate saw them).
+		{"negative throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = -1\n", []string{"t.toml:6: sweep.s.throttle_k: -1: want 0 (no adaptive throttling) or a multiplier of accepts in [1, 100]"}},
+		{"NaN throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = nan\n", []string{"t.toml:6: sweep.s.throttle_k: NaN: want 0 (no adaptive throttling)"}},
+		{"negative retry_tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_tokens = -1\n", []string{"t.toml:6: sweep.s.retry_tokens: -1: want 0 (no retry throttling)"}},
+		{"negative breaker_ratio", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_ratio = -0.1\n", []string{"t.toml:6: sweep.s.breaker_ratio: -0.1: want 0 (no circuit breaker)"}},
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
