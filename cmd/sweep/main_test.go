@@ -106,6 +106,9 @@ func TestHelpOfEveryCommand(t *testing.T) {
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: sweep "+c.name) && !strings.Contains(stdout, "\nUsage: sweep "+c.name) {
 				t.Errorf("sweep %s %s: exit %d, stderr %q, stdout %q", c.name, h, code, stderr, stdout)
 			}
+			if strings.Contains(stdout, "%%") || strings.Contains(stdout, "%!") {
+				t.Errorf("sweep %s %s: a format verb printed as text (%%%% or %%!): %q", c.name, h, stdout)
+			}
 			if h == "-h" {
 				golden(t, "help-"+c.name+".golden", "$ sweep "+c.name+" -h\n"+stdout)
 			}
