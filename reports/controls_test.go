@@ -187,3 +187,49 @@ func meanWords(tr *truth) string {
 	}
 	return out
 }
+
+// The recovery section tells a cell whose clients gave up (a retry cap
+// refuses their retries) from one the server never brought back (fixed
+// 2 s with 429s that cost work: the metastable failure); both are 0 %, and
+// only the first may say "gave up".
+func TestRecoverySaysWhoGaveUp(t *testing.T) {
+	t.Parallel()
+	capped := sim.DefaultPolicy(sim.Decorrelated)
+	capped.RetryCap = 3
+	pols := []sim.Policy{capped.Normalize(), {Kind: sim.Fixed, Base: 2 * time.Second}}
+	in := simulate(t, cellsOf(pols, []float64{30}, func(s *sim.Scenario) { s.RejectCost = 0.5 }), 3, false)
+	_, files := build(t, in)
+	md := files["report.md"]
+	i := strings.Index(md, "## Servers that do more than count")
+	if i < 0 {
+		t.Fatal("no recovery section")
+	}
+	sec := md[i:]
+	sec = sec[:strings.Index(sec[3:], "\n## ")+4]
+	checked := 0
+	for _, tr := range truths(in) {
+		label := "| " + cell(analysis.PolicyLabel(tr.cell)) + " |"
+		j := strings.Index(sec, label)
+		if j < 0 {
+			t.Fatalf("no row %q in\n%s", label, sec)
+		}
+		line := sec[j : j+strings.Index(sec[j:], "\n")]
+		finished, gave := 0, 0
+		for k := range tr.t99 {
+			if !math.IsNaN(tr.t99[k]) {
+				finished++
+			}
+			gave += tr.gave[k]
+		}
+		if finished != 0 {
+			t.Fatalf("%s: %d of %d runs finished; the test wants cells that never recover", label, finished, len(tr.t99))
+		}
+		if says := strings.Contains(line, "gave up"); says != (gave > 0) {
+			t.Errorf("%s: %d clients gave up in all, yet the row %q says \"gave up\" %v", label, gave, line, says)
+		}
+		checked++
+	}
+	if checked != 2 {
+		t.Errorf("checked %d rows, want 2", checked)
+	}
+}
