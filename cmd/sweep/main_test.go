@@ -367,7 +367,7 @@ func TestReportRecommendAndErrors(t *testing.T) {
 		t.Errorf("report.md: %v", err)
 	}
 	// A folder without a dataset, and an output path that is a file.
-	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "--results "+dir+"/nothing: stat") {
+	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 2 || !strings.Contains(stderr, "--results "+dir+"/nothing: stat") {
 		t.Errorf("report of a missing folder: exit %d, %s", code, stderr)
 	}
 	os.Mkdir(dir+"/empty", 0o755)
@@ -646,7 +646,7 @@ func TestRecommend(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--capacity", "40", "--results", dir + "/typo"}, 1, "--results " + dir + "/typo"},
+		{[]string{"--capacity", "40", "--results", dir + "/typo"}, 2, "--results " + dir + "/typo"},
 		{[]string{"--clients", "300"}, 2, "--capacity is required"},
 		{[]string{"--capacity", "0"}, 2, "--capacity \"0\": want a positive number"},
 		{[]string{"--capacity", "50", "--clients", "100000", "--outage", "10s"}, 1, "100,000 clients need at least 1,980 s"},
