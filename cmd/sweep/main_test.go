@@ -706,6 +706,35 @@ func TestReadmeCommandTable(t *testing.T) {
 	}
 }
 
+// The README's dataset section holds every table `sweep schema --markdown`
+// prints, row for row: a column added to a table shows there too.
+func TestReadmeHoldsTheSchema(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	stdout := mustRun(t, "schema", "--markdown")
+	table, section := "", ""
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "`") {
+			table, section = line, ""
+			i := strings.Index(readme, "\n"+line+"\n")
+			if i < 0 {
+				t.Errorf("README lacks the table heading %s", line)
+				continue
+			}
+			section = readme[i+len(line)+2:]
+			if end := strings.Index(section, "\n\n`"); end >= 0 {
+				section = section[:end+1] // up to the next table's heading
+			}
+		}
+		if strings.HasPrefix(line, "| `") && section != "" && !strings.Contains(section, line+"\n") {
+			t.Errorf("README's table %s lacks the row\n%s", table, line)
+		}
+	}
+}
+
 // Progress shows no rate before it can be measured, then labels rate,
 // elapsed and remaining time.
 func TestProgressIsHonestFromTheFirstSecond(t *testing.T) {
