@@ -188,7 +188,7 @@ func (r *Report) writeLibraries(ew *errWriter) {
 		return
 	}
 	ew.printf("## Library defaults\n\n")
-	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
+	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **no jitter** when feasible without jitter, which keeps a herd in step and is never recommended, however fast here (the ratio follows); **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
 	for _, lt := range d.Libraries {
 		ref := -1 // the column of the reference capacity, else the first measured
 		for c, i := range lt.At {
