@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -264,4 +265,33 @@ func TestLibraryWithoutJitterIsNotSlower(t *testing.T) {
 		t.Errorf("library table: want %q in\n%s", want, md[i:i+strings.Index(md[i:], "\n")])
 	}
 	checkLibraries(t, r, md, tr)
+}
+
+// A report page that suggests a flag names the command it belongs to:
+// "--budget 5.3 would admit it" on a report page sent readers to `sweep
+// report --budget`, which does not exist (the flag is recommend's).
+func TestReportFlagsNameTheirCommand(t *testing.T) {
+	t.Parallel()
+	sc := world(15)
+	sc.Clients = 3000 // at 15 req/s: 200 s to serve them, more than 4 requests per client
+	in := simulate(t, []experiments.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)},
+		{Scenario: sc, Policy: preset(t, "envoy")}}, 3, false)
+	_, files := build(t, in)
+	flag := regexp.MustCompile("(`sweep [a-z]+ [^`]*)?(--[a-z][a-z-]*)")
+	seen := 0
+	for name, text := range files {
+		if !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		for _, m := range flag.FindAllStringSubmatch(text, -1) {
+			seen++
+			if m[1] == "" {
+				i := strings.Index(text, m[2])
+				t.Errorf("%s: %s without its command: …%s…", name, m[2], text[max(0, i-80):min(len(text), i+40)])
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no flag in any page: the test checks nothing")
+	}
 }
