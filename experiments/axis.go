@@ -93,6 +93,23 @@ func paramKeys() string {
 	return strings.Join(append(ks, "seeds"), ", ")
 }
 
+// inPolicyTable reports whether p may be set in a policy table
+// ({kind = "fixed", base_s = 5}): a policy parameter, components included.
+func inPolicyTable(p *Param) bool {
+	return p.Policy && p.Key != "policy" && p.Key != "mix" && p.Key != "preset"
+}
+
+// policyTableKeys lists the keys a policy table takes besides kind.
+func policyTableKeys() string {
+	var ks []string
+	for i := range Params {
+		if inPolicyTable(&Params[i]) {
+			ks = append(ks, Params[i].Key)
+		}
+	}
+	return strings.Join(ks, ", ")
+}
+
 // axis reads one axis: a value, a list of values, or {from, to, step}.
 // p is nil for seeds.
 func (l *loader) axis(path []string, raw any, p *Param) *axis {
@@ -317,8 +334,8 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 			continue
 		}
 		p := ParamByKey(k)
-		if p == nil || !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
-			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (base_s, cap_s, multiplier, width, max_attempts, honor_retry_after)")
+		if p == nil || !inPolicyTable(p) {
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (%s)", policyTableKeys())
 			continue
 		}
 		cv, err := p.coerce(v)

@@ -180,6 +180,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"NaN throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = nan\n", []string{"t.toml:6: sweep.s.throttle_k: NaN: want 0 (no adaptive throttling)"}},
 		{"negative retry_tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_tokens = -1\n", []string{"t.toml:6: sweep.s.retry_tokens: -1: want 0 (no retry throttling)"}},
 		{"negative breaker_ratio", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_ratio = -0.1\n", []string{"t.toml:6: sweep.s.breaker_ratio: -0.1: want 0 (no circuit breaker)"}},
+		{"unknown key in a policy table", base + "[sweep.s]\npolicy = {kind = \"fixed\", breaker_raito = 0.1}\n", []string{"t.toml:5: sweep.s.policy.breaker_raito: unknown key in a policy table: want kind or a policy parameter (base_s, cap_s", "retry_on", "breaker_ratio", "clients_per_process"}},
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
