@@ -181,6 +181,11 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"negative retry_tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_tokens = -1\n", []string{"t.toml:6: sweep.s.retry_tokens: -1: want 0 (no retry throttling)"}},
 		{"negative breaker_ratio", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_ratio = -0.1\n", []string{"t.toml:6: sweep.s.breaker_ratio: -0.1: want 0 (no circuit breaker)"}},
 		{"unknown key in a policy table", base + "[sweep.s]\npolicy = {kind = \"fixed\", breaker_raito = 0.1}\n", []string{"t.toml:5: sweep.s.policy.breaker_raito: unknown key in a policy table: want kind or a policy parameter (base_s, cap_s", "retry_on", "breaker_ratio", "clients_per_process"}},
+		// A component's own parameters are checked with the component off
+		// too, as a family's parameters are in a sweep of other families.
+		{"breaker window without a breaker", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_window_s = -3\n", []string{"t.toml:6: sweep.s.breaker_window_s: -3: want"}},
+		{"throttle window without throttling", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_window_s = 7200\n", []string{"t.toml:6: sweep.s.throttle_window_s: 7200: want at most"}},
+		{"token ratio without tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_token_ratio = 2\n", []string{"t.toml:6: sweep.s.retry_token_ratio: 2: want gRPC's tokenRatio in (0, 1]"}},
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
