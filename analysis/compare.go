@@ -41,7 +41,8 @@ type Change struct {
 	// UnfinishedOld, New: runs without a value (a milestone never reached).
 	UnfinishedOld, UnfinishedNew int
 
-	se, df float64 // the difference's standard error and degrees of freedom
+	se, df   float64 // the difference's standard error and degrees of freedom
+	roundoff float64 // the most summing the values can move either mean (Higham: (n − 1)·ε·max|x|)
 }
 
 // Changed counts the changes beyond the threshold.
@@ -126,6 +127,8 @@ func change(a, b *Aggregate, m Metric) Change {
 		return ch
 	}
 	ch.OldMean, ch.NewMean, ch.Diff = so.Mean, sn.Mean, sn.Mean-so.Mean
+	big := math.Max(math.Max(math.Abs(so.Min), math.Abs(so.Max)), math.Max(math.Abs(sn.Min), math.Abs(sn.Max)))
+	ch.roundoff = float64(so.N+sn.N) * epsilon * big
 	if so.N >= 2 && sn.N >= 2 {
 		vo, vn := so.SD*so.SD/float64(so.N), sn.SD*sn.SD/float64(sn.N)
 		ch.se = math.Sqrt(vo + vn)
@@ -142,6 +145,11 @@ func (ch *Change) interval(level, threshold float64) {
 	if math.IsNaN(ch.Diff) || ch.N < 2 {
 		return
 	}
+	if math.Abs(ch.Diff) <= ch.roundoff {
+		// The means of the same values, summed over other counts, differ in
+		// their last bits (5 and 9 copies of 59.9): that is no change.
+		ch.Diff = 0
+	}
 	half := 0.0
 	if ch.se > 0 {
 		half = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: ch.df}.Quantile(level) * ch.se
@@ -156,6 +164,9 @@ func (ch *Change) interval(level, threshold float64) {
 		ch.Beyond = ch.Significant
 	}
 }
+
+// epsilon is float64's machine epsilon, 2^−52.
+const epsilon = 0x1p-52
 
 // welford is the running count, mean and sum of squared deviations of a
 // sample (Welford's method: stable whatever the order and magnitude), with

@@ -125,3 +125,27 @@ func TestCompareNoiseRaisesNoAlarm(t *testing.T) {
 		t.Errorf("one interval at a time found no change in 200 noisy cells: the test's noise is too weak to mean anything")
 	}
 }
+
+// A cell whose metric is the same in every seed, old and new, has not
+// moved, although the means of 5 and of 9 copies of 59.9 differ in their
+// last bit (59.9 and 59.89999999999999): the nightly job must not alert on
+// rounding. Found by running `sweep compare` on a dataset and the same one
+// with two more seeds per cell (all_done_after_s at the 60 s cap).
+func TestCompareSameConstantIsNoChange(t *testing.T) {
+	t.Parallel()
+	five, nine := make([]float64, 5), make([]float64, 9)
+	for i := range nine {
+		nine[i] = 59.9
+	}
+	copy(five, nine)
+	c := CompareAggregates(Aggregates(records(120, []synth{{sim.Decorrelated, 0, five, 500, 3000}})),
+		Aggregates(records(120, []synth{{sim.Decorrelated, 0, nine, 500, 3000}})), 0.05, 0)
+	if c.Matched != 1 || c.Changed() != 0 {
+		t.Fatalf("59.9 in every seed, 5 seeds then 9: %d matched, %d changed; want 1, 0", c.Matched, c.Changed())
+	}
+	for _, ch := range c.Changes {
+		if ch.Significant {
+			t.Errorf("%s: %+v, want not significant", ch.Metric.Key, ch)
+		}
+	}
+}

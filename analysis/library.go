@@ -224,6 +224,7 @@ type RecoveryGrid struct {
 	Outages    []time.Duration
 	Capacities []float64
 	Recovered  [][]float64 // [outage][capacity]; NaN where there is no cell
+	GaveUp     [][]float64 // [outage][capacity]: clients that gave up, mean per run; NaN where there is no cell
 }
 
 // RecoveryGrids builds a grid per (policy, server) for the cells whose
@@ -261,17 +262,19 @@ func RecoveryGrids(aggs []*Aggregate) []RecoveryGrid {
 		sort.Slice(g.Outages, func(i, j int) bool { return g.Outages[i] < g.Outages[j] })
 		sort.Float64s(g.Capacities)
 		for _, o := range g.Outages {
-			row := make([]float64, len(g.Capacities))
+			row, gave := make([]float64, len(g.Capacities)), make([]float64, len(g.Capacities))
 			for i, c := range g.Capacities {
-				row[i] = math.NaN()
+				row[i], gave[i] = math.NaN(), math.NaN()
 				for _, a := range cells[k] {
 					if a.Cell.Scenario.RecoverAt == o && a.Cell.Scenario.Capacity == c {
 						s := a.Summary(T99)
 						row[i] = float64(s.N) / float64(s.N+s.Unfinished)
+						gave[i] = a.Summary(GaveUp).Mean
 					}
 				}
 			}
 			g.Recovered = append(g.Recovered, row)
+			g.GaveUp = append(g.GaveUp, gave)
 		}
 		out = append(out, g)
 	}

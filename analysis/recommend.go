@@ -396,10 +396,10 @@ func noAnswer(bad []*Aggregate, q Query) string {
 	}
 	reasons = append(reasons, fmt.Sprintf("none of %d candidates is feasible: %d leave clients unserved at the end of the window, %d have clients give up, %d exceed the traffic budget of %g requests per client", len(bad), slow, giveUp, loud, q.budget()))
 	if loud > 0 && !math.IsInf(least, 1) {
-		reasons = append(reasons, fmt.Sprintf("the least traffic among those is %.1f requests per client: --budget %g would admit it", least, math.Ceil(least*10)/10))
+		reasons = append(reasons, fmt.Sprintf("the least traffic among those is %.1f requests per client: `sweep recommend --budget %g` would admit it", least, math.Ceil(least*10)/10))
 	}
 	if giveUp > 0 && !q.AllowGiveUp {
-		reasons = append(reasons, "--allow-give-up admits the policies under which clients give up")
+		reasons = append(reasons, "`sweep recommend --allow-give-up` admits the policies under which clients give up")
 	}
 	return strings.Join(reasons, "; ")
 }

@@ -93,6 +93,23 @@ func paramKeys() string {
 	return strings.Join(append(ks, "seeds"), ", ")
 }
 
+// inPolicyTable reports whether p may be set in a policy table
+// ({kind = "fixed", base_s = 5}): a policy parameter, components included.
+func inPolicyTable(p *Param) bool {
+	return p.Policy && p.Key != "policy" && p.Key != "mix" && p.Key != "preset"
+}
+
+// policyTableKeys lists the keys a policy table takes besides kind.
+func policyTableKeys() string {
+	var ks []string
+	for i := range Params {
+		if inPolicyTable(&Params[i]) {
+			ks = append(ks, Params[i].Key)
+		}
+	}
+	return strings.Join(ks, ", ")
+}
+
 // axis reads one axis: a value, a list of values, or {from, to, step}.
 // p is nil for seeds.
 func (l *loader) axis(path []string, raw any, p *Param) *axis {
@@ -165,7 +182,10 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 // families all ignore it (Normalize clears it there). sim's Validate is
 // the judge: v is tried on the first family that reads it (with base 1 ms
 // and no cap, so that it meets no other bound), and only errors about p's
-// own field count; the cells check the rest.
+// own field count; the cells check the rest. A value other than zero is
+// tried with every client component on, so that a component's own
+// parameters (breaker_window_s) are read even in a sweep that leaves the
+// component off; zero is off, or the component's default.
 func (l *loader) inRange(path []string, p *Param, v any) bool {
 	if !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
 		return true
@@ -174,6 +194,9 @@ func (l *loader) inRange(path []string, p *Param, v any) bool {
 		c := Cell{Policy: sim.DefaultPolicy(k)}
 		c.Policy.Base, c.Policy.Cap = time.Millisecond, 0
 		c.Policy.RetryBudget = 0.1 // budget_min_rps needs a budget to be read; the cells check the pair
+		if v != p.get(&Cell{}) {
+			c.Policy.ThrottleK, c.Policy.RetryTokens, c.Policy.RetryTokenRatio, c.Policy.BreakerRatio = 2, 10, 0.1, 0.1
+		}
 		p.set(&c, v)
 		n := Cell{Policy: c.Policy.Normalize()}
 		if p.get(&n) != p.get(&c) {
@@ -317,8 +340,8 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 			continue
 		}
 		p := ParamByKey(k)
-		if p == nil || !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
-			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (base_s, cap_s, multiplier, width, max_attempts, honor_retry_after)")
+		if p == nil || !inPolicyTable(p) {
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (%s)", policyTableKeys())
 			continue
 		}
 		cv, err := p.coerce(v)

@@ -174,6 +174,18 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"several fields of one policy", base + "[sweep.s]\npolicy = \"exponential\"\nmultiplier = 200\nmax_attempts = -1\n", []string{"t.toml:6: sweep.s.multiplier: 200: want a number in [1, 100]", "t.toml:7: sweep.s.max_attempts: -1"}},
 		{"an empty window", base + "[sweep.s]\npolicy = \"fixed\"\nwindow_s = 0\n", []string{"t.toml:6: sweep.s.window_s: 0: want"}},
 		{"bucket", base + "[sweep.s]\npolicy = \"fixed\"\nbucket_tokens = 2000000000\n", []string{"t.toml:6: sweep.s.bucket_tokens: 2000000000: want 0 (no bucket) or a whole number of tokens ≤ 1000000000"}},
+		// A component is off at 0; a negative or NaN switch is an error,
+		// not "off" (Normalize cleared them before Validate saw them).
+		{"negative throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = -1\n", []string{"t.toml:6: sweep.s.throttle_k: -1: want 0 (no adaptive throttling) or a multiplier of accepts in [1, 100]"}},
+		{"NaN throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = nan\n", []string{"t.toml:6: sweep.s.throttle_k: NaN: want 0 (no adaptive throttling)"}},
+		{"negative retry_tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_tokens = -1\n", []string{"t.toml:6: sweep.s.retry_tokens: -1: want 0 (no retry throttling)"}},
+		{"negative breaker_ratio", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_ratio = -0.1\n", []string{"t.toml:6: sweep.s.breaker_ratio: -0.1: want 0 (no circuit breaker)"}},
+		{"unknown key in a policy table", base + "[sweep.s]\npolicy = {kind = \"fixed\", breaker_raito = 0.1}\n", []string{"t.toml:5: sweep.s.policy.breaker_raito: unknown key in a policy table: want kind or a policy parameter (base_s, cap_s", "retry_on", "breaker_ratio", "clients_per_process"}},
+		// A component's own parameters are checked with the component off
+		// too, as a family's parameters are in a sweep of other families.
+		{"breaker window without a breaker", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_window_s = -3\n", []string{"t.toml:6: sweep.s.breaker_window_s: -3: want"}},
+		{"throttle window without throttling", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_window_s = 7200\n", []string{"t.toml:6: sweep.s.throttle_window_s: 7200: want at most"}},
+		{"token ratio without tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_token_ratio = 2\n", []string{"t.toml:6: sweep.s.retry_token_ratio: 2: want gRPC's tokenRatio in (0, 1]"}},
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.

@@ -349,7 +349,7 @@ func letterIndex(l string) int {
 	return i - 1
 }
 
-var libCellRE = regexp.MustCompile(`\[(fine, ([0-9.]+)×|([0-9.]+)× slower|all give up|some give up[^\]]*|not finished|over budget: ([0-9.]+) req/client)\]\((scenarios/[^)]+)\)`)
+var libCellRE = regexp.MustCompile(`\[(fine, ([0-9.]+)×|([0-9.]+)× slower|no jitter, ([0-9.]+)×|all give up|some give up[^\]]*|not finished|over budget: ([0-9.]+) req/client)\]\((scenarios/[^)]+)\)`)
 
 func checkLibraries(t *testing.T, r *Report, md string, tr map[string]*truth) {
 	t.Helper()
@@ -370,7 +370,7 @@ func checkLibraries(t *testing.T, r *Report, md string, tr map[string]*truth) {
 		for _, m := range libCellRE.FindAllStringSubmatch(line, -1) {
 			var s *Scenario
 			for i := range r.Scenarios {
-				if r.Scenarios[i].File == m[5] {
+				if r.Scenarios[i].File == m[6] {
 					s = &r.Scenarios[i]
 				}
 			}
@@ -387,28 +387,32 @@ func checkLibraries(t *testing.T, r *Report, md string, tr map[string]*truth) {
 				}
 			}
 			if lib == nil || best == nil {
-				t.Errorf("%s in %s: no such cells", name, m[5])
+				t.Errorf("%s in %s: no such cells", name, m[6])
 				continue
 			}
 			ratio := lib.mean() / best.mean()
 			switch {
 			case m[2] != "":
 				if !lib.feasible() || ratio > analysis.FineFactor || m[2] != strconv.FormatFloat(ratio, 'f', 2, 64) {
-					t.Errorf("%s in %s: %q, but feasible %v, ratio %.4f", name, m[5], m[1], lib.feasible(), ratio)
+					t.Errorf("%s in %s: %q, but feasible %v, ratio %.4f", name, m[6], m[1], lib.feasible(), ratio)
 				}
 			case m[3] != "":
-				if !lib.feasible() || ratio <= analysis.FineFactor || m[3] != strconv.FormatFloat(ratio, 'f', 2, 64) {
-					t.Errorf("%s in %s: %q, but feasible %v, ratio %.4f", name, m[5], m[1], lib.feasible(), ratio)
+				if !lib.feasible() || ratio <= analysis.FineFactor || m[3] != strconv.FormatFloat(ratio, 'f', 2, 64) || !lib.cell.Policy.Jittered() {
+					t.Errorf("%s in %s: %q, but feasible %v, ratio %.4f, jitter %v", name, m[6], m[1], lib.feasible(), ratio, lib.cell.Policy.Jittered())
+				}
+			case m[4] != "":
+				if !lib.feasible() || lib.cell.Policy.Jittered() || m[4] != strconv.FormatFloat(ratio, 'f', 2, 64) {
+					t.Errorf("%s in %s: %q, but feasible %v, ratio %.4f, jitter %v", name, m[6], m[1], lib.feasible(), ratio, lib.cell.Policy.Jittered())
 				}
 			case m[1] == "all give up":
 				for _, g := range lib.gave {
 					if g != lib.cell.Scenario.Clients {
-						t.Errorf("%s in %s: \"all give up\", but %d of %d gave up", name, m[5], g, lib.cell.Scenario.Clients)
+						t.Errorf("%s in %s: \"all give up\", but %d of %d gave up", name, m[6], g, lib.cell.Scenario.Clients)
 					}
 				}
 			default:
 				if lib.feasible() {
-					t.Errorf("%s in %s: %q, but it is feasible", name, m[5], m[1])
+					t.Errorf("%s in %s: %q, but it is feasible", name, m[6], m[1])
 				}
 			}
 		}

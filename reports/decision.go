@@ -260,5 +260,9 @@ func shortVerdict(v *analysis.LibraryVerdict, rec *analysis.Recommendation) stri
 	if math.IsNaN(v.Ratio) {
 		return "no answer to compare"
 	}
+	if !a.Cell.Policy.Jittered() {
+		// Feasible, but never recommended: its ratio may be below 1.
+		return "no jitter, " + fmt2(v.Ratio) + "×"
+	}
 	return fmt2(v.Ratio) + "× slower"
 }

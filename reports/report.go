@@ -188,7 +188,7 @@ func (r *Report) writeLibraries(ew *errWriter) {
 		return
 	}
 	ew.printf("## Library defaults\n\n")
-	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
+	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **no jitter** when feasible without jitter, which keeps a herd in step and is never recommended, however fast here (the ratio follows); **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
 	for _, lt := range d.Libraries {
 		ref := -1 // the column of the reference capacity, else the first measured
 		for c, i := range lt.At {
@@ -279,7 +279,7 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 		return
 	}
 	ew.printf("## Servers that do more than count: does it ever recover?\n\n")
-	ew.printf("Share of seeds in which 99 %% of clients came back within the window, by policy, server and outage (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting (the metastable failure).\n\n")
+	ew.printf("Share of seeds in which 99 %% of clients came back within the window, by policy, server and outage (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting (the metastable failure). **0 %%, gave up**: clients gave up (an attempt limit, or a component that refuses retries), so they never came back whatever the server did. A row with a client component is compared with the same backoff alone in the next section.\n\n")
 	var caps []float64
 	for _, g := range grids {
 		for _, c := range g.Capacities {
@@ -306,15 +306,17 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 			}
 			ew.printf("| %s | %s | %v |", cell(pol), cell(srv), o)
 			for _, c := range caps {
-				v := math.NaN()
+				v, gave := math.NaN(), math.NaN()
 				for j, gc := range g.Capacities {
 					if gc == c {
-						v = g.Recovered[i][j]
+						v, gave = g.Recovered[i][j], g.GaveUp[i][j]
 					}
 				}
 				switch {
 				case math.IsNaN(v):
 					ew.printf(" |")
+				case v == 0 && gave > 0:
+					ew.printf(" **0 %%, gave up** |")
 				case v == 0:
 					ew.printf(" **0 %%** |")
 				default:

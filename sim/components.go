@@ -62,19 +62,20 @@ func (p Policy) gates() bool {
 }
 
 // normalizeComponents fills the defaults of the components p has on, and
-// clears the parameters of those it has off.
+// clears the parameters of those it has off. A switch out of range
+// (negative, NaN) is kept, not read as off, so that Validate refuses it.
 func (q *Policy) normalizeComponents(p Policy) {
 	q.ClientsPerProcess = p.ClientsPerProcess
-	if p.ThrottleK > 0 {
+	if p.ThrottleK != 0 {
 		q.ThrottleK, q.ThrottleWindow = p.ThrottleK, or(p.ThrottleWindow, DefaultThrottleWindow)
 	}
 	q.AWSAdaptive = p.AWSAdaptive
-	if p.RetryTokens > 0 {
+	if p.RetryTokens != 0 {
 		q.RetryTokens, q.RetryTokenRatio = p.RetryTokens, p.RetryTokenRatio
 	}
 	q.Pushback = p.Pushback
 	q.RetryCap = p.RetryCap
-	if p.BreakerRatio > 0 {
+	if p.BreakerRatio != 0 {
 		q.BreakerRatio = p.BreakerRatio
 		q.BreakerMinThroughput = p.BreakerMinThroughput
 		if q.BreakerMinThroughput == 0 {

@@ -82,3 +82,31 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// A dataset folder the user names that does not exist is bad input (exit
+// 2) for every command that reads one, as it is for cells and check.
+func TestMissingDatasetIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	nope := filepath.Join(dir, "nope")
+	asserts := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(asserts, []byte("gave_up max <= 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", "--results", nope},
+		{"recommend", "--capacity", "120", "--results", nope},
+		{"cells", "--results", nope},
+		{"assert", "--results", nope, asserts},
+		{"check", nope},
+		{"diff", nope, nope},
+		{"compare", nope, nope},
+	} {
+		_, stderr, code := sweep(t, args...)
+		if code != 2 || !strings.Contains(stderr, nope) {
+			t.Errorf("sweep %s: exit %d, stderr %q; want exit 2 naming %s", strings.Join(args, " "), code, stderr, nope)
+		}
+	}
+	if _, err := os.Stat(nope); err == nil {
+		t.Errorf("%s was created", nope)
+	}
+}

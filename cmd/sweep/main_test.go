@@ -106,6 +106,9 @@ func TestHelpOfEveryCommand(t *testing.T) {
 			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: sweep "+c.name) && !strings.Contains(stdout, "\nUsage: sweep "+c.name) {
 				t.Errorf("sweep %s %s: exit %d, stderr %q, stdout %q", c.name, h, code, stderr, stdout)
 			}
+			if strings.Contains(stdout, "%%") || strings.Contains(stdout, "%!") {
+				t.Errorf("sweep %s %s: a format verb printed as text (%%%% or %%!): %q", c.name, h, stdout)
+			}
 			if h == "-h" {
 				golden(t, "help-"+c.name+".golden", "$ sweep "+c.name+" -h\n"+stdout)
 			}
@@ -364,7 +367,7 @@ func TestReportRecommendAndErrors(t *testing.T) {
 		t.Errorf("report.md: %v", err)
 	}
 	// A folder without a dataset, and an output path that is a file.
-	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 1 || !strings.Contains(stderr, "--results "+dir+"/nothing: stat") {
+	if _, stderr, code := sweep(t, "report", "--results", dir+"/nothing"); code != 2 || !strings.Contains(stderr, "--results "+dir+"/nothing: stat") {
 		t.Errorf("report of a missing folder: exit %d, %s", code, stderr)
 	}
 	os.Mkdir(dir+"/empty", 0o755)
@@ -643,7 +646,7 @@ func TestRecommend(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--capacity", "40", "--results", dir + "/typo"}, 1, "--results " + dir + "/typo"},
+		{[]string{"--capacity", "40", "--results", dir + "/typo"}, 2, "--results " + dir + "/typo"},
 		{[]string{"--clients", "300"}, 2, "--capacity is required"},
 		{[]string{"--capacity", "0"}, 2, "--capacity \"0\": want a positive number"},
 		{[]string{"--capacity", "50", "--clients", "100000", "--outage", "10s"}, 1, "100,000 clients need at least 1,980 s"},
@@ -699,6 +702,35 @@ func TestReadmeCommandTable(t *testing.T) {
 	for _, m := range regexp.MustCompile("(?m)^\\| `sweep ([a-z]+)").FindAllStringSubmatch(table, -1) {
 		if !known[m[1]] {
 			t.Errorf("README's command table names `sweep %s`, which does not exist", m[1])
+		}
+	}
+}
+
+// The README's dataset section holds every table `sweep schema --markdown`
+// prints, row for row: a column added to a table shows there too.
+func TestReadmeHoldsTheSchema(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	stdout := mustRun(t, "schema", "--markdown")
+	table, section := "", ""
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "`") {
+			table, section = line, ""
+			i := strings.Index(readme, "\n"+line+"\n")
+			if i < 0 {
+				t.Errorf("README lacks the table heading %s", line)
+				continue
+			}
+			section = readme[i+len(line)+2:]
+			if end := strings.Index(section, "\n\n`"); end >= 0 {
+				section = section[:end+1] // up to the next table's heading
+			}
+		}
+		if strings.HasPrefix(line, "| `") && section != "" && !strings.Contains(section, line+"\n") {
+			t.Errorf("README's table %s lacks the row\n%s", table, line)
 		}
 	}
 }

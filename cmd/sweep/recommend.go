@@ -287,7 +287,7 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("recommend: --results %s: %w", dir, err)
+		return usageError{err: fmt.Errorf("recommend: --results %s: %w", dir, err)}
 	}
 	c, err := analysis.LoadCells(os.DirFS(dir), cells)
 	if err != nil {

@@ -41,7 +41,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		if err == nil {
 			err = errors.New("not a folder")
 		}
-		return fmt.Errorf("--results %s: %w", results, err)
+		return usageError{err: fmt.Errorf("--results %s: %w", results, err)}
 	}
 	fsys := os.DirFS(results)
 	named := func(err error) error {
