@@ -195,7 +195,9 @@ var families = append([]family{
 		// HttpRetryStrategyOptions.ShouldRetryAfterHeader (true by default),
 		// whose DelayGenerator returns the header's value, which Polly v8's
 		// retry then waits instead of its computed delay.
-		build: func(p Policy) delayer { return honoring(p.HonorRetryAfter, pollyDelay{base: ms(p.Base), cap: capMS(p)}) },
+		build: func(p Policy) delayer {
+			return honoring(p.HonorRetryAfter, pollyDelay{base: ms(p.Base), cap: capMS(p)})
+		},
 	},
 	{
 		Family: Family{Kind: WatchDog, Title: "exponential with a jitter band (sgcWebSockets WatchDog)",
