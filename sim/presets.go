@@ -90,7 +90,7 @@ var presets = []Preset{
 		"retries InternalServerError, TooManyRequests (429), ServiceUnavailable (503) and connection errors (if_transient_error)"},
 	{"envoy", Policy{Kind: APICore, Base: 25 * time.Millisecond, Multiplier: 2, Cap: 250 * time.Millisecond, MaxAttempts: 2},
 		"Envoy router: retry base interval 25 ms, max interval 10 × base, num_retries 1 (docs: x-envoy-max-retries)",
-		"Envoy draws whole milliseconds (random() % interval); we keep the fraction"},
+		"the backoff alone, as a route whose retry_on also names 429 (retriable-status-codes) and no cluster cap: Envoy's defaults (retry_on 5xx: a 429 is not retried; at most 3 retries outstanding per cluster) are the envoy-retry-cap preset; the name stays for stored rows' keys; Envoy draws whole milliseconds (random() % interval); we keep the fraction"},
 	{"sgc-watchdog", Policy{Kind: WatchDog, Base: time.Second, Multiplier: 1},
 		"second source: WatchDog defaults Backoff wdbFixed, Jitter 0, MaxInterval 0, Attempts 0",
 		"the source states no default Interval; 1 s is its example's value"},
