@@ -332,12 +332,7 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	dl, nk := s.reject(st, i, k, from)
 	st.resp.retryAfter, st.resp.noAnswer = ra, false
 	if dl < 0 {
-		q.quitInTick++
-		if int(i) < st.n {
-			st.gaveUp++
-		} else {
-			q.loopGaveUp++
-		}
+		q.quit(st, i)
 	}
 	if s.Trace != nil {
 		if dl < 0 {
@@ -460,12 +455,7 @@ func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) b
 		dl, nk := s.reject(st, i, k, a)
 		st.resp.retryAfter = ra
 		if dl < 0 {
-			q.quitInTick++
-			if int(i) < st.n {
-				st.gaveUp++
-			} else {
-				q.loopGaveUp++
-			}
+			q.quit(st, i)
 		}
 		if s.Trace != nil {
 			s.Trace(Event{Tick: k, Client: int(i), Local: true, GaveUp: dl < 0, Delay: max(dl, 0), NextTick: nk})
@@ -479,4 +469,15 @@ func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) b
 		return true
 	}
 	return false
+}
+
+// quit counts client i giving up in this tick: a cohort client (index
+// below the cohort's size) or an open-loop one.
+func (q *queueRun) quit(st *runState, i int32) {
+	q.quitInTick++
+	if int(i) < st.n {
+		st.gaveUp++
+	} else {
+		q.loopGaveUp++
+	}
 }
