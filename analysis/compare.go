@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -28,11 +27,16 @@ type NightlyComparison struct {
 type Change struct {
 	Old, New *Aggregate
 	Metric   Metric
-	// Paired: both have the same seeds, and the difference is taken seed
-	// by seed over the seeds where both have a value; else Welch's
-	// unpaired interval of the difference of the means.
-	Paired            bool
-	N                 int     // seeds paired, or the smaller of the two counts
+	// Paired: the two sides share at least MinPairedSeeds seeds (or hold
+	// the same seeds), and the difference is taken seed by seed over the
+	// shared seeds where both have a value; seeds only one side holds (a
+	// night of `sweep run --add-seeds`) are left out. Else Welch's unpaired
+	// interval of the difference of the means over all values.
+	Paired bool
+	N      int // seeds paired, or the smaller of the two counts
+	// Shared counts the seeds both sides hold, Unpaired the seeds only one
+	// side holds: left out of a paired test, used by Welch's.
+	Shared, Unpaired  int
 	OldMean, NewMean  float64 // over the values the test used (NaN when none)
 	Diff, Lo, Hi      float64 // new − old and its interval; Lo, Hi NaN without one
 	Rel, RelLo, RelHi float64 // the same relative to OldMean; NaN when OldMean is 0
@@ -76,8 +80,9 @@ func CompareAggregates(old, new []*Aggregate, alpha, threshold float64) *Nightly
 		}
 		matched[k] = true
 		c.Matched++
+		sa, sb := sharedSeeds(a.Seeds, b.Seeds)
 		for _, m := range Metrics {
-			ch := change(a, b, m)
+			ch := change(a, b, m, sa, sb)
 			if !math.IsNaN(ch.Diff) && ch.N >= 2 {
 				c.Tests++
 			}
@@ -98,19 +103,24 @@ func CompareAggregates(old, new []*Aggregate, alpha, threshold float64) *Nightly
 
 // change gathers what the interval needs: the paired differences or the
 // two samples' moments. The interval itself waits for the number of tests.
-func change(a, b *Aggregate, m Metric) Change {
+// sa and sb are the positions in a.Seeds and b.Seeds of the seeds both hold
+// (sharedSeeds).
+func change(a, b *Aggregate, m Metric, sa, sb []int) Change {
 	ch := Change{Old: a, New: b, Metric: m, Diff: math.NaN(), Lo: math.NaN(), Hi: math.NaN(),
 		OldMean: math.NaN(), NewMean: math.NaN(), Rel: math.NaN(), RelLo: math.NaN(), RelHi: math.NaN(),
 		UnfinishedOld: a.Summary(m).Unfinished, UnfinishedNew: b.Summary(m).Unfinished}
-	ch.Paired = slices.Equal(a.Seeds, b.Seeds)
+	ch.Shared = len(sa)
+	ch.Unpaired = len(a.Seeds) + len(b.Seeds) - 2*ch.Shared
+	ch.Paired = ch.Unpaired == 0 || ch.Shared >= MinPairedSeeds
 	if ch.Paired {
 		var w, wo, wn welford
 		xo, xn := a.PerSeed(m), b.PerSeed(m)
-		for i := range xo {
-			if !math.IsNaN(xo[i]) && !math.IsNaN(xn[i]) {
-				w.add(xn[i] - xo[i])
-				wo.add(xo[i])
-				wn.add(xn[i])
+		for j := range sa {
+			o, n := xo[sa[j]], xn[sb[j]]
+			if !math.IsNaN(o) && !math.IsNaN(n) {
+				w.add(n - o)
+				wo.add(o)
+				wn.add(n)
 			}
 		}
 		ch.N = w.n
@@ -138,6 +148,30 @@ func change(a, b *Aggregate, m Metric) Change {
 		}
 	}
 	return ch
+}
+
+// MinPairedSeeds is the fewest seeds two cells must share to be compared
+// seed by seed when they do not hold the same seeds: the fewest a paired
+// interval needs (a standard deviation of the differences). Two cells with
+// the same seeds are always paired.
+const MinPairedSeeds = 2
+
+// sharedSeeds returns the positions in a and in b (both ascending) of the
+// seeds both hold, in ascending order of seed.
+func sharedSeeds(a, b []uint32) (ia, ib []int) {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			ia, ib = append(ia, i), append(ib, j)
+			i++
+			j++
+		}
+	}
+	return ia, ib
 }
 
 // interval sets the change's interval at the given two-sided level.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -62,25 +63,70 @@ func TestCompareFindsTheChangeAndOnlyIt(t *testing.T) {
 	}
 }
 
-// Cells with other seeds are compared by Welch's test; a cell on one side
-// only is listed, not compared.
+// reseeded returns records like recs with every seed moved by d (and the
+// run keys with it).
+func reseeded(recs []Record, d uint32) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.Seed += d
+		r.RunKey = experiments.Run{Cell: r.Cell, Seed: r.Seed}.Key()
+		out[i] = r
+	}
+	return out
+}
+
+// Cells that share fewer than MinPairedSeeds seeds are compared by
+// Welch's test; a cell on one side only is listed, not compared.
 func TestCompareWelchAndUnmatched(t *testing.T) {
 	t.Parallel()
 	old := records(120, []synth{
 		{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9, 10.3}, 500, 3000},
 		{sim.EqualJitter, 0, []float64{30, 31}, 300, 1000},
 	})
-	newer := records(120, []synth{
-		{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9, 10.3, 10, 10.1}, 500, 3000}, // two more seeds
-		{sim.Decorrelated, 0, []float64{20, 21}, 400, 2000},
-	})
-	c := CompareAggregates(Aggregates(old), Aggregates(newer), 0.05, 0)
-	if c.Matched != 1 || len(c.OnlyOld) != 1 || len(c.OnlyNew) != 1 {
-		t.Fatalf("matched %d, only old %d, only new %d; want 1, 1, 1", c.Matched, len(c.OnlyOld), len(c.OnlyNew))
+	for _, tt := range []struct {
+		shift  uint32
+		shared int
+	}{{6, 0}, {5, 1}} { // seeds 7–14, and 6–13: one seed shared
+		newer := reseeded(records(120, []synth{
+			{sim.FullJitter, 0, []float64{10, 10.2, 9.8, 10.1, 9.9, 10.3, 10, 10.1}, 500, 3000},
+			{sim.Decorrelated, 0, []float64{20, 21}, 400, 2000},
+		}), tt.shift)
+		c := CompareAggregates(Aggregates(old), Aggregates(newer), 0.05, 0)
+		if c.Matched != 1 || len(c.OnlyOld) != 1 || len(c.OnlyNew) != 1 {
+			t.Fatalf("matched %d, only old %d, only new %d; want 1, 1, 1", c.Matched, len(c.OnlyOld), len(c.OnlyNew))
+		}
+		ch := c.Changes[0]
+		if ch.Paired || ch.Significant || ch.Metric.Key != T99.Key || math.IsNaN(ch.Lo) || ch.N != 6 ||
+			ch.Shared != tt.shared || ch.Unpaired != 14-2*tt.shared {
+			t.Errorf("t99, %d seeds shared: %+v, want Welch over 6 and 8, not significant", tt.shared, ch)
+		}
 	}
-	ch := c.Changes[0]
-	if ch.Paired || ch.Significant || ch.Metric.Key != T99.Key || math.IsNaN(ch.Lo) {
-		t.Errorf("t99 with two more seeds: %+v, want Welch, not significant", ch)
+}
+
+// After a night of `sweep run --add-seeds 2` the new cell holds seeds 1–8
+// where the old held 1–6: the six shared seeds are paired, which finds a
+// change of +0.5 s in every seed that the spread between seeds (10 to 60 s)
+// hides from Welch's test; the two new seeds are left out and counted.
+func TestComparePairsTheSharedSeeds(t *testing.T) {
+	t.Parallel()
+	old := Aggregates(records(120, []synth{{sim.FullJitter, 0, []float64{10, 20, 30, 40, 50, 60}, 500, 3000}}))
+	newer := Aggregates(records(120, []synth{{sim.FullJitter, 0, []float64{10.5, 20.5, 30.5, 40.5, 50.5, 60.5, 35, 35}, 500, 3000}}))
+	c := CompareAggregates(old, newer, 0.05, 0)
+	if c.Matched != 1 || len(c.Changes) != len(Metrics) {
+		t.Fatalf("matched %d, %d changes", c.Matched, len(c.Changes))
+	}
+	for _, ch := range c.Changes {
+		if !ch.Paired || ch.Shared != 6 || ch.Unpaired != 2 {
+			t.Errorf("%s: paired %v over %d shared seeds, %d unpaired; want paired, 6, 2", ch.Metric.Key, ch.Paired, ch.Shared, ch.Unpaired)
+		}
+		if ch.Metric.Key != T99.Key {
+			continue
+		}
+		// By hand: the mean of 10, 20 … 60 is 35; the differences are all
+		// 0.5, so their standard deviation and the interval's width are 0.
+		if ch.N != 6 || ch.OldMean != 35 || ch.NewMean != 35.5 || ch.Diff != 0.5 || ch.Lo != 0.5 || ch.Hi != 0.5 || !ch.Significant {
+			t.Errorf("t99: %+v, want paired over 6 seeds, 35 → 35.5, +0.5 [+0.5, +0.5], significant", ch)
+		}
 	}
 }
 

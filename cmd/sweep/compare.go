@@ -14,16 +14,17 @@ import (
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
-const compareHelp = `Did anything move? Compares two datasets cell by cell — two nights, or two
+var compareHelp = fmt.Sprintf(`Did anything move? Compares two datasets cell by cell — two nights, or two
 simulator versions: cells are matched by their parameters, not by run key —
-and, for each metric, prints the change of its mean with an interval, paired
-by seed where both have the same seeds, else Welch's. Intervals are
-simultaneous (Bonferroni over every cell and metric compared), so that
-thousands of cells do not raise an alarm on noise; a change is significant
-when its interval excludes zero.
+and, for each metric, prints the change of its mean with an interval: paired
+by seed over the seeds both hold when they share at least %d (seeds only one
+side holds, as --add-seeds adds them, are left out and counted), else
+Welch's. Intervals are simultaneous (Bonferroni over every cell and metric
+compared), so that thousands of cells do not raise an alarm on noise; a
+change is significant when its interval excludes zero.
 
 Exit codes: 0 no significant change beyond --threshold, 1 changed, 2 error.
-`
+`, analysis.MinPairedSeeds)
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsDoc("compare", "[--threshold 5%] [--alpha 0.05] [--all] [--json] OLD NEW   (two dataset folders)", compareHelp, stderr)
@@ -111,6 +112,9 @@ func signed(x float64) string {
 
 func how(ch analysis.Change) string {
 	if ch.Paired {
+		if ch.Unpaired > 0 {
+			return fmt.Sprintf("paired over %s, %s of one side only left out", plural(ch.N, "seed"), plural(ch.Unpaired, "seed"))
+		}
 		return fmt.Sprintf("paired over %s", plural(ch.N, "seed"))
 	}
 	return fmt.Sprintf("Welch, %d and %d runs", ch.Old.Summary(ch.Metric).N, ch.New.Summary(ch.Metric).N)
@@ -121,14 +125,16 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 		s := sides[i]
 		fmt.Fprintf(w, "%s: %s — %s runs, %s cells, simulator %s\n", name, dirs[i], num.Int(s.Runs), num.Int(len(s.Aggregates)), sims(s))
 	}
-	paired := 0
+	paired, shared, unpaired := 0, 0, 0
 	for i := 0; i < len(c.Changes); i += len(analysis.Metrics) {
-		if c.Changes[i].Paired {
+		if ch := c.Changes[i]; ch.Paired {
 			paired++
+			shared += ch.Shared
+			unpaired += ch.Unpaired
 		}
 	}
-	fmt.Fprintf(w, "cells: %s matched by their parameters (%s paired by seed, the others by Welch's test), %s only in old, %s only in new\n",
-		num.Int(c.Matched), num.Int(paired), num.Int(len(c.OnlyOld)), num.Int(len(c.OnlyNew)))
+	fmt.Fprintf(w, "cells: %s matched by their parameters (%s paired by seed over %s both hold, %s of one side only left out; the others by Welch's test), %s only in old, %s only in new\n",
+		num.Int(c.Matched), num.Int(paired), plural(shared, "seed"), plural(unpaired, "seed"), num.Int(len(c.OnlyOld)), num.Int(len(c.OnlyNew)))
 	fmt.Fprintf(w, "intervals: simultaneous at %g %% over %s comparisons (Bonferroni); threshold %s %%\n\n",
 		100*(1-c.Alpha), num.Int(c.Tests), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
 
@@ -218,6 +224,8 @@ func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyC
 		Metric        string   `json:"metric"` // the dataset's column
 		Test          string   `json:"test"`   // paired or welch
 		N             int      `json:"n"`
+		Shared        int      `json:"shared_seeds"`   // seeds both sides hold
+		Unpaired      int      `json:"unpaired_seeds"` // seeds one side only holds: left out of a paired test
 		Old           *float64 `json:"old_mean"`
 		New           *float64 `json:"new_mean"`
 		Diff          *float64 `json:"diff"`
@@ -266,7 +274,7 @@ func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyC
 		if ch.Paired {
 			test = "paired"
 		}
-		doc.Changes = append(doc.Changes, change{ch.New.Cell.Canonical(), ch.New.Label, ch.Metric.Key, test, ch.N,
+		doc.Changes = append(doc.Changes, change{ch.New.Cell.Canonical(), ch.New.Label, ch.Metric.Key, test, ch.N, ch.Shared, ch.Unpaired,
 			f(ch.OldMean), f(ch.NewMean), f(ch.Diff), f(ch.Lo), f(ch.Hi), f(ch.Rel), f(ch.RelLo), f(ch.RelHi),
 			ch.Significant, ch.Beyond, ch.UnfinishedOld, ch.UnfinishedNew})
 	}

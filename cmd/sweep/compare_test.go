@@ -67,6 +67,14 @@ func TestCompare(t *testing.T) {
 		!strings.Contains(stdout, "verdict: no significant change beyond 0 %") {
 		t.Errorf("compare of two runs of one config: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// A night of rolling seeds later, b holds seeds 1–8 of each cell where
+	// a holds 1–6: the six shared seeds are paired, the two new ones counted.
+	mustRun(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", b, "--add-seeds", "2", "--no-report", "--quiet")
+	stdout, stderr, code = sweep(t, "compare", "--all", a, b)
+	if code != 0 || !strings.Contains(stdout, "(6 paired by seed over 36 seeds both hold, 12 seeds of one side only left out;") ||
+		!strings.Contains(stdout, "paired over 6 seeds, 2 seeds of one side only left out") {
+		t.Errorf("compare after a night of --add-seeds 2: exit %d\n%s%s", code, stdout, stderr)
+	}
 	c := slower(t, a, 1.5)
 	stdout, stderr, code = sweep(t, "compare", a, c)
 	if code != 1 || !strings.Contains(stdout, "verdict: ") || !strings.Contains(stdout, "* t99") || !strings.Contains(stdout, "+50.0 %") {

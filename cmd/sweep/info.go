@@ -136,7 +136,7 @@ func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N] [--out DIR]", stderr)
+	fs := newFlags("plan", "[--config sweeps.toml] [--sweep NAME…] [--workers N] [--out DIR] [--add-seeds N]", stderr)
 	out := fs.String("out", "", "a dataset: count and time only the runs it still lacks, as sweep run would run them into it (read only)")
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
@@ -145,7 +145,11 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
 	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000)")
 	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
+	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also count the N more seeds per cell that sweep run --add-seeds N would run (with --out, those past the seeds the dataset holds)")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkAddSeeds("plan", *addSeeds); err != nil {
 		return err
 	}
 	if err := checkWorkers("plan", *workers); err != nil {
@@ -180,6 +184,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Runs      int     `json:"runs"`
 		Stored    *int    `json:"stored,omitempty"` // with --out: runs the dataset holds already
 		ToRun     int     `json:"to_run"`
+		Rolling   int     `json:"rolling,omitempty"` // with --add-seeds: of to_run, runs of rolling seeds
 		MSPerRun  float64 `json:"ms_per_run"`
 		EstimateS float64 `json:"estimate_s"`     // on free cores
 		NowS      float64 `json:"estimate_now_s"` // at the load the calibration met
@@ -193,34 +198,44 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\tat this load\t\n", w)
 	}
 	for _, s := range sweeps {
-		todo := make([]int, 0, s.Len())
+		var todo []int              // the config's runs to do, by index
+		var extra []experiments.Run // rolling seeds, after them
 		var stored *int
 		if *out != "" {
-			missing, err := lacking(*out, s, stderr)
+			missing, rolling, err := lacking(*out, s, *addSeeds, stderr)
 			if err != nil {
 				return err
 			}
-			todo = missing
+			todo, extra = missing, rolling
 			n := s.Len() - len(todo)
 			stored = &n
 		} else {
+			todo = make([]int, 0, s.Len())
 			for i := range s.Len() {
 				todo = append(todo, i)
 			}
+			extra = rollingRuns(s, *addSeeds, func(string) bool { return false }, shardSpec{})
+		}
+		n := len(todo) + len(extra)
+		at := func(k int) experiments.Run {
+			if k < len(todo) {
+				return s.Run(todo[k])
+			}
+			return extra[k-len(todo)]
 		}
 		var per, wall time.Duration
-		if len(todo) > 0 {
-			if per, wall, err = calibrate(ctx, s, todo, *sample, w); err != nil {
+		if n > 0 {
+			if per, wall, err = calibrate(ctx, at, n, *sample, w); err != nil {
 				return err
 			}
 		}
 		// The sample ran on the sweep's workers: its wall time already holds
 		// their efficiency and what other jobs left of the cores.
-		est := estimate(per, len(todo), w)
-		now := time.Duration(float64(wall)/float64(w)*float64(len(todo)) + float64(writeCostPerRun)*float64(len(todo)))
-		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, len(todo), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
+		est := estimate(per, n, w)
+		now := time.Duration(float64(wall)/float64(w)*float64(n) + float64(writeCostPerRun)*float64(n))
+		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, n, len(extra), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
 		if stored != nil {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, len(todo), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, n, float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
 		} else {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
 		}
@@ -229,6 +244,11 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
+	if *addSeeds > 0 {
+		for _, p := range plan {
+			fmt.Fprintf(stdout, "%s: %d of the runs to do are rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", p.Sweep, p.Rolling, *addSeeds)
+		}
+	}
 	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them), divided by the workers at %.0f %% efficiency, plus what writing Parquet costs per run (%v): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
 		100*parallelEfficiency, writeCostPerRun)
 	return nil
@@ -255,24 +275,26 @@ func estimate(per time.Duration, n, w int) time.Duration {
 // lacking returns the indices of s's runs that `sweep run --out dir`
 // would run: those not stored in the sweep's own folder by this simulator
 // version, nor in another sweep's folder (with a timeline, when s wants
-// the run's). It reads the dataset and changes nothing in it.
-func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) {
+// the run's); and the runs of rolling seeds `--add-seeds addSeeds` would
+// add (rollingRuns). It reads the dataset and changes nothing in it.
+func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) ([]int, []experiments.Run, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if errors.Is(err, fs.ErrNotExist) {
 			all := make([]int, s.Len())
 			for i := range all {
 				all[i] = i
 			}
-			return all, nil // a dataset not started yet lacks every run
+			// a dataset not started yet lacks every run
+			return all, rollingRuns(s, addSeeds, func(string) bool { return false }, shardSpec{}), nil
 		}
 		if err == nil {
 			err = errors.New("not a folder")
 		}
-		return nil, usagef("plan: --out %s: %v", dir, err)
+		return nil, nil, usagef("plan: --out %s: %v", dir, err)
 	}
 	l, err := dataset.List(os.DirFS(dir))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	own := map[string]bool{}
 	for _, p := range l.Runs {
@@ -285,7 +307,7 @@ func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) 
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if meta.Sim != sim.Version {
 			continue // set aside by the next run: its runs are redone
@@ -303,7 +325,7 @@ func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) 
 	}
 	other, otherTL, err := elsewhere(dir, s.Name, wants, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var todo []int
 	var cell experiments.Cell
@@ -320,7 +342,7 @@ func lacking(dir string, s *experiments.Sweep, stderr io.Writer) ([]int, error) 
 		own[k] = true // a run listed twice in a sweep is run once
 		todo = append(todo, i)
 	}
-	return todo, nil
+	return todo, rollingRuns(s, addSeeds, func(k string) bool { return own[k] || other[k] }, shardSpec{}), nil
 }
 
 // sampleIndex is the j-th of n indices in [0, size) spread over the whole
@@ -337,13 +359,13 @@ func sampleIndex(j, n, size int) int {
 	return min(int(f*float64(size)), size-1)
 }
 
-// calibrate simulates an evenly spread sample of s's runs todo (indices)
-// on the workers the sweep will have and returns the mean time per run:
+// calibrate simulates an evenly spread sample of the runs to do, at(0) …
+// at(total-1), on the workers the sweep will have and returns the mean time per run:
 // per, the CPU time the process used (user + system) where the system says
 // it, so that other jobs on a shared machine do not inflate it (else the
 // wall time), and wall, the wall time times the workers, which they do.
-func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n, workers int) (per, wall time.Duration, err error) {
-	n = max(1, min(n, len(todo)))
+func calibrate(ctx context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall time.Duration, err error) {
+	n = max(1, min(n, total))
 	// Runs in blocks of consecutive ones, as a sweep hands them out (a
 	// cell's seeds in a row): the simulator's buffers sized for a cell
 	// are reused by its next seed, and a sample of lone runs would time
@@ -352,16 +374,16 @@ func calibrate(ctx context.Context, s *experiments.Sweep, todo []int, n, workers
 	var sample []int
 	blocks := max(1, n/block)
 	for j := range blocks {
-		at := sampleIndex(j, blocks, len(todo))
-		for k := at; k < min(at+block, len(todo)) && len(sample) < n; k++ {
-			sample = append(sample, todo[k])
+		from := sampleIndex(j, blocks, total)
+		for k := from; k < min(from+block, total) && len(sample) < n; k++ {
+			sample = append(sample, k)
 		}
 	}
 	n = len(sample)
 	start := time.Now()
 	cpu0, haveCPU := cpuTime()
 	err = experiments.Execute(ctx, workers, n, func(j int) experiments.Job {
-		return experiments.Job{Run: s.Run(sample[j])}
+		return experiments.Job{Run: at(sample[j])}
 	}, func(int, experiments.Outcome) error { return nil })
 	wall = time.Since(start) * time.Duration(workers) / time.Duration(n)
 	if cpu1, ok := cpuTime(); ok && haveCPU {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -42,5 +45,57 @@ func TestRollingSeedsAddPrecisionDeterministically(t *testing.T) {
 	}
 	if _, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--out", whole, "--add-seeds", "-1"); code != 2 {
 		t.Errorf("--add-seeds -1: exit %d, want 2\n%s", code, stderr)
+	}
+}
+
+// plan --add-seeds N counts the runs run --add-seeds N does: on a night
+// not started, after a night of rolling seeds (where a plan without it
+// counted 0), and after one shard of a night.
+func TestPlanCountsRollingSeeds(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "res")
+	cfg := []string{"--config", "testdata/small.toml", "--sweep", "a", "--out", out, "--add-seeds", "2"}
+	planned := func() (toRun, rolling int) {
+		t.Helper()
+		stdout, stderr, code := sweep(t, append([]string{"plan", "--json", "--sample", "1"}, cfg...)...)
+		var doc struct {
+			Sweeps []struct {
+				ToRun   int `json:"to_run"`
+				Rolling int `json:"rolling"`
+			} `json:"sweeps"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil || len(doc.Sweeps) != 1 {
+			t.Fatalf("plan: exit %d, %v\n%s%s", code, err, stdout, stderr)
+		}
+		return doc.Sweeps[0].ToRun, doc.Sweeps[0].Rolling
+	}
+	ran := func(extra ...string) int {
+		t.Helper()
+		stdout := mustRun(t, append(append([]string{"run", "--quiet", "--no-report"}, cfg...), extra...)...)
+		m := doneLine.FindStringSubmatch(stdout)
+		if m == nil || m[1] != "a" {
+			t.Fatalf("run: no count of runs done in\n%s", stdout)
+		}
+		n, _ := strconv.Atoi(m[2])
+		return n
+	}
+	for night, want := range []struct{ toRun, rolling int }{
+		{36 + 12, 12}, // the config's 6 cells × 6 seeds, and seeds 7–8 of each cell
+		{12, 12},      // seeds 9–10
+	} {
+		toRun, rolling := planned()
+		if toRun != want.toRun || rolling != want.rolling {
+			t.Errorf("night %d: plan counts %d runs to do, %d of them rolling seeds; want %d, %d", night+1, toRun, rolling, want.toRun, want.rolling)
+		}
+		if n := ran(); n != toRun {
+			t.Errorf("night %d: plan counted %d runs, run did %d", night+1, toRun, n)
+		}
+	}
+	shard0 := ran("--shard", "0/2") // part of seeds 11–12
+	toRun, _ := planned()
+	if n := ran(); n != toRun || shard0+toRun != 12 || shard0 == 0 || toRun == 0 {
+		t.Errorf("after shard 0/2 ran %d runs: plan counts %d, run did %d; want the 12 − %d", shard0, toRun, n, shard0)
+	}
+	if _, stderr, code := sweep(t, "plan", "--config", "testdata/small.toml", "--add-seeds", "10001"); code != 2 || !strings.Contains(stderr, "--add-seeds") {
+		t.Errorf("plan --add-seeds 10001: exit %d, want 2\n%s", code, stderr)
 	}
 }

@@ -96,12 +96,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	yes := fs.Bool("yes", false, "run even past --max-runs")
 	noReport := fs.Bool("no-report", false, "write the dataset only, no plots or report")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also run N more seeds per cell past the config's, the first block of N the dataset does not hold whole, so an unchanged nightly config adds precision (at most 10000)")
+	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also run N more seeds per cell past the config's, the first block of N the dataset does not hold whole, so an unchanged nightly config adds precision (at most "+strconv.Itoa(maxAddSeeds)+")")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *addSeeds < 0 || *addSeeds > 10000 {
-		return usagef("run: --add-seeds %d: want 0 to 10000 seeds per cell", *addSeeds)
+	if err := checkAddSeeds("run", *addSeeds); err != nil {
+		return err
 	}
 	if err := checkWorkers("run", *workers); err != nil {
 		return err
@@ -175,6 +175,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	}
 	return writeReport(ctx, *out, *out, stdout, stderr)
+}
+
+// maxAddSeeds bounds --add-seeds on run and plan.
+const maxAddSeeds = 10000
+
+func checkAddSeeds(cmd string, n int) error {
+	if n < 0 || n > maxAddSeeds {
+		return usagef("%s: --add-seeds %d: want 0 to %d seeds per cell", cmd, n, maxAddSeeds)
+	}
+	return nil
+}
+
+// rollingRuns lists the runs of rolling seeds that `--add-seeds n` adds to
+// s tonight, those of shard (every one when shard.n ≤ 1): for each cell,
+// experiments.Sweep.RollingSeeds given the run keys the dataset stores
+// (with the config's runs about to be run). run runs them; plan counts
+// and times them.
+func rollingRuns(s *experiments.Sweep, n int, stored func(runKey string) bool, shard shardSpec) []experiments.Run {
+	if n <= 0 {
+		return nil
+	}
+	var extra []experiments.Run
+	for _, c := range s.Cells {
+		for _, seed := range s.RollingSeeds(c, n, stored) {
+			if r := (experiments.Run{Cell: c, Seed: seed}); shard.n <= 1 || r.Shard(shard.n) == shard.i {
+				extra = append(extra, r)
+			}
+		}
+	}
+	return extra
 }
 
 // checkWritten runs the same check as `sweep check` on the parts this run
@@ -254,18 +284,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		have[k] = true // a run listed twice in a sweep is run once
 		todo = append(todo, int32(i))
 	}
-	var extra []experiments.Run // rolling seeds, after the config's runs
-	if o.addSeeds > 0 {
-		stored := func(k string) bool { return have[k] || other[k] }
-		for _, c := range s.Cells {
-			for _, seed := range s.RollingSeeds(c, o.addSeeds, stored) {
-				if r := (experiments.Run{Cell: c, Seed: seed}); o.shard.n <= 1 || r.Shard(o.shard.n) == o.shard.i {
-					extra = append(extra, r)
-				}
-			}
-		}
-		stats.added = len(extra)
-	}
+	// rolling seeds, after the config's runs
+	extra := rollingRuns(s, o.addSeeds, func(k string) bool { return have[k] || other[k] }, o.shard)
+	stats.added = len(extra)
 	have, other, otherTL = nil, nil, nil
 
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
