@@ -73,6 +73,17 @@ type Aggregate struct {
 // Summary returns the summary of metric m.
 func (a *Aggregate) Summary(m Metric) Summary { return a.summary[m.Key] }
 
+// Clamped reports whether one of a's intervals is printed clamped at 0
+// (Summary.Bounds).
+func (a *Aggregate) Clamped() bool {
+	for _, m := range Metrics {
+		if _, _, c := a.Summary(m).Bounds(); c {
+			return true
+		}
+	}
+	return false
+}
+
 // PerSeed returns metric m for each seed, aligned with Seeds; NaN where the
 // run has no value.
 func (a *Aggregate) PerSeed(m Metric) []float64 { return a.perSeed[m.Key] }

@@ -300,10 +300,23 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 	if n := len(rec.Best.Seeds); n < MinSeedsForInterval {
 		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d seeds: too few for a 95 %% interval", n))
 	}
+	if clampedAny(rec.Ranked) {
+		rec.Warnings = append(rec.Warnings, "a 95 % interval that would reach below 0 is printed from 0: no metric is negative")
+	}
 	if w := winnerChanges(ok, m); w != "" {
 		rec.Warnings = append(rec.Warnings, w)
 	}
 	return rec, nil
+}
+
+// clampedAny reports whether one of aggs has an interval printed from 0.
+func clampedAny(aggs []*Aggregate) bool {
+	for _, a := range aggs {
+		if a.Clamped() {
+			return true
+		}
+	}
+	return false
 }
 
 // sameRuns reports whether a and b gave the same t99, t50, peak, traffic and

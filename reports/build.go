@@ -337,10 +337,13 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 	if strings.Contains(p.ConfigHash, ",") {
 		w = append(w, "the dataset mixes parts written from different configs: "+p.ConfigHash)
 	}
-	few, unfinished := 0, 0
+	few, unfinished, clamped := 0, 0, 0
 	for _, a := range aggs {
 		if len(a.Seeds) < analysis.MinSeedsForInterval {
 			few++
+		}
+		if a.Clamped() {
+			clamped++
 		}
 		if a.Summary(analysis.T99).Unfinished > 0 {
 			unfinished++
@@ -348,6 +351,9 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 	}
 	if few > 0 {
 		w = append(w, fmt.Sprintf("%d of %d cells have fewer than %d seeds: too few for a 95 %% interval", few, len(aggs), analysis.MinSeedsForInterval))
+	}
+	if clamped > 0 {
+		w = append(w, fmt.Sprintf("%d of %d cells have a 95 %% interval that reaches below 0 (few seeds, or seeds far apart): no metric is negative, so it is printed from 0", clamped, len(aggs)))
 	}
 	if unfinished > 0 {
 		w = append(w, fmt.Sprintf("%d of %d cells have runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, len(aggs)))

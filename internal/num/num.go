@@ -6,6 +6,7 @@ package num
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"golang.org/x/text/language"
@@ -37,4 +38,14 @@ func Short(x float64) string {
 		return strings.Replace(printer.Sprintf("%.1f", x), "-", "−", 1)
 	}
 	return Whole(x)
+}
+
+// Fixed writes x with prec decimals and no separators, with the minus
+// sign the other writers use: −12.8, never -12.8; 0.0, never −0.0.
+func Fixed(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" && s[0] == '-' {
+		return s[1:] // a negative that rounds to zero
+	}
+	return strings.Replace(s, "-", "−", 1)
 }
