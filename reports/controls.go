@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // writeControls writes the section on client components: each beside the
@@ -23,7 +24,7 @@ func writeControls(ew *errWriter, tables []analysis.ControlTable) {
 	ew.printf("Each client component (throttling, circuit breaker, retry tokens, retry cap, rate limiter, per-process budget: `sweep policies` says what each does and which library it follows) beside the same backoff without it, in the same scenario. ")
 	ew.printf("A cell gives the t99 after recovery with the component, then without it; **faster** and **slower** need 95 %% intervals that do not overlap, or one of the two to finish in every seed where the other does not, or in clearly more seeds (Fisher's exact test, p < 0.05); a cell says so when the two finish in different numbers of seeds; **give up** means clients gave up that did not without it (their requests failed: no t99 shows that as a gain).\n\n")
 	ew.printf("Of %s: %d faster, %d slower, %d with clients giving up, %d without a clear change.\n\n",
-		plural(total, "comparison"), n[analysis.Helps], n[analysis.Costs], n[analysis.GivesUp], n[analysis.NoChange])
+		num.Plural(total, "comparison"), n[analysis.Helps], n[analysis.Costs], n[analysis.GivesUp], n[analysis.NoChange])
 	for _, t := range tables {
 		ew.printf("### %s\n\n", analysis.FamilyOf(t.Scenario))
 		ew.printf("| backoff + component |")

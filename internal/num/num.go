@@ -49,3 +49,25 @@ func Fixed(x float64, prec int) string {
 	}
 	return strings.Replace(s, "-", "−", 1)
 }
+
+// Plural writes a count and its noun, the noun in the plural unless the
+// count is 1: "1 cell", "2 cells", "1,800 runs", "0 problems". word is the
+// singular; nouns whose plural is not word+"s" are passed to PluralOf.
+func Plural(n int, word string) string { return PluralOf(n, word, word+"s") }
+
+// PluralOf is Plural with the plural spelled out: "1 policy", "3 policies".
+func PluralOf(n int, one, many string) string {
+	if n == 1 {
+		return Int(n) + " " + one
+	}
+	return Int(n) + " " + many
+}
+
+// Agree picks the verb that agrees with a count as its subject: "1 of 3
+// cells violates", "2 of 3 cells violate".
+func Agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
