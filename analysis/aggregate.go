@@ -9,6 +9,8 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // Metric is a per-run number the analysis summarises.
@@ -72,6 +74,17 @@ type Aggregate struct {
 
 // Summary returns the summary of metric m.
 func (a *Aggregate) Summary(m Metric) Summary { return a.summary[m.Key] }
+
+// Clamped reports whether one of a's intervals is printed clamped at 0
+// (Summary.Bounds).
+func (a *Aggregate) Clamped() bool {
+	for _, m := range Metrics {
+		if _, _, c := a.Summary(m).Bounds(); c {
+			return true
+		}
+	}
+	return false
+}
 
 // PerSeed returns metric m for each seed, aligned with Seeds; NaN where the
 // run has no value.
@@ -148,10 +161,10 @@ func aggregates(recs []*Record) []*Aggregate {
 func warnings(a *Aggregate) []string {
 	var w []string
 	if n := len(a.Seeds); n < MinSeedsForInterval {
-		w = append(w, fmt.Sprintf("%d seeds: too few for a 95 %% interval", n))
+		w = append(w, fmt.Sprintf("%s: too few for a 95 %% interval", num.Plural(n, "seed")))
 	}
 	if s := a.Summary(T99); s.Unfinished > 0 {
-		w = append(w, fmt.Sprintf("%d of %d runs did not reach 99 %% within the horizon", s.Unfinished, s.N+s.Unfinished))
+		w = append(w, fmt.Sprintf("%d of %s did not reach 99 %% within the horizon", s.Unfinished, num.Plural(s.N+s.Unfinished, "run")))
 	}
 	if s := a.Summary(GaveUp); s.Max > 0 {
 		w = append(w, fmt.Sprintf("clients gave up (up to %.0f per run)", s.Max))

@@ -110,7 +110,7 @@ func (q Query) Infeasible(a *Aggregate) string {
 	t := a.Summary(T99)
 	if t.N == 0 || t.Unfinished > 0 {
 		sc := a.Cell.Scenario
-		why = append(why, fmt.Sprintf("%d of %d runs did not bring 99 %% of clients back within %v after recovery", t.Unfinished, t.N+t.Unfinished, sc.Horizon-sc.RecoverAt))
+		why = append(why, fmt.Sprintf("%d of %s did not bring 99 %% of clients back within %v after recovery", t.Unfinished, num.Plural(t.N+t.Unfinished, "run"), sc.Horizon-sc.RecoverAt))
 	}
 	if g := a.Summary(GaveUp); g.Max > 0 && !q.AllowGiveUp {
 		why = append(why, fmt.Sprintf("clients give up (%s of %s per run on average, up to %s)", num.Short(g.Mean), num.Short(float64(a.Cell.Scenario.Clients)), num.Short(g.Max)))
@@ -298,12 +298,25 @@ func Recommend(aggs []*Aggregate, q Query) (*Recommendation, error) {
 	rec.Confidence = math.Max(0, pc)
 	rec.Pareto = Pareto(ok)
 	if n := len(rec.Best.Seeds); n < MinSeedsForInterval {
-		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%d seeds: too few for a 95 %% interval", n))
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("%s: too few for a 95 %% interval", num.Plural(n, "seed")))
+	}
+	if clampedAny(rec.Ranked) {
+		rec.Warnings = append(rec.Warnings, "a 95 % interval that would reach below 0 is printed from 0: no metric is negative")
 	}
 	if w := winnerChanges(ok, m); w != "" {
 		rec.Warnings = append(rec.Warnings, w)
 	}
 	return rec, nil
+}
+
+// clampedAny reports whether one of aggs has an interval printed from 0.
+func clampedAny(aggs []*Aggregate) bool {
+	for _, a := range aggs {
+		if a.Clamped() {
+			return true
+		}
+	}
+	return false
 }
 
 // sameRuns reports whether a and b gave the same t99, t50, peak, traffic and
@@ -367,8 +380,8 @@ func Impossible(sc sim.Scenario) string {
 	window := (sc.Horizon - sc.RecoverAt).Seconds()
 	need := 0.99 * float64(sc.Clients) / sc.Capacity
 	if need > window {
-		return fmt.Sprintf("%s clients need at least %s s to be served at %s requests/s (99 %% of them, one request each); the window after recovery is %s s: no retry policy can finish. Only a capacity ≥ %s requests/s, or a window ≥ %s s (--window), makes it possible",
-			num.Short(float64(sc.Clients)), num.Short(need), num.Short(sc.Capacity), num.Short(window), num.Short(math.Ceil(0.99*float64(sc.Clients)/window)), num.Short(math.Ceil(need)))
+		return fmt.Sprintf("%s %s at least %s s to be served at %s requests/s (99 %% of them, one request each); the window after recovery is %s s: no retry policy can finish. Only a capacity ≥ %s requests/s, or a window ≥ %s s (--window), makes it possible",
+			num.Plural(sc.Clients, "client"), num.Agree(sc.Clients, "needs", "need"), num.Short(need), num.Short(sc.Capacity), num.Short(window), num.Short(math.Ceil(0.99*float64(sc.Clients)/window)), num.Short(math.Ceil(need)))
 	}
 	return ""
 }
@@ -394,7 +407,7 @@ func noAnswer(bad []*Aggregate, q Query) string {
 			least = math.Min(least, a.Summary(Sent).Mean/float64(a.Cell.Scenario.Clients))
 		}
 	}
-	reasons = append(reasons, fmt.Sprintf("none of %d candidates is feasible: %d leave clients unserved at the end of the window, %d have clients give up, %d exceed the traffic budget of %g requests per client", len(bad), slow, giveUp, loud, q.budget()))
+	reasons = append(reasons, fmt.Sprintf("%s: %d leave clients unserved at the end of the window, %d have clients give up, %d exceed the traffic budget of %g requests per client", noneFeasible(len(bad)), slow, giveUp, loud, q.budget()))
 	if loud > 0 && !math.IsInf(least, 1) {
 		reasons = append(reasons, fmt.Sprintf("the least traffic among those is %.1f requests per client: `sweep recommend --budget %g` would admit it", least, math.Ceil(least*10)/10))
 	}
@@ -404,10 +417,19 @@ func noAnswer(bad []*Aggregate, q Query) string {
 	return strings.Join(reasons, "; ")
 }
 
+// noneFeasible is "none of 3 candidates is feasible", or "the one
+// candidate is not feasible".
+func noneFeasible(n int) string {
+	if n == 1 {
+		return "the one candidate is not feasible"
+	}
+	return "none of " + num.Plural(n, "candidate") + " is feasible"
+}
+
 func (q Query) describeRest() string {
 	var s []string
 	if q.Clients > 0 {
-		s = append(s, fmt.Sprintf("%s clients", num.Short(float64(q.Clients))))
+		s = append(s, num.Plural(q.Clients, "client"))
 	}
 	if q.Outage > 0 {
 		s = append(s, fmt.Sprintf("a %v outage", q.Outage))
@@ -502,7 +524,7 @@ func winnerChanges(as []*Aggregate, m Metric) string {
 	if len(wins) > shown {
 		parts = append(parts, fmt.Sprintf("%d others", len(wins)-shown))
 	}
-	return fmt.Sprintf("the %s winner changes between seeds (expected when candidates are close): %s, over the %d seeds every candidate ran", m.Title, strings.Join(parts, "; "), len(seeds))
+	return fmt.Sprintf("the %s winner changes between seeds (expected when candidates are close): %s, over the %s every candidate ran", m.Title, strings.Join(parts, "; "), num.Plural(len(seeds), "seed"))
 }
 
 // Situation is one row of the article's table 5, regenerated from data.

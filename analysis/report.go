@@ -37,7 +37,7 @@ func FamilyOf(sc sim.Scenario) Family {
 // String names the family: "2,000 clients, 30s outage", and the window
 // when it is not DefaultWindow.
 func (f Family) String() string {
-	s := fmt.Sprintf("%s clients, %v outage", num.Short(float64(f.Clients)), f.Outage)
+	s := fmt.Sprintf("%s, %v outage", num.Plural(f.Clients, "client"), f.Outage)
 	if f.RetryAfter > 0 {
 		s += fmt.Sprintf(", Retry-After %v", f.RetryAfter)
 	}

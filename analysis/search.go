@@ -134,7 +134,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 	var recs []*Recommendation
 	for _, sc := range points {
 		if why := Impossible(sc); why != "" {
-			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s clients: %s", num.Short(sc.Capacity), num.Short(float64(sc.Clients)), why)
+			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s: %s", num.Short(sc.Capacity), num.Plural(sc.Clients, "client"), why)
 			return rb, nil
 		}
 		space := experiments.CandidateSpace(sc)
@@ -194,7 +194,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 		var bad []string
 		for i, rec := range recs {
 			if rec.Best == nil {
-				bad = append(bad, fmt.Sprintf("at %s req/s and %s clients: %s", num.Short(points[i].Capacity), num.Short(float64(points[i].Clients)), rec.NoAnswer))
+				bad = append(bad, fmt.Sprintf("at %s req/s and %s: %s", num.Short(points[i].Capacity), num.Plural(points[i].Clients, "client"), rec.NoAnswer))
 			}
 		}
 		if len(bad) == 0 {

@@ -45,6 +45,20 @@ func Summarize(xs []float64, unfinished int) Summary {
 // Finished reports whether every run reached the milestone.
 func (s Summary) Finished() bool { return s.Unfinished == 0 && s.N > 0 }
 
+// Bounds is the interval as a report prints it. Every metric is ≥ 0 (the
+// server serves nothing before RecoverAt, so no milestone comes before
+// it; the others are counts and rates), so a Student-t lower bound below
+// 0 says only that the seeds are few (2 seeds: ±12.7 standard errors);
+// Bounds clamps it at 0 and says so. The interval still holds the true
+// mean whenever the unclamped one does. Lo and Hi keep the raw bounds
+// that the comparisons use. NaN without an interval.
+func (s Summary) Bounds() (lo, hi float64, clamped bool) {
+	if s.Lo < 0 {
+		return 0, s.Hi, true
+	}
+	return s.Lo, s.Hi, false
+}
+
 // Overlaps reports whether two intervals overlap: the cells cannot be told
 // apart on this metric at these seeds. Without intervals it compares means.
 func (s Summary) Overlaps(o Summary) bool {

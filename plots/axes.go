@@ -8,6 +8,8 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // Figures of t99 against a parameter the sweeps vary: a scenario's
@@ -80,7 +82,7 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 	}
 	f.Caption = fmt.Sprintf("%s: t99 after recovery against %s, a line per policy at fixed settings, with 95 %% bands; both axes on log scales.", family, ax.Name)
 	if left > 0 {
-		f.Caption += fmt.Sprintf(" A line stops where a run never brought 99 %% of clients back (%d cells).", left)
+		f.Caption += fmt.Sprintf(" A line stops where a run never brought 99 %% of clients back (%s).", num.Plural(left, "cell"))
 	}
 	return f
 }
@@ -152,7 +154,7 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 	f.X.Ticks = sortedKeys(ticks)
 	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
 	if left > 0 {
-		f.Caption += fmt.Sprintf(" Left out: %d cells with runs that never brought 99 %% of clients back.", left)
+		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
 	}
 	return f
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // TimelineOf returns the timeline of an aggregate's first seed, if the
@@ -175,7 +177,7 @@ func Ranking(scenario string, ranked []*analysis.Aggregate, feasible int, why fu
 	f.Panels = []Panel{{Series: []Series{ok, bad}}}
 	f.Caption = fmt.Sprintf("%s: each policy at its fastest cap, the fastest feasible first, then the fastest of those not feasible (hollow grey, the reason in brackets); at most %d rows, at most a third not feasible.", scenario, max)
 	if unfinished > 0 {
-		f.Caption += fmt.Sprintf(" Left out: %d policies with runs that never brought 99 %% of clients back (no t99 to draw).", unfinished)
+		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back (no t99 to draw).", num.PluralOf(unfinished, "policy", "policies"))
 	}
 	return f
 }
@@ -302,7 +304,7 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 	}
 	f.Caption = fmt.Sprintf("%s, %s clients: t99 after recovery against the %s, a line per %s, a panel per capacity; bands are 95 %% intervals.", family, kind, name, other)
 	if left > 0 {
-		f.Caption += fmt.Sprintf(" Left out: %d cells with runs that never brought 99 %% of clients back.", left)
+		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
 	}
 	return f
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // Input is what a report is built from: the dataset's runs, the groups of
@@ -110,7 +112,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		}
 	}
 	if queueing > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d cells run a queueing server: the report does not rank them yet (its rules are the counting server's); read goodput, timed_out, wasted_ms and recovered_after_s in the dataset", queueing))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s a queueing server: the report does not rank them yet (its rules are the counting server's); read goodput, timed_out, wasted_ms and recovered_after_s in the dataset", num.Plural(queueing, "cell"), num.Agree(queueing, "runs", "run")))
 	}
 	for _, q := range analysis.Groups(single) {
 		if err := ctx.Err(); err != nil {
@@ -337,20 +339,26 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 	if strings.Contains(p.ConfigHash, ",") {
 		w = append(w, "the dataset mixes parts written from different configs: "+p.ConfigHash)
 	}
-	few, unfinished := 0, 0
+	few, unfinished, clamped := 0, 0, 0
 	for _, a := range aggs {
 		if len(a.Seeds) < analysis.MinSeedsForInterval {
 			few++
+		}
+		if a.Clamped() {
+			clamped++
 		}
 		if a.Summary(analysis.T99).Unfinished > 0 {
 			unfinished++
 		}
 	}
 	if few > 0 {
-		w = append(w, fmt.Sprintf("%d of %d cells have fewer than %d seeds: too few for a 95 %% interval", few, len(aggs), analysis.MinSeedsForInterval))
+		w = append(w, fmt.Sprintf("%d of %s %s fewer than %d seeds: too few for a 95 %% interval", few, num.Plural(len(aggs), "cell"), num.Agree(few, "has", "have"), analysis.MinSeedsForInterval))
+	}
+	if clamped > 0 {
+		w = append(w, fmt.Sprintf("%d of %s %s a 95 %% interval that reaches below 0 (few seeds, or seeds far apart): no metric is negative, so it is printed from 0", clamped, num.Plural(len(aggs), "cell"), num.Agree(clamped, "has", "have")))
 	}
 	if unfinished > 0 {
-		w = append(w, fmt.Sprintf("%d of %d cells have runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, len(aggs)))
+		w = append(w, fmt.Sprintf("%d of %s %s runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, num.Plural(len(aggs), "cell"), num.Agree(unfinished, "has", "have")))
 	}
 	return w
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,7 +129,14 @@ func effectOf(with, without *truth, clients int) string {
 		return "faster"
 	case !wf && of:
 		return "slower"
-	case !wf:
+	case !wf || !of:
+		switch a, c := finishedSeeds(with), finishedSeeds(without); {
+		case fisherP(a, len(with.t99)-a, c, len(without.t99)-c) >= 0.05:
+		case a*len(without.t99) > c*len(with.t99):
+			return "faster"
+		case a*len(without.t99) < c*len(with.t99):
+			return "slower"
+		}
 		return "no clear change"
 	}
 	wl, wh := interval(with.t99)
@@ -140,6 +148,25 @@ func effectOf(with, without *truth, clients int) string {
 		return "faster"
 	}
 	return "slower"
+}
+
+// fisherP is Fisher's exact two-sided p on [[a b] [c d]], with exact
+// binomials: the tables of the same margins no likelier than this one.
+func fisherP(a, b, c, d int) float64 {
+	r1, r2, k := int64(a+b), int64(c+d), int64(a+c)
+	ways := func(x int64) *big.Int {
+		return new(big.Int).Mul(new(big.Int).Binomial(r1, x), new(big.Int).Binomial(r2, k-x))
+	}
+	obs, sum := ways(int64(a)), new(big.Int)
+	for x := int64(0); x <= k; x++ {
+		if x <= r1 && k-x <= r2 {
+			if w := ways(x); w.Cmp(obs) <= 0 {
+				sum.Add(sum, w)
+			}
+		}
+	}
+	p, _ := new(big.Rat).SetFrac(sum, new(big.Int).Binomial(r1+r2, k)).Float64()
+	return p
 }
 
 func finished(tr *truth) bool {

@@ -12,6 +12,8 @@ import (
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // RankingRows is the most policies the ranking figure shows.
@@ -205,7 +207,7 @@ func heatCells(aggs []*analysis.Aggregate) (sim.Kind, time.Duration, bool) {
 // but names a scenario without the parameter a figure varies.
 func but(axis string, s Scenario) string {
 	q := s.Query
-	parts := []string{capacityWords(q.Capacity), thousands(float64(q.Clients)) + " clients", fmt.Sprintf("%v outage", q.Outage)}
+	parts := []string{capacityWords(q.Capacity), num.Plural(q.Clients, "client"), fmt.Sprintf("%v outage", q.Outage)}
 	switch axis {
 	case "capacity":
 		parts = parts[1:]

@@ -2,13 +2,12 @@ package reports
 
 import (
 	"fmt"
-	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // thousands formats a whole number with comma separators: 9,423.
@@ -19,13 +18,13 @@ func figure(m experiments.Metric, v float64) string {
 	if m == experiments.Sent || m == experiments.Peak {
 		return thousands(v)
 	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
+	return fmt1(v)
 }
 
 func signed(v float64, prec int) string {
-	s := strconv.FormatFloat(math.Abs(v), 'f', prec, 64)
+	s := num.Fixed(math.Abs(v), prec)
 	switch {
-	case s == strconv.FormatFloat(0, 'f', prec, 64):
+	case s == num.Fixed(0, prec):
 		return s
 	case v < 0:
 		return "−" + s
@@ -46,36 +45,40 @@ func summary(m analysis.Metric, s analysis.Summary) string {
 		if prec == 0 {
 			return thousands(v)
 		}
-		return strconv.FormatFloat(v, 'f', prec, 64)
+		return num.Fixed(v, prec)
 	}
-	out := f(s.Mean)
-	if !math.IsNaN(s.Lo) {
-		out += fmt.Sprintf(" [%s, %s]", f(s.Lo), f(s.Hi))
+	return f(s.Mean) + bounds(s, f) + unfinished(s)
+}
+
+// bounds is " [lo, hi]" of a summary, clamped at 0 (Summary.Bounds;
+// the report's warnings say so once), or "" without one.
+func bounds(s analysis.Summary, f func(float64) string) string {
+	lo, hi, _ := s.Bounds()
+	if math.IsNaN(lo) {
+		return ""
 	}
+	return " [" + f(lo) + ", " + f(hi) + "]"
+}
+
+// unfinished is " (3 not finished)", or "" when every run finished.
+func unfinished(s analysis.Summary) string {
 	if s.Unfinished > 0 {
-		out += fmt.Sprintf(" (%d not finished)", s.Unfinished)
+		return fmt.Sprintf(" (%d not finished)", s.Unfinished)
 	}
-	return out
+	return ""
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-func fmt1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-func fmt2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func fmt1(v float64) string { return num.Fixed(v, 1) }
+func fmt2(v float64) string { return num.Fixed(v, 2) }
 
 // seconds formats a t99 summary in seconds: "45.2 s [44.1, 46.3]".
 func seconds(s analysis.Summary) string {
 	if s.N == 0 {
 		return "not finished"
 	}
-	out := fmt1(s.Mean) + " s"
-	if !math.IsNaN(s.Lo) {
-		out += " [" + fmt1(s.Lo) + ", " + fmt1(s.Hi) + "]"
-	}
-	if s.Unfinished > 0 {
-		out += fmt.Sprintf(" (%d not finished)", s.Unfinished)
-	}
-	return out
+	return fmt1(s.Mean) + " s" + bounds(s, fmt1) + unfinished(s)
 }
 
 // capacityWords is "120 requests/s".

@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"io"
 	"math"
 	"strings"
@@ -72,7 +73,7 @@ func WriteAnswer(w io.Writer, ans *Answer, top int) error {
 }
 
 func scenarioWords(sc sim.Scenario) string {
-	s := fmt.Sprintf("%s requests/s, %s clients, after a %v outage", thousands(sc.Capacity), thousands(float64(sc.Clients)), sc.RecoverAt)
+	s := fmt.Sprintf("%s requests/s, %s, after a %v outage", thousands(sc.Capacity), num.Plural(sc.Clients, "client"), sc.RecoverAt)
 	if sc.RetryAfter > 0 {
 		s += fmt.Sprintf(", server sends Retry-After %v", sc.RetryAfter)
 	}
@@ -92,8 +93,8 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 	pk := b.Summary(analysis.Peak)
 	ew.printf("use: %s\n", b.Cell.Policy.Plain())
 	ew.printf("  (as --mine: '%s')\n", b.Cell.Policy.Spec())
-	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%s); %.1f requests per client after recovery; %d seeds\n",
-		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), ofCapacity(pk.Mean, sc.Capacity), perClient(b), len(b.Seeds))
+	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%s); %.1f requests per client after recovery; %s\n",
+		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), ofCapacity(pk.Mean, sc.Capacity), perClient(b), num.Plural(len(b.Seeds), "seed"))
 	m := rec.Metric
 	if len(rec.Against) > 0 {
 		var ru *analysis.Comparison
@@ -104,11 +105,11 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 			}
 		}
 		if ru != nil {
-			ew.printf("  runner-up: %s: %s %s paired over %d seeds", ru.Other.Cell.Policy.Short(), m.Title, relDiff(ru, b.Summary(m).Mean), ru.Seeds)
+			ew.printf("  runner-up: %s: %s %s paired over %s", ru.Other.Cell.Policy.Short(), m.Title, relDiff(ru, b.Summary(m).Mean), num.Plural(ru.Seeds, "seed"))
 			if rec.Separated() {
 				ew.printf(" — separated\n")
 			} else {
-				ew.printf(" — not separated at %d seeds: tied within %.1f %% (%s)\n", len(b.Seeds), 100*rec.TiedWithin(), plural(len(rec.Ties), "candidate"))
+				ew.printf(" — not separated at %s: tied within %.1f %% (%s)\n", num.Plural(len(b.Seeds), "seed"), 100*rec.TiedWithin(), num.Plural(len(rec.Ties), "candidate"))
 			}
 		}
 		ew.printf("  confidence: P(no other candidate is more than %g %% better on %s) ≥ %s (paired t, Bonferroni over %d)\n",
@@ -163,13 +164,6 @@ func prob(p float64) string {
 		return "0.999"
 	}
 	return fmt.Sprintf("%.3f", p)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // ofCapacity says a rate as a multiple of the capacity: "2.4× capacity",
@@ -256,13 +250,13 @@ func budgetOf(q analysis.Query) float64 {
 }
 
 func writeRobust(ew *errWriter, rb *analysis.Robust) {
-	ew.printf("Across %d scenarios (times counted from recovery), the policy of least worst-case regret on t99:\n\n", len(rb.Points))
+	ew.printf("Across %s (times counted from recovery), the policy of least worst-case regret on t99:\n\n", num.Plural(len(rb.Points), "scenario"))
 	if rb.NoAnswer != "" {
 		ew.printf("no policy is feasible at every point: %s\n", rb.NoAnswer)
 		return
 	}
 	ew.printf("use: %s\n", rb.Winner.Policy.Plain())
-	ew.printf("  worst regret %.2f× the best t99 of each point, mean %.2f×; %d candidates are feasible at every point\n\n", rb.WorstRegret, rb.MeanRegret, rb.Feasible)
+	ew.printf("  worst regret %.2f× the best t99 of each point, mean %.2f×; %s %s feasible at every point\n\n", rb.WorstRegret, rb.MeanRegret, num.Plural(rb.Feasible, "candidate"), num.Agree(rb.Feasible, "is", "are"))
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "capacity (req/s)\tclients\tt99 of the answer (s)\tbest there (s)\tregret\tbest there\t\n")
 	for _, p := range rb.Points {

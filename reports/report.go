@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -18,11 +19,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := r.Provenance
 	ew.printf("# Which retry policy after an outage\n\n")
-	scen := fmt.Sprintf("%d scenarios", len(r.Scenarios))
-	if len(r.Scenarios) == 1 {
-		scen = "1 scenario"
-	}
-	ew.printf("For each scenario of this dataset (%s, %s runs), the retry policy that brings clients back fastest once the server is back, without burying it. ", scen, thousands(float64(p.Runs)))
+	scen := num.Plural(len(r.Scenarios), "scenario")
+	ew.printf("For each scenario of this dataset (%s, %s), the retry policy that brings clients back fastest once the server is back, without burying it. ", scen, num.Plural(p.Runs, "run"))
 	ew.printf("**t99** is the time after recovery at which 99 %% of clients have been served: the mean over seeds with its 95 %% interval [low, high]. ")
 	ew.printf("A policy is **feasible** when no client gives up, 99 %% are back within the window in every seed, and it sends at most %g requests per client after recovery; only feasible policies are recommended, and only policies that jitter: a fixed interval or backoff without jitter keeps a herd in step (how each does is in *Avoid* and on each scenario's page).\n\n", float64(analysis.DefaultBudget))
 
@@ -106,7 +104,7 @@ func (r *Report) writeUse(ew *errWriter) {
 	}
 	for i, p := range d.Policies {
 		l := letter(i)
-		ew.printf("- **%s** (%s): %s\n", l, plural(uses[l], "scenario"), p.Plain())
+		ew.printf("- **%s** (%s): %s\n", l, num.Plural(uses[l], "scenario"), p.Plain())
 	}
 	ew.printf("\n")
 }
@@ -171,10 +169,10 @@ func whyShort(q analysis.Query, a *analysis.Aggregate) string {
 	}
 	var parts []string
 	if t := a.Summary(analysis.T99); t.Unfinished > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d runs never 99 %% back", t.Unfinished, t.N+t.Unfinished))
+		parts = append(parts, fmt.Sprintf("%d of %s never 99 %% back", t.Unfinished, num.Plural(t.N+t.Unfinished, "run")))
 	}
 	if g := a.Summary(analysis.GaveUp); g.Max > 0 && !q.AllowGiveUp {
-		parts = append(parts, fmt.Sprintf("%s of %s clients give up", thousands(g.Mean), thousands(float64(a.Cell.Scenario.Clients))))
+		parts = append(parts, fmt.Sprintf("%s of %s give up", thousands(g.Mean), num.Plural(a.Cell.Scenario.Clients, "client")))
 	}
 	if per := perClient(a); per > budgetOf(q) {
 		parts = append(parts, fmt.Sprintf("%s requests per client (budget %g)", fmt1(per), budgetOf(q)))
@@ -246,7 +244,7 @@ func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
 	ew.printf("| scenario | main policy | old clients | main t99 | old clients' t99 | alone: t99 | cost, paired (s) |\n|---|---|---|--:|--:|--:|--:|\n")
 	for _, f := range fleets {
 		sc := f.Cell.Cell.Scenario
-		name := fmt.Sprintf("%s req/s, %s clients", thousands(sc.Capacity), thousands(float64(sc.Clients)))
+		name := fmt.Sprintf("%s req/s, %s", thousands(sc.Capacity), num.Plural(sc.Clients, "client"))
 		if len(f.Groups) == 0 {
 			continue
 		}
@@ -266,7 +264,7 @@ func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
 			alone = seconds(g0.Alone.Summary(analysis.T99))
 		}
 		if e := g0.Effect; e.Seeds >= 2 {
-			cost = fmt.Sprintf("%s [%s, %s] over %d seeds", signed(e.Diff, 1), signed(e.Lo, 1), signed(e.High, 1), e.Seeds)
+			cost = fmt.Sprintf("%s [%s, %s] over %s", signed(e.Diff, 1), signed(e.Lo, 1), signed(e.High, 1), num.Plural(e.Seeds, "seed"))
 		}
 		ew.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, cell(analysis.ShortName(f.Cell.Cell.Policy)), cell(strings.Join(old, "; ")),
 			seconds(g0.T99), cell(strings.Join(oldT, "; ")), alone, cost)

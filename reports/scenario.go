@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // RankingTop is how many feasible candidates a scenario's ranking shows
@@ -33,8 +35,8 @@ func (r *Report) writeScenario(w io.Writer, i int) error {
 		b := rec.Best
 		pk := b.Summary(analysis.Peak)
 		ew.printf("**Use: %s**\n\n", b.Cell.Policy.Plain())
-		ew.printf("- t99 %s after recovery, t50 %s; peak %s req/s (%s× capacity); %s requests per client after recovery; %d seeds\n",
-			seconds(b.Summary(analysis.T99)), seconds(b.Summary(analysis.T50)), thousands(pk.Mean), fmt1(pk.Mean/sc.Capacity), fmt1(perClient(b)), len(b.Seeds))
+		ew.printf("- t99 %s after recovery, t50 %s; peak %s req/s (%s× capacity); %s requests per client after recovery; %s\n",
+			seconds(b.Summary(analysis.T99)), seconds(b.Summary(analysis.T50)), thousands(pk.Mean), fmt1(pk.Mean/sc.Capacity), fmt1(perClient(b)), num.Plural(len(b.Seeds), "seed"))
 		if len(rec.Ties) > 0 {
 			var names []string
 			for _, c := range rec.Ties {
@@ -44,7 +46,7 @@ func (r *Report) writeScenario(w io.Writer, i int) error {
 		} else if len(rec.Against) > 0 {
 			for _, c := range rec.Against {
 				if !c.Identical {
-					ew.printf("- separated from every other feasible policy; the runner-up, %s, is %s slower in t99, paired over %d seeds\n", analysis.ShortName(c.Other.Cell.Policy), relDiff(&c, b.Summary(analysis.T99).Mean), c.Seeds)
+					ew.printf("- separated from every other feasible policy; the runner-up, %s, is %s slower in t99, paired over %s\n", analysis.ShortName(c.Other.Cell.Policy), relDiff(&c, b.Summary(analysis.T99).Mean), num.Plural(c.Seeds, "seed"))
 					break
 				}
 			}
@@ -134,7 +136,7 @@ func writeRanking(ew *errWriter, rec *analysis.Recommendation, use *analysis.Agg
 			n++
 		}
 	}
-	ew.printf("## Ranking\n\n%d candidates, %d feasible, ranked by t99 after recovery (feasible first). Shown (%d): the %d fastest feasible, every one on the Pareto front of t99, peak and traffic among the feasible (marked *), and the best cap of every other policy shape. **use**: the recommended policy; *no jitter*: never recommended, however fast here.\n\n", len(rec.Ranked), rec.Feasible, n, RankingTop)
+	ew.printf("## Ranking\n\n%s, %d feasible, ranked by t99 after recovery (feasible first). Shown (%d): the %d fastest feasible, every one on the Pareto front of t99, peak and traffic among the feasible (marked *), and the best cap of every other policy shape. **use**: the recommended policy; *no jitter*: never recommended, however fast here.\n\n", num.Plural(len(rec.Ranked), "candidate"), rec.Feasible, n, RankingTop)
 	ew.printf("| # | policy | t99 after recovery | peak (req/s) | requests per client | not feasible because |\n|--:|---|--:|--:|--:|---|\n")
 	for i, a := range rec.Ranked {
 		if !show[i] {

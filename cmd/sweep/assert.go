@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 const assertHelp = `Absolute checks a nightly job gates on: each line of each FILE is an
@@ -93,7 +94,7 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if failed > 0 {
-		return reported{fmt.Errorf("%d of %s violated", failed, plural(len(as), "assertion"))}
+		return reported{fmt.Errorf("%d of %s violated", failed, num.Plural(len(as), "assertion"))}
 	}
 	return nil
 }
@@ -154,9 +155,9 @@ func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int) 
 		case c.Cells == 0:
 			fmt.Fprintf(w, "     matches no cell of the dataset\n")
 		case len(c.Violations) == 0:
-			fmt.Fprintf(w, "     %s; worst %s %s: %s\n", plural(c.Cells, "cell"), a.Stat, number(c.Worst.Value), c.Worst.Agg.Label)
+			fmt.Fprintf(w, "     %s; worst %s %s: %s\n", num.Plural(c.Cells, "cell"), a.Stat, number(c.Worst.Value), c.Worst.Agg.Label)
 		default:
-			fmt.Fprintf(w, "     %d of %s violate it:\n", len(c.Violations), plural(c.Cells, "cell"))
+			fmt.Fprintf(w, "     %d of %s %s it:\n", len(c.Violations), num.Plural(c.Cells, "cell"), num.Agree(len(c.Violations), "violates", "violate"))
 			for j, v := range c.Violations {
 				if j == 5 {
 					fmt.Fprintf(w, "       … and %d more (--json lists them all)\n", len(c.Violations)-5)
@@ -167,7 +168,7 @@ func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int) 
 			}
 		}
 	}
-	fmt.Fprintf(w, "%d of %s hold (%d runs read)\n", len(as)-failed, plural(len(as), "assertion"), runs)
+	fmt.Fprintf(w, "%d of %s %s (%s read)\n", len(as)-failed, num.Plural(len(as), "assertion"), num.Agree(len(as)-failed, "holds", "hold"), num.Plural(runs, "run"))
 }
 
 func assertJSON(as []assertion, cs []analysis.Checked, runs int) any {

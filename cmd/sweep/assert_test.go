@@ -28,6 +28,10 @@ func TestAssertExitCodes(t *testing.T) {
 	if out := mustRun(t, "assert", "--results", res, holds); !strings.Contains(out, "2 of 2 assertions hold") {
 		t.Errorf("holds:\n%s", out)
 	}
+	one := write("one.assert", "gave_up max <= 0\n")
+	if out := mustRun(t, "assert", "--results", res, one); !strings.Contains(out, "1 of 1 assertion holds") {
+		t.Errorf("one:\n%s", out)
+	}
 	for _, tt := range []struct {
 		file string
 		code int

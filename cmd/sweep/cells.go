@@ -10,6 +10,8 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 const cellsHelp = `The per-cell view of a dataset: one row per cell (every parameter but the
@@ -63,7 +65,7 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := writeAtomic(filepath.Dir(*out), filepath.Base(*out), buf); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "cells: %d cells of %d runs → %s\n", len(sc.Aggregates), sc.Runs, *out)
+	fmt.Fprintf(stdout, "cells: %s of %s → %s\n", num.Plural(len(sc.Aggregates), "cell"), num.Plural(sc.Runs, "run"), *out)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -371,7 +372,7 @@ func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("check: want one dataset folder, got %s", plural(len(pos), "argument"))
+		return usagef("check: want one dataset folder, got %s", num.Plural(len(pos), "argument"))
 	}
 	dir := pos[0]
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -401,11 +402,11 @@ func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		if len(rep.Problems) == 0 {
 			fmt.Fprintf(stdout, "%s: no problems\n", dir)
 		} else {
-			fmt.Fprintf(stdout, "%s: %d problems\n", dir, len(rep.Problems))
+			fmt.Fprintf(stdout, "%s: %s\n", dir, num.Plural(len(rep.Problems), "problem"))
 		}
 	}
 	if len(rep.Problems) > 0 {
-		return fmt.Errorf("%s: %d problems", dir, len(rep.Problems))
+		return fmt.Errorf("%s: %s", dir, num.Plural(len(rep.Problems), "problem"))
 	}
 	return nil
 }

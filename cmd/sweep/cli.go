@@ -301,11 +301,3 @@ func (l *listFlag) Set(s string) error {
 	}
 	return nil
 }
-
-// plural writes "1 run", "2 runs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}

@@ -37,7 +37,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("compare: want two dataset folders, OLD and NEW, got %s", plural(len(pos), "argument"))
+		return usagef("compare: want two dataset folders, OLD and NEW, got %s", num.Plural(len(pos), "argument"))
 	}
 	th, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(*threshold), "%")), 64)
 	if err != nil || th < 0 || math.IsInf(th, 0) || math.IsNaN(th) {
@@ -63,7 +63,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		writeCompare(stdout, pos, sides, c, *all)
 	}
 	if n := c.Changed(); n > 0 {
-		return reported{fmt.Errorf("%s beyond the threshold", plural(n, "significant change"))}
+		return reported{fmt.Errorf("%s beyond the threshold", num.Plural(n, "significant change"))}
 	}
 	return nil
 }
@@ -113,9 +113,9 @@ func signed(x float64) string {
 func how(ch analysis.Change) string {
 	if ch.Paired {
 		if ch.Unpaired > 0 {
-			return fmt.Sprintf("paired over %s, %s of one side only left out", plural(ch.N, "seed"), plural(ch.Unpaired, "seed"))
+			return fmt.Sprintf("paired over %s, %s of one side only left out", num.Plural(ch.N, "seed"), num.Plural(ch.Unpaired, "seed"))
 		}
-		return fmt.Sprintf("paired over %s", plural(ch.N, "seed"))
+		return fmt.Sprintf("paired over %s", num.Plural(ch.N, "seed"))
 	}
 	return fmt.Sprintf("Welch, %d and %d runs", ch.Old.Summary(ch.Metric).N, ch.New.Summary(ch.Metric).N)
 }
@@ -134,7 +134,7 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 		}
 	}
 	fmt.Fprintf(w, "cells: %s matched by their parameters (%s paired by seed over %s both hold, %s of one side only left out; the others by Welch's test), %s only in old, %s only in new\n",
-		num.Int(c.Matched), num.Int(paired), plural(shared, "seed"), plural(unpaired, "seed"), num.Int(len(c.OnlyOld)), num.Int(len(c.OnlyNew)))
+		num.Int(c.Matched), num.Int(paired), num.Plural(shared, "seed"), num.Plural(unpaired, "seed"), num.Int(len(c.OnlyOld)), num.Int(len(c.OnlyNew)))
 	fmt.Fprintf(w, "intervals: simultaneous at %g %% over %s comparisons (Bonferroni); threshold %s %%\n\n",
 		100*(1-c.Alpha), num.Int(c.Tests), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
 
@@ -200,11 +200,11 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 				fmt.Fprintf(w, "… %d more cells only in %s\n", len(side.aggs)-5, side.name)
 				break
 			}
-			fmt.Fprintf(w, "only in %s: %s (%s)\n", side.name, a.Label, plural(len(a.Seeds), "seed"))
+			fmt.Fprintf(w, "only in %s: %s (%s)\n", side.name, a.Label, num.Plural(len(a.Seeds), "seed"))
 		}
 	}
 	if n := c.Changed(); n > 0 {
-		fmt.Fprintf(w, "\nverdict: %s beyond %s %% (* above)\n", plural(n, "significant change"), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
+		fmt.Fprintf(w, "\nverdict: %s beyond %s %% (* above)\n", num.Plural(n, "significant change"), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
 	} else {
 		fmt.Fprintf(w, "\nverdict: no significant change beyond %s %%\n", strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // diffTable is one table of a dataset as diff sees it: every row by its
@@ -99,7 +100,7 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("diff: want two dataset folders, got %s", plural(len(pos), "argument"))
+		return usagef("diff: want two dataset folders, got %s", num.Plural(len(pos), "argument"))
 	}
 	a, b := pos[0], pos[1]
 	// Exit codes: 0 same, 1 different, 2 error (either dataset unreadable).

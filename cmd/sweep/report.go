@@ -115,7 +115,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 	}
 	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
-		plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), plural(figs, "figure"), filepath.Join(out, "plots"))
+		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 )
 
 // loadConfig reads and validates a sweeps file within the memory limits;
@@ -223,7 +225,7 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 	}
 	if len(rep.Problems) > 0 {
 		rep.writeText(stderr)
-		return fmt.Errorf("%s: the %d parts this run wrote have %d problems (see above)", out, n, len(rep.Problems))
+		return fmt.Errorf("%s: the %s this run wrote %s %s (see above)", out, num.Plural(n, "part"), num.Agree(n, "has", "have"), num.Plural(len(rep.Problems), "problem"))
 	}
 	return nil
 }

@@ -420,7 +420,7 @@ func TestRunChecksWhatItWrote(t *testing.T) {
 	}
 	defer func() { commitHook = nil }()
 	_, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", out, "--part-rows", "10", "--no-report", "--quiet")
-	if code != 1 || !strings.Contains(stderr, "duplicate: ") || !strings.Contains(stderr, "10 runs already stored in") || !strings.Contains(stderr, "parts this run wrote have 1 problems") {
+	if code != 1 || !strings.Contains(stderr, "duplicate: ") || !strings.Contains(stderr, "10 runs already stored in") || !strings.Contains(stderr, "the 4 parts this run wrote have 1 problem (see above)") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }

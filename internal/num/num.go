@@ -6,6 +6,7 @@ package num
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"golang.org/x/text/language"
@@ -37,4 +38,36 @@ func Short(x float64) string {
 		return strings.Replace(printer.Sprintf("%.1f", x), "-", "−", 1)
 	}
 	return Whole(x)
+}
+
+// Fixed writes x with prec decimals and no separators, with the minus
+// sign the other writers use: −12.8, never -12.8; 0.0, never −0.0.
+func Fixed(x float64, prec int) string {
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" && s[0] == '-' {
+		return s[1:] // a negative that rounds to zero
+	}
+	return strings.Replace(s, "-", "−", 1)
+}
+
+// Plural writes a count and its noun, the noun in the plural unless the
+// count is 1: "1 cell", "2 cells", "1,800 runs", "0 problems". word is the
+// singular; nouns whose plural is not word+"s" are passed to PluralOf.
+func Plural(n int, word string) string { return PluralOf(n, word, word+"s") }
+
+// PluralOf is Plural with the plural spelled out: "1 policy", "3 policies".
+func PluralOf(n int, one, many string) string {
+	if n == 1 {
+		return Int(n) + " " + one
+	}
+	return Int(n) + " " + many
+}
+
+// Agree picks the verb that agrees with a count as its subject: "1 of 3
+// cells violates", "2 of 3 cells violate".
+func Agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
