@@ -158,9 +158,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if st.elapsed > 0 {
 				share = 100 * st.writing.Seconds() / st.elapsed.Seconds()
 			}
-			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%d new parts)\n",
+			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%s)\n",
 				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share, st.beside.Round(time.Millisecond),
-				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), len(st.parts))
+				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), num.Plural(len(st.parts), "new part"))
 			if *addSeeds > 0 {
 				fmt.Fprintf(stdout, "%s: %d of the runs to do were rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", s.Name, st.added, *addSeeds)
 			}
