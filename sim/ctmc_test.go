@@ -42,9 +42,8 @@ func (d expRetry) delay(_ *client, _ response, rng *Mulberry32) float64 {
 // retrial is the chain: state (n at the server, l in the orbit), index
 // l·(S+1) + n.
 type retrial struct {
-	c, s, l          int
-	lam, mu, theta   float64 // per second
-	down, within, up [][]float64
+	c, s, l        int
+	lam, mu, theta float64 // per second
 }
 
 func (q *retrial) states() int { return (q.s + 1) * (q.l + 1) }

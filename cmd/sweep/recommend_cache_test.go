@@ -36,9 +36,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	cells := append(experiments.CandidateSpace(sc), experiments.Cell{Scenario: sc, Policy: grpc.Policy.Normalize()})
 	other := sc // a scenario the query does not ask about, stored beside it
 	other.Capacity = 80
-	for _, c := range experiments.CandidateSpace(other)[:10] {
-		cells = append(cells, c)
-	}
+	cells = append(cells, experiments.CandidateSpace(other)[:10]...)
 	m := &measurer{stderr: io.Discard}
 	recs, err := m.measure(context.Background(), analysis.Runs(cells, 1, 8))
 	if err != nil {
