@@ -1,0 +1,38 @@
+package main
+
+import "testing"
+
+// The check holds run keys as 8-byte numbers; keys that are not 16
+// lower-case hex digits keep their text, so no two distinct keys meet.
+func TestKeyMapKeepsKeysApart(t *testing.T) {
+	keys := []string{"cc0f771059aff697", "a7396b70daf6ee1b", "CC0F771059AFF697", "cc0f771059aff69", "", "0000000000000000", "+c0f771059aff697"}
+	m := newKeyMap[int]()
+	for i, k := range keys {
+		if _, ok := m.get(k); ok {
+			t.Errorf("%q found before it was put", k)
+		}
+		m.put(k, i)
+	}
+	if m.len() != len(keys) {
+		t.Errorf("%d keys, the map holds %d", len(keys), m.len())
+	}
+	for i, k := range keys {
+		if v, ok := m.get(k); !ok || v != i {
+			t.Errorf("get(%q) = %d, %v; want %d", k, v, ok, i)
+		}
+	}
+	if h, ok := hexKey(keys[0]); !ok || h != 0xcc0f771059aff697 {
+		t.Errorf("hexKey(%q) = %x, %v", keys[0], h, ok)
+	}
+	l := newKeyList(keys[:4])
+	for _, k := range keys[:4] {
+		if !l.holds(k) {
+			t.Errorf("holds(%q) = false, in the list", k)
+		}
+	}
+	for _, k := range keys[4:] {
+		if l.holds(k) {
+			t.Errorf("holds(%q) = true, not in the list", k)
+		}
+	}
+}
