@@ -25,6 +25,10 @@ func writeControls(ew *errWriter, tables []analysis.ControlTable) {
 	ew.printf("A cell gives the t99 after recovery with the component, then without it; **faster** and **slower** need 95 %% intervals that do not overlap, or one of the two to finish in every seed where the other does not, or in clearly more seeds (Fisher's exact test, p < 0.05); a cell says so when the two finish in different numbers of seeds; **give up** means clients gave up that did not without it (their requests failed: no t99 shows that as a gain).\n\n")
 	ew.printf("Of %s: %d faster, %d slower, %d with clients giving up, %d without a clear change.\n\n",
 		num.Plural(total, "comparison"), n[analysis.Helps], n[analysis.Costs], n[analysis.GivesUp], n[analysis.NoChange])
+	if slow, all := throttledUnfinished(tables); slow > 0 {
+		ew.printf("Adaptive throttling counts the requests it refuses as attempted (the SRE book's definition), so after an outage in which the server accepted nothing its refusal probability, (requests − K·accepts) / (requests + 1), starts near 1 and falls only as accepts come in: with throttling, %d of %s did not finish in every seed.\n\n",
+			slow, num.Plural(all, "comparison"))
+	}
 	for _, t := range tables {
 		ew.printf("### %s\n\n", analysis.FamilyOf(t.Scenario))
 		ew.printf("| backoff + component |")
@@ -76,4 +80,26 @@ func short99(s analysis.Summary) string {
 		return fmt.Sprintf("%s s, %d not finished", fmt1(s.Mean), s.Unfinished)
 	}
 	return fmt1(s.Mean) + " s"
+}
+
+// throttledUnfinished counts the comparisons of policies with adaptive
+// throttling (all) and those whose runs with it did not all finish (slow).
+func throttledUnfinished(tables []analysis.ControlTable) (slow, all int) {
+	for _, t := range tables {
+		for _, r := range t.Rows {
+			if r.Policy.ThrottleK == 0 {
+				continue
+			}
+			for _, p := range r.Pairs {
+				if p == nil {
+					continue
+				}
+				all++
+				if p.With.Summary(analysis.T99).Unfinished > 0 {
+					slow++
+				}
+			}
+		}
+	}
+	return slow, all
 }

@@ -39,6 +39,7 @@ func TestControlsSayHowManySeedsFinish(t *testing.T) {
 		"Of 1 comparison: 1 faster, 0 slower, 0 with clients giving up, 0 without a clear change.",
 		"| **faster**: ",
 		"finishes in 7 of 10 seeds where the backoff alone finishes in 0 |",
+		"with throttling, 1 of 1 comparison did not finish in every seed.",
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("no %q in\n%s", want, sec)
@@ -54,4 +55,23 @@ func finishedSeeds(tr *truth) int {
 		}
 	}
 	return n
+}
+
+// The throttling note is there only when throttled runs did not finish:
+// a breaker alone, which finishes, gets none.
+func TestThrottlingNoteOnlyWhenItHolds(t *testing.T) {
+	t.Parallel()
+	dec := sim.Policy{Kind: sim.Decorrelated}.Normalize()
+	br := dec
+	br.BreakerRatio, br.ClientsPerProcess = 0.1, 100
+	cells := cellsOf([]sim.Policy{dec, br.Normalize()}, []float64{480}, func(s *sim.Scenario) { s.Clients = sim.Article().Clients })
+	in := simulate(t, cells, 3, false)
+	_, files := build(t, in)
+	md := files["report.md"]
+	if !strings.Contains(md, "## Client-side throttling") {
+		t.Fatal("no client-controls section")
+	}
+	if strings.Contains(md, "Adaptive throttling counts") {
+		t.Errorf("the throttling note with no throttled runs:\n%s", md[strings.Index(md, "## Client-side throttling"):])
+	}
 }
