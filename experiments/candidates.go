@@ -20,6 +20,11 @@ var (
 	SpaceWidths      = []float64{0.2, 0.5, 1}
 )
 
+// RecommendWindow is how long after recovery recommend gives clients to come
+// back unless told otherwise (--window), and the window of a candidates
+// sweep that sets no window_s.
+const RecommendWindow = 20 * time.Minute
+
 // SpaceFamilies are the families of the candidate space: jittered
 // exponential backoff with every base, multiplier, cap and width above;
 // full jitter from the base (google-api-core, Envoy) and the article's

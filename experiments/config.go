@@ -228,7 +228,7 @@ func sweepOrder(md toml.MetaData, sweeps map[string]any) []string {
 }
 
 // sweepKeys are the keys a [sweep.NAME] table may hold besides parameters.
-var sweepKeys = []string{"description", "experiment", "seeds", "timeline_seeds", "on_demand", "cell"}
+var sweepKeys = []string{"description", "experiment", "seeds", "timeline_seeds", "on_demand", "candidates", "cell"}
 
 func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	path := []string{"sweep", name}
@@ -242,6 +242,11 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if v, ok := t["on_demand"]; ok {
 		if s.OnDemand, ok = v.(bool); !ok {
 			l.fail(at("on_demand"), "%s: want true or false", show(v))
+		}
+	}
+	if v, ok := t["candidates"]; ok {
+		if s.Candidates, ok = v.(bool); !ok {
+			l.fail(at("candidates"), "%s: want true or false", show(v))
 		}
 	}
 	if v, ok := t["timeline_seeds"]; ok {
@@ -298,6 +303,10 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if !l.sizeOK(path, grids, len(s.Cells), len(s.Seeds)) {
 		return s
 	}
+	if s.Candidates {
+		l.candidates(s, t, grids)
+		return s
+	}
 	for _, g := range grids {
 		l.expand(s, g, seen)
 	}
@@ -305,6 +314,60 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 		l.fail(path, "no cells: give it a policy axis, [[cell]] tables or an experiment")
 	}
 	return s
+}
+
+// candidates fills a sweep with candidates = true: recommend's candidate
+// space (CandidateSpace) at every scenario of its axes, so that a dataset
+// holding it answers `sweep recommend` there without simulating. The
+// candidates are the policies: the sweep may not name its own.
+func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
+	at := func(k string) []string { return []string{"sweep", s.Name, k} }
+	for _, k := range []string{"experiment", "cell"} {
+		if t[k] != nil {
+			l.fail(at(k), "not with candidates = true: the sweep's cells are recommend's candidates at each scenario of its axes")
+			return
+		}
+	}
+	for k := range t {
+		if p := ParamByKey(k); p != nil && p.Policy {
+			l.fail(at(k), "not with candidates = true: the policies are recommend's candidate space (`sweep recommend -h` lists it); give only scenario parameters")
+		}
+	}
+	// The scenarios: the grid with a stand-in policy, each cell checked as
+	// any other (bounds, memory).
+	scen := &Sweep{Name: s.Name, TimelineSeeds: s.TimelineSeeds}
+	seen := map[string]bool{}
+	for _, g := range grids {
+		g = g.merge(axes{"policy": {values: []value{{v: string(sim.Decorrelated)}}}})
+		if g["window_s"] == nil { // recommend's window, not the article's horizon from the start
+			g = g.merge(axes{"window_s": {values: []value{{v: RecommendWindow.Seconds()}}}})
+		}
+		l.expand(scen, g, seen)
+	}
+	var scenarios []sim.Scenario
+	for _, c := range scen.Cells {
+		if !slices.Contains(scenarios, c.Scenario) {
+			scenarios = append(scenarios, c.Scenario)
+		}
+	}
+	n := 0
+	for _, sc := range scenarios {
+		n += len(CandidateSpace(sc))
+	}
+	switch {
+	case n > MaxCells:
+		l.fail([]string{"sweep", s.Name}, "%d scenarios × recommend's candidates = %d cells: more than %d; split the sweep", len(scenarios), n, MaxCells)
+		return
+	case n*max(len(s.Seeds), 1) > MaxRuns:
+		l.fail([]string{"sweep", s.Name}, "%d cells × %d seeds = %d runs: more than %d; split the sweep", n, len(s.Seeds), n*len(s.Seeds), MaxRuns)
+		return
+	}
+	seen = map[string]bool{}
+	for _, sc := range scenarios {
+		for _, c := range CandidateSpace(sc) {
+			s.addCell(c, seen)
+		}
+	}
 }
 
 // sizeOK counts the cells of grids (the product of each grid's axis

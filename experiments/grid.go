@@ -147,6 +147,9 @@ type Sweep struct {
 	Seeds       []uint32
 	// OnDemand sweeps run only when named: not by a bare `sweep run`.
 	OnDemand bool
+	// Candidates: the cells are recommend's candidate space at each
+	// scenario of the sweep's axes (candidates = true).
+	Candidates bool
 	// TimelineSeeds asks for the per-tick timeline of each cell's first
 	// TimelineSeeds seeds.
 	TimelineSeeds int

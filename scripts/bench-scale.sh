@@ -51,8 +51,9 @@ if [ -z "${SKIP_DEFAULT:-}" ]; then
   measure default-report "$sweep" report --results "$out/default" --out "$out/default-report"
   measure default-recommend "$sweep" recommend --capacity 120 --clients 2000 --outage 30s --results "$out/default"
   tail -1 "$out/out-default-recommend.txt"
-  # the same question once the dataset holds every candidate run it asks for
-  measure default-recommend-store "$sweep" run --config scripts/bench/recommend.toml --sweep recommend --out "$out/default" --yes --no-report --quiet
+  # the same question once the dataset holds every candidate run it asks for:
+  # the main job's advice sweep (candidates = true in sweeps.toml)
+  measure default-recommend-store "$sweep" run --sweep advice --out "$out/default" --no-report --quiet
   measure default-recommend-cached "$sweep" recommend --capacity 120 --clients 2000 --outage 30s --results "$out/default"
   tail -1 "$out/out-default-recommend-cached.txt"
   measure default-recommend-elsewhere "$sweep" recommend --capacity 300 --clients 2000 --outage 30s --results "$out/default"

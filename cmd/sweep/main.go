@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 )
@@ -21,7 +22,9 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go onSignals(sigs, cancel, os.Stderr, os.Exit)
+	stop := cpuProfile(os.Getenv("HERDSWEEP_CPUPROFILE"), os.Stderr)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
 	cancel()
 	if err != nil {
 		switch {
@@ -32,6 +35,29 @@ func main() {
 			fmt.Fprintln(os.Stderr, "sweep:", err)
 		}
 		os.Exit(exitCode(err))
+	}
+}
+
+// cpuProfile writes a CPU profile of the command to path (for `go tool
+// pprof`) when path is not empty: HERDSWEEP_CPUPROFILE=FILE sweep … is how
+// the README's speed figures are taken apart. It returns what stops it.
+func cpuProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sweep: HERDSWEEP_CPUPROFILE: %v (no profile)\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "sweep: HERDSWEEP_CPUPROFILE: %v\n", err)
+		}
 	}
 }
 

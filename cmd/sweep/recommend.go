@@ -65,7 +65,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
 	outage := fs.Duration("outage", 30*time.Second, "outage length (a duration: 30s, 10m)")
-	window := fs.Duration("window", 20*time.Minute, "how long after recovery clients have to come back")
+	window := fs.Duration("window", experiments.RecommendWindow, "how long after recovery clients have to come back")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends (0: none); adds the clients that read it")
 	objective := fs.String("objective", "t99", "what to optimise: t99 (fastest recovery), peak (gentlest), sent (least traffic)")
 	budget := fs.Float64("budget", analysis.DefaultBudget, "most requests per client a policy may send after recovery")
@@ -128,9 +128,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("recommend: --top %d: want 0 or more", *top)
 	}
 	scenario := func(capacity, clients float64) (sim.Scenario, error) {
-		sc := sim.Article()
-		sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter = capacity, int(clients), *outage, *retryAfter
-		sc.Horizon = sc.RecoverAt + *window
+		sc := recommendScenario(capacity, int(clients), *outage, *window, *retryAfter)
 		if err := sc.Validate(); err != nil {
 			return sc, usagef("recommend: %v", flagName(err))
 		}
@@ -264,6 +262,17 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return reported{errors.New("no feasible policy")}
 	}
 	return nil
+}
+
+// recommendScenario is the scenario recommend asks about: the article's,
+// with the server's capacity, the fleet, the outage, the window after
+// recovery and the Retry-After given. A sweep with candidates = true and
+// the same scenario parameters stores exactly its candidates' cells.
+func recommendScenario(capacity float64, clients int, outage, window, retryAfter time.Duration) sim.Scenario {
+	sc := sim.Article()
+	sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter = capacity, clients, outage, retryAfter
+	sc.Horizon = sc.RecoverAt + window
+	return sc
 }
 
 // measurer finds the runs a search asks for: in the dataset when it holds

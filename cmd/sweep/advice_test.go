@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/experiments"
+)
+
+// The main job's advice sweep holds every run `sweep recommend --capacity C`
+// (defaults otherwise) may ask for at each of its capacities: the candidate
+// space of recommend's own scenario, on seeds 1 … --max-seeds' default. So
+// recommend over the main job's dataset simulates nothing there.
+func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
+	src, err := os.ReadFile("../../sweeps.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiments.Load("sweeps.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sweep("advice")
+	if s == nil || !s.Candidates || s.OnDemand {
+		t.Fatalf("sweeps.toml: no advice sweep with candidates = true in the main job: %+v", s)
+	}
+	for seed := uint32(1); seed <= uint32(analysis.DefaultSeeding.Max); seed++ {
+		if !slices.Contains(s.Seeds, seed) {
+			t.Fatalf("advice sweep lacks seed %d, which recommend may ask for", seed)
+		}
+	}
+	var caps []float64
+	for _, c := range s.Cells {
+		if !slices.Contains(caps, c.Scenario.Capacity) {
+			caps = append(caps, c.Scenario.Capacity)
+		}
+	}
+	if len(caps) == 0 {
+		t.Fatal("advice sweep has no cells")
+	}
+	for _, c := range caps {
+		sc := recommendScenario(c, 2000, 30*time.Second, experiments.RecommendWindow, 0)
+		for _, cell := range experiments.CandidateSpace(sc) {
+			if !slices.Contains(s.Cells, cell) {
+				t.Fatalf("capacity %g: advice sweep lacks recommend's candidate %s", c, cell.Policy.Short())
+			}
+		}
+	}
+}
+
+// A dataset written by a candidates sweep answers recommend at its scenario
+// without simulating a run, and the answer is the one recommend gives with
+// no dataset.
+func TestCandidatesSweepAnswersRecommend(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfg, []byte("[sweep.c]\ncandidates = true\nclients = 300\nrecover_s = 10\ncapacity_rps = 40\nseeds = {from = 1, to = 4}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	mustRun(t, "run", "--config", cfg, "--out", out, "--no-report", "--quiet")
+	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "4", "--json"}
+	from := mustRun(t, append(args, "--results", out)...)
+	if !regexp.MustCompile(`"0 runs simulated, \d+ reused`).MatchString(from) {
+		t.Fatalf("recommend over the candidates sweep's dataset simulated runs:\n%s", from)
+	}
+	note := regexp.MustCompile(`"notes": \[[^\]]*\]`)
+	plain := mustRun(t, args...)
+	if a, b := note.ReplaceAllString(from, ""), note.ReplaceAllString(plain, ""); a != b {
+		t.Fatalf("answer from the dataset differs from the simulated one:\n%s\n---\n%s", a, b)
+	}
+}
