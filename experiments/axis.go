@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"github.com/herdsweep/herdsweep/internal/suggest"
 	"maps"
 	"math"
 	"slices"
@@ -73,7 +74,11 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			if sweepTable {
 				want += " or " + strings.Join(sweepKeys, ", ")
 			}
-			l.fail(kp, "unknown key: want %s", want)
+			names := paramKeyList()
+			if sweepTable {
+				names = append(names, sweepKeys...)
+			}
+			l.fail(kp, "unknown key%s: want %s", suggest.DidYouMean(k, names), want)
 			continue
 		}
 		if a := l.axis(kp, raw, p); a != nil {
@@ -83,14 +88,17 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 	return out
 }
 
-func paramKeys() string {
+func paramKeys() string { return strings.Join(paramKeyList(), ", ") }
+
+// paramKeyList: the keys a sweep or [defaults] may set as parameters.
+func paramKeyList() []string {
 	var ks []string
 	for _, p := range Params {
 		if p.Key != "preset" {
 			ks = append(ks, p.Key)
 		}
 	}
-	return strings.Join(append(ks, "seeds"), ", ")
+	return append(ks, "seeds")
 }
 
 // inPolicyTable reports whether p may be set in a policy table
@@ -100,14 +108,16 @@ func inPolicyTable(p *Param) bool {
 }
 
 // policyTableKeys lists the keys a policy table takes besides kind.
-func policyTableKeys() string {
+func policyTableKeys() string { return strings.Join(policyTableKeyList(), ", ") }
+
+func policyTableKeyList() []string {
 	var ks []string
 	for i := range Params {
 		if inPolicyTable(&Params[i]) {
 			ks = append(ks, Params[i].Key)
 		}
 	}
-	return strings.Join(ks, ", ")
+	return ks
 }
 
 // axis reads one axis: a value, a list of values, or {from, to, step}.
@@ -341,7 +351,7 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 		}
 		p := ParamByKey(k)
 		if p == nil || !inPolicyTable(p) {
-			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table: want kind or a policy parameter (%s)", policyTableKeys())
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table%s: want kind or a policy parameter (%s)", suggest.DidYouMean(k, append(policyTableKeyList(), "kind")), policyTableKeys())
 			continue
 		}
 		cv, err := p.coerce(v)

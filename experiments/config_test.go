@@ -146,7 +146,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		want      []string // fragments, all in the error
 	}{
 		{"syntax", "[sweep.s]\npolicy = [\"fixed\"\ncapacity_rps = 1", []string{"t.toml:3:"}},
-		{"unknown key", base + "[sweep.s]\npolicy = \"fixed\"\ncapcity_rps = 120\n", []string{"t.toml:6: sweep.s.capcity_rps: unknown key: want a parameter (policy, base_s"}},
+		{"unknown key", base + "[sweep.s]\npolicy = \"fixed\"\ncapcity_rps = 120\n", []string{"t.toml:6: sweep.s.capcity_rps: unknown key (did you mean \"capacity_rps\"?): want a parameter (policy, base_s"}},
 		{"unknown policy", base + "[sweep.s]\npolicy = [\"fixed\", \"decor\"]\n", []string{`t.toml:5: sweep.s.policy: "decor": want a family (fixed, exponential, full-jitter`, "or a preset (grpc, aws-sdk-go-v2"}},
 		{"wrong type", base + "[sweep.s]\npolicy = \"fixed\"\nclients = \"many\"\n", []string{`t.toml:6: sweep.s.clients: "many": want a whole number`}},
 		{"empty axis", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = []\n", []string{"t.toml:6: sweep.s.capacity_rps: empty list"}},

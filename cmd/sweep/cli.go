@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/herdsweep/herdsweep/internal/suggest"
 	"io"
 	"strconv"
 	"strings"
@@ -254,40 +255,8 @@ func flagError(fs *flag.FlagSet, err error) error {
 }
 
 // didYouMean returns ` (did you mean "x"?)` for the closest of names
-// within two edits of s, else "".
-func didYouMean(s string, names []string) string {
-	best, bestD := "", min(3, len(s)/2+1) // at most two edits, and fewer than half the word
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// within two edits of s, else "" (suggest.DidYouMean).
+func didYouMean(s string, names []string) string { return suggest.DidYouMean(s, names) }
 
 // listFlag collects a repeatable, comma-separated option.
 type listFlag []string
