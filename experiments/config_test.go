@@ -180,7 +180,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"NaN throttle_k", base + "[sweep.s]\npolicy = \"fixed\"\nthrottle_k = nan\n", []string{"t.toml:6: sweep.s.throttle_k: NaN: want 0 (no adaptive throttling)"}},
 		{"negative retry_tokens", base + "[sweep.s]\npolicy = \"fixed\"\nretry_tokens = -1\n", []string{"t.toml:6: sweep.s.retry_tokens: -1: want 0 (no retry throttling)"}},
 		{"negative breaker_ratio", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_ratio = -0.1\n", []string{"t.toml:6: sweep.s.breaker_ratio: -0.1: want 0 (no circuit breaker)"}},
-		{"unknown key in a policy table", base + "[sweep.s]\npolicy = {kind = \"fixed\", breaker_raito = 0.1}\n", []string{"t.toml:5: sweep.s.policy.breaker_raito: unknown key in a policy table: want kind or a policy parameter (base_s, cap_s", "retry_on", "breaker_ratio", "clients_per_process"}},
+		{"unknown key in a policy table", base + "[sweep.s]\npolicy = {kind = \"fixed\", breaker_raito = 0.1}\n", []string{"t.toml:5: sweep.s.policy.breaker_raito: unknown key in a policy table (did you mean \"breaker_ratio\"?): want kind or a policy parameter (base_s, cap_s", "retry_on", "breaker_ratio", "clients_per_process"}},
 		// A component's own parameters are checked with the component off
 		// too, as a family's parameters are in a sweep of other families.
 		{"breaker window without a breaker", base + "[sweep.s]\npolicy = \"fixed\"\nbreaker_window_s = -3\n", []string{"t.toml:6: sweep.s.breaker_window_s: -3: want"}},
