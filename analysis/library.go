@@ -114,10 +114,52 @@ func paramChanges(from, to experiments.Cell) string {
 	add("jitter", f.JitterWords(), t.JitterWords())
 	add("attempts", attemptsWords(f.MaxAttempts), attemptsWords(t.MaxAttempts))
 	add("give up after", elapsedWords(f.MaxElapsed), elapsedWords(t.MaxElapsed))
+	// Every other policy parameter (retry_on, token buckets, budgets,
+	// client components …) in sweeps.toml's words: a change that is not
+	// said would make the verdict's t99 a claim about another policy.
+	for i := range experiments.Params {
+		p := &experiments.Params[i]
+		if !p.Policy || saidInWords[p.Key] {
+			continue
+		}
+		if a, b := p.Of(&from), p.Of(&to); a != b && !p.SwitchedOff(&to) {
+			ch = append(ch, fmt.Sprintf("%s %s → %s", p.Key, offWords(a), offWords(b)))
+		}
+	}
 	if len(ch) == 0 {
 		return "nothing: same parameters"
 	}
 	return strings.Join(ch, ", ")
+}
+
+// saidInWords are the policy parameters paramChanges says in words above
+// (the policy's family and preset are the candidates', a fleet's mix is
+// not a policy's).
+var saidInWords = map[string]bool{"policy": true, "preset": true, "mix": true, "base_s": true, "multiplier": true, "cap_s": true,
+	"width": true, "max_attempts": true, "max_elapsed_s": true}
+
+// offWords writes a policy parameter's value: "off" for a component's zero,
+// "any" for retry_on's.
+func offWords(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if x == 0 {
+			return "off"
+		}
+	case int64:
+		if x == 0 {
+			return "off"
+		}
+	case bool:
+		if !x {
+			return "off"
+		}
+	case string:
+		if x == "" { // retry_on's zero, the only text among them: every rejection retried
+			return "any"
+		}
+	}
+	return fmt.Sprint(v)
 }
 
 func attemptsWords(n int) string {

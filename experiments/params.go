@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdsweep/herdsweep/internal/suggest"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -63,6 +64,11 @@ type Param struct {
 	// at its zero value: parameters added after runs were stored keep
 	// those runs' keys.
 	OmitZero bool
+	// SettingOf names the parameter that switches on the mechanism this
+	// one sets (breaker_window_s → breaker_ratio), or ComponentsSwitch for
+	// the scope of every client component: with it off, this one means
+	// nothing (SwitchedOff).
+	SettingOf string
 
 	get func(c *Cell) any
 	set func(c *Cell, v any)
@@ -121,13 +127,13 @@ var Params = []Param{
 	{Key: "bucket_tokens", Type: Int, Field: "BucketTokens", Policy: true, Doc: "per-client retry token bucket; 0 = none",
 		get: func(c *Cell) any { return int64(c.Policy.BucketTokens) },
 		set: func(c *Cell, v any) { c.Policy.BucketTokens = int(v.(int64)) }},
-	{Key: "bucket_cost", Type: Int, Field: "BucketCost", Policy: true, Doc: "tokens a retry takes (5 when a bucket is set)",
+	{Key: "bucket_cost", SettingOf: "bucket_tokens", Type: Int, Field: "BucketCost", Policy: true, Doc: "tokens a retry takes (5 when a bucket is set)",
 		get: func(c *Cell) any { return int64(c.Policy.BucketCost) },
 		set: func(c *Cell, v any) { c.Policy.BucketCost = int(v.(int64)) }},
 	{Key: "retry_budget", Type: Float, Field: "RetryBudget", Policy: true, Doc: "fleet-wide retries ≤ this fraction of requests over 10 s; 0 = none",
 		get: func(c *Cell) any { return c.Policy.RetryBudget },
 		set: func(c *Cell, v any) { c.Policy.RetryBudget = v.(float64) }},
-	{Key: "budget_min_rps", Type: Float, Field: "BudgetMinRPS", Policy: true, Doc: "retries/s the budget always allows",
+	{Key: "budget_min_rps", SettingOf: "retry_budget", Type: Float, Field: "BudgetMinRPS", Policy: true, Doc: "retries/s the budget always allows",
 		get: func(c *Cell) any { return c.Policy.BudgetMinRPS },
 		set: func(c *Cell, v any) { c.Policy.BudgetMinRPS = v.(float64) }},
 	{Key: "retry_on", Type: String, Field: "RetryOn", Policy: true, OmitZero: true, Doc: retryOnDoc(),
@@ -192,20 +198,20 @@ var Params = []Param{
 		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
 	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
 	// Client components (sim/components.go), each off at zero.
-	{Key: "clients_per_process", Type: Int, Field: "ClientsPerProcess", Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
+	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: "ClientsPerProcess", Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },
 		set: func(c *Cell, v any) { c.Policy.ClientsPerProcess = int(v.(int64)) }},
 	{Key: "throttle_k", Type: Float, Field: "ThrottleK", Policy: true, OmitZero: true, Doc: "adaptive throttling (SRE book): refuse locally with probability max(0, (requests − K·accepts)/(requests + 1)); K, 0 = off",
 		get: func(c *Cell) any { return c.Policy.ThrottleK },
 		set: func(c *Cell, v any) { c.Policy.ThrottleK = v.(float64) }},
-	omitZero(durParam("throttle_window_s", "ThrottleWindow", "adaptive throttling's window, s (120 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.ThrottleWindow })),
+	settingOf("throttle_k", omitZero(durParam("throttle_window_s", "ThrottleWindow", "adaptive throttling's window, s (120 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.ThrottleWindow }))),
 	{Key: "aws_adaptive", Type: Bool, Field: "AWSAdaptive", Policy: true, OmitZero: true, Doc: "the AWS SDKs' adaptive retry mode: a CUBIC rate limiter that holds requests back after throttling",
 		get: func(c *Cell) any { return c.Policy.AWSAdaptive },
 		set: func(c *Cell, v any) { c.Policy.AWSAdaptive = v.(bool) }},
 	{Key: "retry_tokens", Type: Float, Field: "RetryTokens", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's maxTokens per process; 0 = off",
 		get: func(c *Cell) any { return c.Policy.RetryTokens },
 		set: func(c *Cell, v any) { c.Policy.RetryTokens = v.(float64) }},
-	{Key: "retry_token_ratio", Type: Float, Field: "RetryTokenRatio", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's tokenRatio: tokens a success gives back",
+	{Key: "retry_token_ratio", SettingOf: "retry_tokens", Type: Float, Field: "RetryTokenRatio", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's tokenRatio: tokens a success gives back",
 		get: func(c *Cell) any { return c.Policy.RetryTokenRatio },
 		set: func(c *Cell, v any) { c.Policy.RetryTokenRatio = v.(float64) }},
 	{Key: "pushback", Type: Bool, Field: "Pushback", Policy: true, OmitZero: true, Doc: "gRPC server pushback: wait exactly the Retry-After, then restart the backoff",
@@ -217,11 +223,11 @@ var Params = []Param{
 	{Key: "breaker_ratio", Type: Float, Field: "BreakerRatio", Policy: true, OmitZero: true, Doc: "circuit breaker per process: opens at this failure ratio; 0 = none",
 		get: func(c *Cell) any { return c.Policy.BreakerRatio },
 		set: func(c *Cell, v any) { c.Policy.BreakerRatio = v.(float64) }},
-	{Key: "breaker_min_throughput", Type: Int, Field: "BreakerMinThroughput", Policy: true, OmitZero: true, Doc: "circuit breaker: requests in the window before it may open (100 when 0)",
+	{Key: "breaker_min_throughput", SettingOf: "breaker_ratio", Type: Int, Field: "BreakerMinThroughput", Policy: true, OmitZero: true, Doc: "circuit breaker: requests in the window before it may open (100 when 0)",
 		get: func(c *Cell) any { return int64(c.Policy.BreakerMinThroughput) },
 		set: func(c *Cell, v any) { c.Policy.BreakerMinThroughput = int(v.(int64)) }},
-	omitZero(durParam("breaker_window_s", "BreakerWindow", "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow })),
-	omitZero(durParam("breaker_break_s", "BreakerBreak", "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak })),
+	settingOf("breaker_ratio", omitZero(durParam("breaker_window_s", "BreakerWindow", "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow }))),
+	settingOf("breaker_ratio", omitZero(durParam("breaker_break_s", "BreakerBreak", "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak }))),
 }
 
 // retryOnDoc describes retry_on's values, as sim defines them.
@@ -235,6 +241,26 @@ func retryOnDoc() string {
 		vs = append(vs, name+": "+v.Means)
 	}
 	return "which rejections a client retries (a 503 while down, a 429 after recovery); on any other it gives up: " + strings.Join(vs, "; ")
+}
+
+// ComponentsSwitch is the SettingOf of a parameter that every client
+// component reads (clients_per_process).
+const ComponentsSwitch = "client components"
+
+// SwitchedOff reports whether p sets a mechanism that c has switched off.
+func (p *Param) SwitchedOff(c *Cell) bool {
+	switch p.SettingOf {
+	case "":
+		return false
+	case ComponentsSwitch:
+		return c.Policy.ComponentsShort() == ""
+	}
+	return isZero(ParamByKey(p.SettingOf).Of(c))
+}
+
+func settingOf(sw string, p Param) Param {
+	p.SettingOf = sw
+	return p
 }
 
 func omitZero(p Param) Param {
@@ -481,4 +507,44 @@ func (p *Param) Set(c *Cell, v any) {
 		return
 	}
 	p.set(c, v)
+}
+
+// SetPolicyParam sets the policy parameter named key (a sweeps.toml key
+// that a policy table may hold) of p from its text, as the policy_spec
+// column writes it: a number (seconds for a _s key), true or false, or a
+// word (retry_on). Its bounds are p.Validate's; UserWords says its errors
+// in these keys' words.
+func SetPolicyParam(p *sim.Policy, key, text string) error {
+	pa := ParamByKey(key)
+	if pa == nil || !inPolicyTable(pa) {
+		return fmt.Errorf("unknown key %q%s", key, suggest.DidYouMean(key, policyTableKeyList()))
+	}
+	var raw any = text
+	var err error
+	switch pa.Type {
+	case Int:
+		raw, err = strconv.ParseInt(text, 10, 64)
+	case Float:
+		raw, err = strconv.ParseFloat(text, 64)
+	case Bool:
+		raw, err = strconv.ParseBool(text)
+	}
+	if err != nil {
+		return fmt.Errorf("%s=%s: want %s", key, text, pa.Type)
+	}
+	v, err := pa.coerce(raw)
+	if err != nil {
+		return fmt.Errorf("%s=%v", key, err)
+	}
+	c := Cell{Policy: *p}
+	pa.set(&c, v)
+	*p = c.Policy
+	return nil
+}
+
+// UserWords says a sim.FieldError in sweeps.toml's words: the key of the
+// parameter that sets its field, and what would be accepted.
+func UserWords(fe *sim.FieldError) string {
+	key, msg := userWords(fe)
+	return key + "=" + msg
 }

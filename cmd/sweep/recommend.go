@@ -74,7 +74,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seeds := fs.Int("seeds", analysis.DefaultSeeding.Initial, "seeds every candidate runs")
 	maxSeeds := fs.Int("max-seeds", analysis.DefaultSeeding.Max, "seeds the leading candidates may reach")
 	library := fs.String("library", "", "also judge this library preset's defaults (NAME from 'sweep policies')")
-	mine := fs.String("mine", "", "also judge your policy: 'FAMILY|PRESET key=value …', keys base, cap, multiplier, jitter (full|equal|decorrelated|none|±25%), width, attempts, max_elapsed, honor_retry_after")
+	mine := fs.String("mine", "", "also judge your policy: 'FAMILY|PRESET key=value …', keys base, cap, multiplier, jitter (full|equal|decorrelated|none|±25%), width, attempts, max_elapsed, honor_retry_after, or any policy parameter of sweeps.toml (retry_on, client components: a policy_spec value reads as it is)")
 	results := fs.String("results", "out", "dataset whose runs are reused where they are exactly the candidates' runs")
 	asJSON := fs.Bool("json", false, "print one JSON document (fields in the README)")
 	top := fs.Int("top", 10, "feasible candidates to list")
@@ -397,7 +397,10 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 	}
 	name := strings.ToLower(f[0])
 	var p sim.Policy
-	if pr, ok := sim.PresetByName(name); ok {
+	// A name that is both a preset and a family (grpc) is the preset
+	// alone and the family with parameters, as in sweeps.toml
+	// (policy = "grpc" against {kind = "grpc", …}) and policy_spec.
+	if pr, ok := sim.PresetByName(name); ok && (len(f) == 1 || !sim.KnownKind(sim.Kind(name))) {
 		p = pr.Policy
 	} else if sim.KnownKind(sim.Kind(name)) {
 		p = sim.DefaultPolicy(sim.Kind(name))
@@ -507,7 +510,11 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 				err = fmt.Errorf("%s=%s: want true or false", k, v)
 			}
 		default:
-			return p, fmt.Errorf("unknown key %q: want base, cap, multiplier, jitter, width, attempts, max_elapsed or honor_retry_after", k)
+			// Any other policy parameter of sweeps.toml (retry_on, a
+			// client component …), as the policy_spec column writes it.
+			if err = experiments.SetPolicyParam(&p, k, v); err != nil && experiments.ParamByKey(k) == nil {
+				err = fmt.Errorf("%w: want base, cap, multiplier, jitter, width, attempts, max_elapsed, honor_retry_after or a policy parameter of sweeps.toml (`sweep schema`: retry_on, breaker_ratio …)", err)
+			}
 		}
 		if err != nil {
 			return p, err
@@ -535,6 +542,7 @@ func policyWords(err error) error {
 			}
 			return fmt.Errorf("%s=%v: want %s", n, fe.Value, want)
 		}
+		return errors.New(experiments.UserWords(fe))
 	}
 	return err
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// --mine reads what the dataset's policy_spec column writes: every policy
+// of the repository's sweeps (components, retry_on, token buckets and
+// budgets included) and the candidate space round-trips through it.
+func TestMineReadsPolicySpec(t *testing.T) {
+	src, err := os.ReadFile("../../sweeps.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiments.Load("sweeps.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []experiments.Cell
+	for _, name := range []string{"client-controls", "presets", "retry-after", "metastable"} {
+		cells = append(cells, cfg.Sweep(name).Cells...)
+	}
+	cells = append(cells, experiments.CandidateSpace(sim.Article())...)
+	components := 0
+	for _, c := range cells {
+		spec := c.PolicySpec()
+		p, err := parsePolicySpec(spec)
+		if err != nil {
+			t.Fatalf("--mine %q: %v", spec, err)
+		}
+		if got := p.Normalize(); got != c.Policy {
+			t.Fatalf("--mine %q reads as\n%+v\nwant\n%+v", spec, got, c.Policy)
+		}
+		if c.Policy.ComponentsShort() != "" {
+			components++
+		}
+	}
+	if components == 0 {
+		t.Fatal("no policy with a client component among the sweeps: the test checks nothing of them")
+	}
+	for spec, want := range map[string]string{
+		"decorrelated breaker_raito=0.1": `"breaker_raito" (did you mean "breaker_ratio"?)`,
+		"decorrelated retry_on=foo":      `retry_on=foo: want one of`,
+		"decorrelated breaker_ratio=2":   `breaker_ratio=2: want 0 (no circuit breaker) or a failure ratio`,
+		"decorrelated retry_tokens=x":    `retry_tokens=x: want a number`,
+	} {
+		if _, err := parsePolicySpec(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--mine %q: error %v, want one containing %s", spec, err, want)
+		}
+	}
+}
