@@ -69,6 +69,7 @@ type Aggregate struct {
 	Seeds    []uint32 // ascending
 	summary  map[string]Summary
 	perSeed  map[string][]float64 // aligned with Seeds; NaN where a run has no value
+	packed   map[string]*packed   // instead of perSeed, in Scan's aggregates: the same values in a few bytes each
 	Warnings []string
 }
 
@@ -88,7 +89,14 @@ func (a *Aggregate) Clamped() bool {
 
 // PerSeed returns metric m for each seed, aligned with Seeds; NaN where the
 // run has no value.
-func (a *Aggregate) PerSeed(m Metric) []float64 { return a.perSeed[m.Key] }
+// Scan's aggregates hold them packed: each call decodes them into a new
+// slice.
+func (a *Aggregate) PerSeed(m Metric) []float64 {
+	if p := a.packed[m.Key]; p != nil {
+		return p.Values()
+	}
+	return a.perSeed[m.Key]
+}
 
 // Aggregates groups records by cell (every parameter but the seed) and
 // summarises each metric. A (cell, seed) present twice, as when two sweeps

@@ -495,13 +495,17 @@ func winnerChanges(as []*Aggregate, m Metric) string {
 		return ""
 	}
 	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	per := make([][]float64, len(as)) // PerSeed decodes: once per candidate
+	for k, a := range as {
+		per[k] = a.PerSeed(m)
+	}
 	wins := map[*Aggregate]int{}
 	for _, seed := range seeds {
 		var best *Aggregate
 		bv := math.Inf(1)
-		for _, a := range as {
+		for k, a := range as {
 			i := sort.Search(len(a.Seeds), func(i int) bool { return a.Seeds[i] >= seed })
-			v := a.PerSeed(m)[i]
+			v := per[k][i]
 			if !math.IsNaN(v) && v < bv {
 				best, bv = a, v
 			}

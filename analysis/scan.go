@@ -47,13 +47,58 @@ type SweepSeeds struct {
 }
 
 // cellAcc is one cell while the scan reads: its seeds in read order, the
-// part each seed's run was kept from, and each metric's values.
+// part each seed's run was kept from, and each metric's values, packed.
+// Seeds mostly come in ascending order (a sweep hands a cell's seeds out in
+// order), so a seed above the last one is new without a lookup; a map of
+// seeds is built only for a cell whose seeds come out of order.
 type cellAcc struct {
-	agg    *Aggregate
-	seedAt map[uint32]int32 // seed → index in seeds
-	seeds  []uint32
-	part   []int32     // index in the listing of the part each run was kept from
-	per    [][]float64 // per metric, aligned with seeds; NaN where no value
+	agg       *Aggregate
+	seeds     []uint32
+	ascending bool             // seeds is strictly ascending
+	seedAt    map[uint32]int32 // seed → index in seeds, once seeds are not ascending
+	parts     []partRun        // the part each run was kept from, run-length coded
+	per       []packed         // per metric, aligned with seeds
+}
+
+// partRun says that the runs from index from on (up to the next partRun)
+// were kept from the part of index part in the listing.
+type partRun struct{ from, part int32 }
+
+// find is the index in seeds of seed s.
+func (acc *cellAcc) find(s uint32) (int, bool) {
+	if acc.seedAt != nil {
+		j, ok := acc.seedAt[s]
+		return int(j), ok
+	}
+	if n := len(acc.seeds); n == 0 || s > acc.seeds[n-1] {
+		return 0, false
+	}
+	return slices.BinarySearch(acc.seeds, s)
+}
+
+// add records seed s, kept from part pi, after find said it is new.
+func (acc *cellAcc) add(s uint32, pi int32) {
+	n := len(acc.seeds)
+	if acc.ascending && n > 0 && s < acc.seeds[n-1] {
+		acc.ascending = false
+		acc.seedAt = make(map[uint32]int32, n+1)
+		for j, x := range acc.seeds {
+			acc.seedAt[x] = int32(j)
+		}
+	}
+	if acc.seedAt != nil {
+		acc.seedAt[s] = int32(n)
+	}
+	acc.seeds = append(acc.seeds, s)
+	if k := len(acc.parts); k == 0 || acc.parts[k-1].part != pi {
+		acc.parts = append(acc.parts, partRun{from: int32(n), part: pi})
+	}
+}
+
+// partOf is the index of the part the run at index j was kept from.
+func (acc *cellAcc) partOf(j int) int32 {
+	k, _ := slices.BinarySearchFunc(acc.parts, int32(j+1), func(r partRun, t int32) int { return int(r.from - t) })
+	return acc.parts[k-1].part
 }
 
 // scanColumns are the runs table's columns a scan reads for every run: no
@@ -133,8 +178,8 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 					order = append(order, acc)
 					fresh[row+i] = acc
 				}
-				if j, ok := acc.seedAt[s]; ok {
-					if l.Runs[acc.part[j]].Sweep == part.Sweep {
+				if j, ok := acc.find(s); ok {
+					if l.Runs[acc.partOf(j)].Sweep == part.Sweep {
 						out.Repeated++
 						if example.part < 0 {
 							example.part, example.row = pi, row+i
@@ -144,15 +189,13 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 					}
 					continue
 				}
-				acc.seedAt[s] = int32(len(acc.seeds))
-				acc.seeds = append(acc.seeds, s)
-				acc.part = append(acc.part, int32(pi))
+				acc.add(s, int32(pi))
 				if !slices.Contains(acc.agg.Sweeps, part.Sweep) {
 					acc.agg.Sweeps = append(acc.agg.Sweeps, part.Sweep)
 				}
 				for k, m := range metrics {
 					v, _ := metricValue(b.Column(m.Key), i) // NaN: no value
-					acc.per[k] = append(acc.per[k], v)
+					acc.per[k].Append(v)
 				}
 				if sweepSeeds[part.Sweep] == nil {
 					sweepSeeds[part.Sweep] = map[uint32]bool{}
@@ -184,8 +227,16 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 		out.Sweeps = append(out.Sweeps, SweepSeeds{Sweep: sw, Seeds: seeds})
 	}
 	out.Aggregates = make([]*Aggregate, len(order))
+	var xs []float64
 	for i, acc := range order {
-		out.Aggregates[i] = acc.finish(metrics)
+		out.Aggregates[i], xs = acc.finish(metrics, xs)
+		if i > 0 && slices.Equal(out.Aggregates[i].Seeds, out.Aggregates[i-1].Seeds) {
+			// Seeds is never written to: cells of one grid share one list.
+			out.Aggregates[i].Seeds = out.Aggregates[i-1].Seeds
+			if acc.ascending {
+				acc.seeds = out.Aggregates[i].Seeds
+			}
+		}
 	}
 	if len(keepParts) > 0 {
 		if err := out.keep(fsys, l, cells, keepParts, opt.Keep); err != nil {
@@ -223,9 +274,9 @@ func scanPart(fsys fs.FS, p string, cols []string, fn func(*dataset.Batch) error
 // parameters and label.
 func newCellAcc(key string, metrics int) *cellAcc {
 	return &cellAcc{
-		agg:    &Aggregate{CellKey: key},
-		seedAt: map[uint32]int32{},
-		per:    make([][]float64, metrics),
+		agg:       &Aggregate{CellKey: key},
+		ascending: true,
+		per:       make([]packed, metrics),
 	}
 }
 
@@ -280,37 +331,55 @@ func metricValue(a arrow.Array, i int) (float64, bool) {
 }
 
 // finish orders the cell's seeds and values and summarises each metric.
-func (acc *cellAcc) finish(metrics []Metric) *Aggregate {
+// Its per-seed values stay packed. xs is a buffer to reuse (Summarize keeps
+// no reference to it); finish returns it.
+func (acc *cellAcc) finish(metrics []Metric, xs []float64) (*Aggregate, []float64) {
 	a := acc.agg
-	perm := make([]int, len(acc.seeds))
-	for i := range perm {
-		perm[i] = i
-	}
-	sort.Slice(perm, func(i, j int) bool { return acc.seeds[perm[i]] < acc.seeds[perm[j]] })
-	a.Seeds = make([]uint32, len(perm))
-	for i, j := range perm {
-		a.Seeds[i] = acc.seeds[j]
+	var perm []int // nil: the seeds came in ascending order
+	if acc.ascending {
+		acc.seeds = slices.Clip(acc.seeds)
+		if cap(acc.seeds) > len(acc.seeds)+len(acc.seeds)/8 {
+			acc.seeds = append([]uint32(nil), acc.seeds...)
+		}
+		a.Seeds = acc.seeds
+	} else {
+		perm = make([]int, len(acc.seeds))
+		for i := range perm {
+			perm[i] = i
+		}
+		sort.Slice(perm, func(i, j int) bool { return acc.seeds[perm[i]] < acc.seeds[perm[j]] })
+		a.Seeds = make([]uint32, len(perm))
+		for i, j := range perm {
+			a.Seeds[i] = acc.seeds[j]
+		}
 	}
 	a.summary = make(map[string]Summary, len(metrics))
-	a.perSeed = make(map[string][]float64, len(metrics))
-	xs := make([]float64, 0, len(perm))
+	a.packed = make(map[string]*packed, len(metrics))
 	for k, m := range metrics {
-		per := make([]float64, len(perm))
-		xs, unfinished := xs[:0], 0
-		for i, j := range perm {
-			per[i] = acc.per[k][j]
-			if math.IsNaN(per[i]) {
+		p := &acc.per[k]
+		if perm != nil {
+			sorted := &packed{}
+			for _, j := range perm {
+				sorted.Append(p.At(j))
+			}
+			p = sorted
+		}
+		p.clip()
+		xs = xs[:0]
+		unfinished := 0
+		for i := range p.Len() {
+			if v := p.At(i); math.IsNaN(v) {
 				unfinished++
 			} else {
-				xs = append(xs, per[i])
+				xs = append(xs, v)
 			}
 		}
-		a.perSeed[m.Key] = per
+		a.packed[m.Key] = p
 		a.summary[m.Key] = Summarize(xs, unfinished)
-		acc.per[k] = nil
 	}
+	acc.per = nil
 	a.Warnings = warnings(a)
-	return a
+	return a, xs
 }
 
 // keep reads again the parts that hold runs of kept cells and keeps those
@@ -331,7 +400,7 @@ func (out *Scanned) keep(fsys fs.FS, l *dataset.Listing, cells map[string]*cellA
 			if acc == nil || !keep(r.CellKey) || taken[r.RunKey] {
 				continue
 			}
-			if j, ok := acc.seedAt[r.Seed]; !ok || acc.part[j] != int32(pi) {
+			if j, ok := acc.find(r.Seed); !ok || acc.partOf(j) != int32(pi) {
 				continue
 			}
 			taken[r.RunKey] = true

@@ -371,8 +371,10 @@ func TestReportRecommendAndErrors(t *testing.T) {
 		t.Errorf("report of a missing folder: exit %d, %s", code, stderr)
 	}
 	os.Mkdir(dir+"/empty", 0o755)
-	if _, stderr, code := sweep(t, "report", "--results", dir+"/empty"); code != 1 || !strings.Contains(stderr, "no Parquet files under runs/") {
-		t.Errorf("report of an empty folder: exit %d, %s", code, stderr)
+	for _, cmd := range [][]string{{"report"}, {"recommend", "--capacity", "120", "--clients", "50"}} {
+		if _, stderr, code := sweep(t, append(cmd, "--results", dir+"/empty")...); code != 2 || !strings.Contains(stderr, "no Parquet files under runs/") {
+			t.Errorf("%s of an empty folder: exit %d, want 2 (bad input); %s", cmd[0], code, stderr)
+		}
 	}
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("x"), 0o644)

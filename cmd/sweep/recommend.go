@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,15 +299,20 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 		}
 		return usageError{err: fmt.Errorf("recommend: --results %s: %w", dir, err)}
 	}
+	// A part that cannot be read, or a folder without runs the user named,
+	// is bad input (exit 2), as in every command that reads a dataset.
 	c, err := analysis.LoadCells(os.DirFS(dir), cells)
+	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+		return usagef("recommend: %s: %v", filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+	}
 	if err != nil {
-		return fmt.Errorf("recommend: --results %s: %w", dir, err)
+		return usagef("recommend: --results %s: %v", dir, err)
 	}
 	if c.Files == 0 {
 		if !explicit {
 			return nil
 		}
-		return fmt.Errorf("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
+		return usagef("recommend: --results %s: no Parquet files under runs/: run `sweep run` first, or point --results at a dataset", dir)
 	}
 	m.cached = c
 	return nil

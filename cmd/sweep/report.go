@@ -37,16 +37,12 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // wrote is whole (each file is written atomically) and report.md, written
 // last, is never newer than the pages and figures it links to.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
-	if fi, err := os.Stat(results); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
-		return usageError{err: fmt.Errorf("--results %s: %w", results, err)}
-	}
 	fsys := os.DirFS(results)
+	// A part that cannot be read is bad input naming its path (exit 2), as
+	// in every command that reads a dataset (scanDataset).
 	named := func(err error) error {
 		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-			return fmt.Errorf("%s: %w", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
+			return usagef("report: %s: %v", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
 		}
 		return err
 	}
@@ -60,12 +56,9 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	}
 	// Streamed: memory grows with cells × seeds, not with rows; only the
 	// article's cells are kept whole, for its comparison.
-	sc, err := analysis.Scan(fsys, analysis.ScanOptions{Keep: articleCells()})
+	sc, err := scanDataset(ctx, "report", "--results "+results, results, analysis.ScanOptions{Keep: articleCells()})
 	if err != nil {
-		if errors.As(err, new(*analysis.FileError)) {
-			return named(err)
-		}
-		return fmt.Errorf("%s: %w", results, err)
+		return err
 	}
 	ds := &sc.Dataset
 	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))

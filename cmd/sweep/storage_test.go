@@ -138,7 +138,8 @@ func foreignRuns(t *testing.T, path string) {
 }
 
 // Corrupt and foreign parts are named with what is wrong, never a panic:
-// report exits 1, diff 2 (it cannot compare), check 1.
+// report, recommend and diff exit 2 (bad input, as cells, assert and
+// compare do), check 1 (it found a problem).
 func TestCorruptAndForeignParts(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -156,8 +157,12 @@ func TestCorruptAndForeignParts(t *testing.T) {
 		path := firstPart(t, dir, dataset.RunsDir)
 		tt.spoil(t, path)
 		_, stderr, code := sweep(t, "report", "--results", dir)
-		if code != 1 || !strings.Contains(stderr, path+": "+tt.want) {
-			t.Errorf("%s: report: exit %d, %s; want 1 and %q", tt.name, code, stderr, path+": "+tt.want)
+		if code != 2 || !strings.Contains(stderr, path+": "+tt.want) {
+			t.Errorf("%s: report: exit %d, %s; want 2 and %q", tt.name, code, stderr, path+": "+tt.want)
+		}
+		_, stderr, code = sweep(t, "recommend", "--results", dir, "--capacity", "120", "--clients", "50")
+		if code != 2 || !strings.Contains(stderr, path+": "+tt.want) {
+			t.Errorf("%s: recommend: exit %d, %s; want 2 and %q", tt.name, code, stderr, path+": "+tt.want)
 		}
 		_, stderr, code = sweep(t, "diff", good, dir)
 		if code != 2 || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, path) {
