@@ -103,14 +103,24 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 	return out, nil
 }
 
-// QueueLoad is the share of a queueing server's capacity (Concurrency /
-// mean service time) its open-loop traffic asks for; false when the mean
-// is not a parameter (a lognormal's is its median's e^(σ²/2)).
-func QueueLoad(sc sim.Scenario) (float64, bool) {
-	if sc.Service == "lognormal" || sc.Concurrency == 0 {
+// QueueCapacity is a queueing server's capacity, Concurrency over the mean
+// service time, in requests/s; false when the mean is not a parameter (a
+// lognormal's is its median's e^(σ²/2)) or the server only counts.
+func QueueCapacity(sc sim.Scenario) (float64, bool) {
+	if sc.Service == "lognormal" || sc.Concurrency == 0 || sc.ServiceTime <= 0 {
 		return 0, false
 	}
-	return sc.ArrivalRate * sc.ServiceTime.Seconds() / float64(sc.Concurrency), true
+	return float64(sc.Concurrency) / sc.ServiceTime.Seconds(), true
+}
+
+// QueueLoad is the share of a queueing server's capacity its open-loop
+// traffic asks for; false when QueueCapacity has none.
+func QueueLoad(sc sim.Scenario) (float64, bool) {
+	c, ok := QueueCapacity(sc)
+	if !ok {
+		return 0, false
+	}
+	return sc.ArrivalRate / c, true
 }
 
 // Back counts the seeds in which a's runs returned to steady state, of all
