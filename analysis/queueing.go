@@ -231,8 +231,9 @@ func (q *QueueScenario) Never() []*Aggregate {
 }
 
 // First lists the policies no other is measurably sooner back than: the
-// first in order and those the data cannot tell apart from it. Empty when
-// none came back in any seed.
+// first in order and those back in some seed that the data cannot tell
+// apart from it. A policy never back is never among them. Empty when none
+// came back in any seed.
 func (q *QueueScenario) First() []*Aggregate {
 	if len(q.Ranked) == 0 {
 		return nil
@@ -242,7 +243,7 @@ func (q *QueueScenario) First() []*Aggregate {
 	}
 	out := []*Aggregate{q.Ranked[0]}
 	for j := 1; j < len(q.Ranked); j++ {
-		if q.Versus[0][j].Apart == 0 {
+		if b, _ := Back(q.Ranked[j]); b > 0 && q.Versus[0][j].Apart == 0 {
 			out = append(out, q.Ranked[j])
 		}
 	}

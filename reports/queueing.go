@@ -49,8 +49,7 @@ func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, s
 // queueName names a policy of a queueing scenario in its tables: its short
 // name and the limits that tell apart the same backoff (a library preset's
 // name says its own).
-func queueName(a *analysis.Aggregate) string {
-	p := a.Cell.Policy
+func queueName(p sim.Policy) string {
 	s := analysis.ShortName(p)
 	if p.Preset != "" {
 		return s
@@ -149,7 +148,7 @@ func degraded(q *analysis.QueueScenario) []string {
 	var out []string
 	for _, a := range q.Ranked {
 		if b, n := analysis.Back(a); b < n {
-			out = append(out, fmt.Sprintf("%s (%d of %s)", queueName(a), n-b, num.Plural(n, "seed")))
+			out = append(out, fmt.Sprintf("%s (%d of %s)", queueName(a.Cell.Policy), n-b, num.Plural(n, "seed")))
 		}
 	}
 	return out
@@ -182,7 +181,7 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario) {
 	ew.printf("## Queueing servers: back to steady state\n\n")
 	ew.printf("A queueing server with open-loop traffic is **back** once goodput (requests answered within their client's timeout) stays within %s %% of demand in every %v window up to the horizon; a run that never gets there is *not back*, never fast. ", num.Fixed(100*sim.RecoveryBand, 0), sim.RecoveryWindow)
 	ew.printf("Each cell is the mean time back after recovery (s) over the seeds back, and how many seeds were not back by the horizon. ")
-	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
+	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
 	ew.printf("Each scenario's ranking, with goodput, timed-out share, wasted work and latency: [%s](%s).\n\n", QueueingPage, QueueingPage)
 	for i := 0; i < len(qs); {
 		j := i + 1
@@ -208,7 +207,7 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario) {
 				c := ""
 				for _, a := range q.Ranked {
 					if a.Cell.Policy == p {
-						c, name = backCell(q, a), queueName(a)
+						c, name = backCell(q, a), queueName(a.Cell.Policy)
 					}
 				}
 				cells = append(cells, c)
@@ -257,7 +256,7 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 			for _, k := range q.Tied(j) {
 				tied = append(tied, strconv.Itoa(k+1))
 			}
-			ew.printf("| %d | %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", j+1, cell(queueName(a)), b, n, backWords(a), strings.Join(tied, ", "),
+			ew.printf("| %d | %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", j+1, cell(queueName(a.Cell.Policy)), b, n, backWords(a), strings.Join(tied, ", "),
 				percent(a.Summary(analysis.GoodputShare)), percent(a.Summary(analysis.TimedOutShare)), percent(a.Summary(analysis.WastedShare)),
 				latencyWords(a.Summary(analysis.LatencyP99)))
 		}
