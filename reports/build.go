@@ -81,10 +81,12 @@ type Report struct {
 	Recovery   []analysis.RecoveryGrid
 	Controls   []analysis.ControlTable  // client components beside the same backoff without them
 	Queueing   []analysis.QueueScenario // queueing servers: policies ranked by the time back to steady state
-	Figures    []Figure
-	Warnings   []string // dataset-wide; per-cell warnings are in the tables
-	Footer     string   // provenance printed under every figure
-	Live       []LiveCheck
+	// QueueFigures are drawn in the queueing section, a figure per server.
+	QueueFigures []Figure
+	Figures      []Figure
+	Warnings     []string // dataset-wide; per-cell warnings are in the tables
+	Footer       string   // provenance printed under every figure
+	Live         []LiveCheck
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
@@ -119,7 +121,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Queueing = qs
+	r.Queueing, r.QueueFigures = qs, queueFigures(qs)
 	if warn != "" {
 		r.Warnings = append(r.Warnings, warn)
 	}
@@ -227,7 +229,7 @@ func (r *Report) Files() []File {
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range r.Figures {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures) {
 		out = append(out,
 			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "png") }},
 			File{f.SVG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "svg") }})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -44,6 +45,50 @@ func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, s
 		return nil, "", err
 	}
 	return analysis.RankQueueing(analysis.QueueAggregates(recs)), "", nil
+}
+
+// queueFigures draws, for each server (analysis.SameServer) whose
+// scenarios differ in their outage, the time back against the outage: a
+// panel per load. A server measured at one outage has none.
+func queueFigures(qs []analysis.QueueScenario) []Figure {
+	var out []Figure
+	for _, group := range byServer(qs) {
+		var panels []string
+		var byPanel [][]analysis.QueueScenario
+		for _, q := range group {
+			l := loadWords(q.Scenario)
+			i := slices.Index(panels, l)
+			if i < 0 {
+				panels, byPanel = append(panels, l), append(byPanel, nil)
+				i = len(panels) - 1
+			}
+			byPanel[i] = append(byPanel[i], q)
+		}
+		f := plots.QueueRecovery(serverShort(group[0].Scenario), panels, byPanel, queueName)
+		if f.Degenerate() != "" {
+			continue
+		}
+		if len(out) > 0 {
+			f.Name = fmt.Sprintf("%s-%d", f.Name, len(out)+1)
+		}
+		out = append(out, Figure{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg"})
+	}
+	return out
+}
+
+// byServer splits scenarios, in the order RankQueueing gives them, into
+// runs of the same server.
+func byServer(qs []analysis.QueueScenario) [][]analysis.QueueScenario {
+	var out [][]analysis.QueueScenario
+	for i := 0; i < len(qs); {
+		j := i + 1
+		for j < len(qs) && analysis.SameServer(qs[i].Scenario, qs[j].Scenario) {
+			j++
+		}
+		out = append(out, qs[i:j])
+		i = j
+	}
+	return out
 }
 
 // queueName names a policy of a queueing scenario in its tables: its short
@@ -104,6 +149,28 @@ func serverWords(sc sim.Scenario) string {
 	}
 	parts = append(parts, fmt.Sprintf("%v observed after recovery", sc.Horizon-sc.RecoverAt))
 	return strings.Join(parts, "; ")
+}
+
+// serverShort names a queueing server in a figure's title: "10 workers ×
+// 20ms exponential, timeout 1s, queue wait ≤ 500ms".
+func serverShort(sc sim.Scenario) string {
+	s := fmt.Sprintf("%d workers × %v %s", sc.Concurrency, sc.ServiceTime, sc.Service)
+	if sc.Timeout > 0 {
+		s += fmt.Sprintf(", timeout %v", sc.Timeout)
+	}
+	if sc.QueueLimit > 0 {
+		s += fmt.Sprintf(", queue ≤ %d", sc.QueueLimit)
+	}
+	if sc.QueueWait > 0 {
+		s += fmt.Sprintf(", queue wait ≤ %v", sc.QueueWait)
+	}
+	if sc.ShedTarget > 0 {
+		s += fmt.Sprintf(", shed over %v", sc.ShedTarget)
+	}
+	if sc.QueueLimit == 0 && sc.QueueWait == 0 && sc.ShedTarget == 0 {
+		s += ", unbounded queue"
+	}
+	return s
 }
 
 // columnWords heads a scenario's column in report.md's grid: "70 % load,
@@ -174,7 +241,7 @@ func backCell(q *analysis.QueueScenario, a *analysis.Aggregate) string {
 // writeQueueing writes report.md's section on queueing servers: per
 // server, a grid of policies × (load, outage) with each policy's time back
 // to steady state, the first back in bold, and the seeds not back.
-func writeQueueing(ew *errWriter, qs []analysis.QueueScenario) {
+func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 	if len(qs) == 0 {
 		return
 	}
@@ -183,13 +250,9 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario) {
 	ew.printf("Each cell is the mean time back after recovery (s) over the seeds back, and how many seeds were not back by the horizon. ")
 	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
 	ew.printf("Each scenario's ranking, with goodput, timed-out share, wasted work and latency: [%s](%s).\n\n", QueueingPage, QueueingPage)
-	for i := 0; i < len(qs); {
-		j := i + 1
-		for j < len(qs) && analysis.SameServer(qs[i].Scenario, qs[j].Scenario) {
-			j++
-		}
-		group := qs[i:j]
-		ew.printf("%s.\n\n", upperFirst(serverWords(group[0].Scenario)))
+	for _, group := range byServer(qs) {
+		server := serverWords(group[0].Scenario)
+		ew.printf("%s.\n\n", upperFirst(server))
 		ew.printf("| policy |")
 		for _, q := range group {
 			ew.printf(" %s |", columnWords(q.Scenario))
@@ -215,7 +278,11 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario) {
 			ew.printf("| %s | %s |\n", cell(name), strings.Join(cells, " | "))
 		}
 		ew.printf("\n")
-		i = j
+		for _, f := range figs {
+			if strings.HasSuffix(f.Title, " — "+serverShort(group[0].Scenario)) {
+				ew.printf("![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.PNG, f.Caption, f.SVG)
+			}
+		}
 	}
 }
 
@@ -241,7 +308,8 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 	ew.printf("[← report](report.md)\n\n")
 	ew.printf("Each table ranks the policies of one scenario by the share of seeds back to steady state, then by the mean time back after recovery. ")
 	ew.printf("**≈** lists the rows the data cannot tell apart from this one (95 %% interval of the difference in time back, paired by seed, or Welch's when the seeds differ, includes 0; Fisher's exact test on the seeds back, p ≥ 0.05, when some seeds did not come back; two policies never back are alike). ")
-	ew.printf("Means over the seeds: goodput is the requests answered in time over the new requests; *timed out* the share of requests sent answered after their client stopped waiting; *wasted* the share of the server's busy time spent on them; p99 latency of the requests answered in time.\n\n")
+	ew.printf("Means over the seeds: goodput is the requests answered in time over the new requests; *timed out* the share of requests sent answered after their client stopped waiting; *wasted* the share of the server's busy time spent on them; p99 latency of the requests answered in time. ")
+	ew.printf("A policy not back by the horizon with goodput near demand and little work wasted is still draining a backlog (goodput above demand counts as not back); with goodput far below demand and most work wasted, the server is stuck serving requests nobody waits for.\n\n")
 	for i := range r.Queueing {
 		q := &r.Queueing[i]
 		if i == 0 || !analysis.SameServer(r.Queueing[i-1].Scenario, q.Scenario) {
@@ -262,7 +330,7 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 		}
 		ew.printf("\n")
 		if d := degraded(q); len(d) > 0 {
-			ew.printf("Degraded until the horizon: %s.\n\n", strings.Join(d, ", "))
+			ew.printf("Not back to steady state by the horizon: %s.\n\n", strings.Join(d, "; "))
 		} else {
 			ew.printf("Every policy came back to steady state in every seed.\n\n")
 		}

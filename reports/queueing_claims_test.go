@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -154,7 +155,7 @@ var (
 // against the records: on queueing.md, each row's seeds back, time back,
 // goodput and wasted work, its "≈" (recomputed: paired interval or
 // Fisher's test), the order (never back never above back, more seeds back
-// first, then sooner), and the "degraded until the horizon" sentence; in
+// first, then sooner), and the "not back to steady state by the horizon" sentence; in
 // report.md, each grid cell's time, bold exactly for the first back and
 // those back that cannot be told apart from it, and the seeds not back.
 func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
@@ -270,14 +271,14 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 				}
 			}
 		}
-		// "Degraded until the horizon: …".
+		// "Not back to steady state by the horizon: …".
 		var want []string
 		for _, tr := range rows {
 			if k := len(tr.seeds) - tr.nBack(); k > 0 {
 				want = append(want, queueName(tr.cell.Policy)+" ("+strconv.Itoa(k)+" of "+strconv.Itoa(len(tr.seeds))+" seeds)")
 			}
 		}
-		_, sentence, found := strings.Cut(sec, "Degraded until the horizon: ")
+		_, sentence, found := strings.Cut(sec, "Not back to steady state by the horizon: ")
 		switch {
 		case found != (len(want) > 0):
 			t.Errorf("%s: a sentence on degraded policies %v, but %d of them are", head, found, len(want))
@@ -285,10 +286,10 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 			sentence, _, _ = strings.Cut(sentence, ".\n")
 			var got []string
 			for _, m := range degradedRE.FindAllStringSubmatch(sentence, -1) {
-				got = append(got, strings.TrimPrefix(m[0], ", "))
+				got = append(got, strings.TrimPrefix(m[0], "; "))
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("%s: degraded until the horizon %q, the records %q", head, got, want)
+				t.Errorf("%s: not back by the horizon %q, the records %q", head, got, want)
 			}
 		}
 	}
@@ -296,6 +297,57 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 		t.Errorf("queueing.md covers %d of %d queueing cells", covered, len(trs))
 	}
 	checkQueueGrid(t, r, files["report.md"], firsts, names)
+	checkQueueFigures(t, r, files, trs)
+}
+
+// checkQueueFigures checks each queueing figure's data against the
+// records: a line point per policy and outage exactly where the policy came
+// back in every seed, at the records' mean; a hollow dot at the horizon for
+// each policy and scenario not back in some seed; and the figure embedded
+// and written.
+func checkQueueFigures(t *testing.T, r *Report, files map[string]string, trs []*qtruth) {
+	t.Helper()
+	lines, stuck := 0, 0
+	for _, f := range r.QueueFigures {
+		if !strings.Contains(files["report.md"], "]("+f.PNG+")") || files[f.PNG] == "" || files[f.SVG] == "" {
+			t.Errorf("%s: not embedded, or not written as PNG and SVG", f.Name)
+		}
+		for _, pn := range f.Panels {
+			for _, s := range pn.Series {
+				for _, pt := range s.Points {
+					var match []*qtruth
+					for _, tr := range trs {
+						sc := tr.cell.Scenario
+						if strings.HasSuffix(f.Title, " — "+serverShort(sc)) && pn.Title == loadWords(sc) && (sc.RecoverAt-sc.OutageStart).Seconds() == pt.X &&
+							(s.Mark == plots.Hollow || queueName(tr.cell.Policy) == s.Name) {
+							match = append(match, tr)
+						}
+					}
+					if s.Mark == plots.Hollow {
+						stuck++
+						w := (match[0].cell.Scenario.Horizon - match[0].cell.Scenario.RecoverAt).Seconds()
+						if pt.Y != w {
+							t.Errorf("%s, %s: a policy not back drawn at %g s, not at the horizon %g", f.Name, pn.Title, pt.Y, w)
+						}
+						continue
+					}
+					lines++
+					if len(match) != 1 || match[0].nBack() != len(match[0].seeds) || math.Abs(pt.Y-meanOf(match[0].back)) > 1e-9 {
+						t.Errorf("%s, %s: %s at %g s outage drawn at %g; the records: %d cells", f.Name, pn.Title, s.Name, pt.X, pt.Y, len(match))
+					}
+				}
+			}
+		}
+	}
+	want := 0
+	for _, tr := range trs {
+		if tr.nBack() < len(tr.seeds) {
+			want++
+		}
+	}
+	if len(r.QueueFigures) > 0 && (stuck != want || lines+stuck != len(trs)) {
+		t.Errorf("queueing figures: %d line points and %d hollow dots for %d cells, %d of them not back in some seed", lines, stuck, len(trs), want)
+	}
 }
 
 // checkQueueGrid checks report.md's grids: one per server, a column per
