@@ -113,7 +113,10 @@ func Aggregates(recs []Record) []*Aggregate {
 // aggregates is Aggregates over records held wherever they are: records
 // are large (a cell and a result each), so they are grouped by pointer,
 // never copied.
-func aggregates(recs []*Record) []*Aggregate {
+func aggregates(recs []*Record) []*Aggregate { return aggregatesOf(recs, Metrics) }
+
+// aggregatesOf is aggregates summarised on the given metrics.
+func aggregatesOf(recs []*Record, metrics []Metric) []*Aggregate {
 	var order []string
 	groups := map[string][]*Record{}
 	sweeps := map[string][]string{}
@@ -137,13 +140,13 @@ func aggregates(recs []*Record) []*Aggregate {
 		slices.SortFunc(g, func(x, y *Record) int { return cmp.Compare(x.Seed, y.Seed) }) // seeds are distinct
 		first := g[0]
 		a := &Aggregate{CellKey: k, Cell: first.Cell, Label: first.Label, Sweeps: sweeps[k],
-			summary: make(map[string]Summary, len(Metrics)), perSeed: make(map[string][]float64, len(Metrics)),
+			summary: make(map[string]Summary, len(metrics)), perSeed: make(map[string][]float64, len(metrics)),
 			Seeds: make([]uint32, len(g))}
 		for i, r := range g {
 			a.Seeds[i] = r.Seed
 		}
-		per := make([]float64, len(Metrics)*len(g)) // one allocation for every metric's values
-		for mi, m := range Metrics {
+		per := make([]float64, len(metrics)*len(g)) // one allocation for every metric's values
+		for mi, m := range metrics {
 			per := per[mi*len(g) : (mi+1)*len(g) : (mi+1)*len(g)]
 			xs = xs[:0]
 			unfinished := 0

@@ -31,6 +31,11 @@ type Input struct {
 	Scanned *analysis.Scanned
 	// Live lists the comparisons `sweep live` wrote beside the dataset.
 	Live []LiveCheck
+	// QueueRuns, when Scanned is set, reads whole the runs of the given
+	// queueing cells from the given sweeps' parts (analysis.LoadRunsOf):
+	// their metrics are not among the streamed ones. Nil: queueing cells
+	// are not ranked, and the report says so.
+	QueueRuns func(sweeps []string, cellKeys map[string]bool) ([]analysis.Record, error)
 }
 
 // LiveCheck is one `sweep live` comparison: a real library against the
@@ -74,11 +79,14 @@ type Report struct {
 	Article    []analysis.ArticleTable // empty when the dataset lacks the article's cells
 	Mixed      []analysis.MixedFleet
 	Recovery   []analysis.RecoveryGrid
-	Controls   []analysis.ControlTable // client components beside the same backoff without them
-	Figures    []Figure
-	Warnings   []string // dataset-wide; per-cell warnings are in the tables
-	Footer     string   // provenance printed under every figure
-	Live       []LiveCheck
+	Controls   []analysis.ControlTable  // client components beside the same backoff without them
+	Queueing   []analysis.QueueScenario // queueing servers: policies ranked by the time back to steady state
+	// QueueFigures are drawn in the queueing section, a figure per server.
+	QueueFigures []Figure
+	Figures      []Figure
+	Warnings     []string // dataset-wide; per-cell warnings are in the tables
+	Footer       string   // provenance printed under every figure
+	Live         []LiveCheck
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
@@ -98,10 +106,8 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	var jittered []*analysis.Aggregate
-	queueing := 0
 	for _, a := range aggs {
-		if a.Cell.Scenario.Concurrency > 0 { // a queueing server: its own metrics, not ranked by the counting server's rules
-			queueing++
+		if analysis.Queueing(a) { // its own metrics and ranking (queueing.go), not the counting server's rules
 			continue
 		}
 		if !a.Cell.Mixed() {
@@ -111,8 +117,13 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 			}
 		}
 	}
-	if queueing > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s a queueing server: the report does not rank them yet (its rules are the counting server's); read goodput, timed_out, wasted_ms and recovered_after_s in the dataset", num.Plural(queueing, "cell"), num.Agree(queueing, "runs", "run")))
+	qs, warn, err := queueing(in, aggs)
+	if err != nil {
+		return nil, err
+	}
+	r.Queueing, r.QueueFigures = qs, queueFigures(qs)
+	if warn != "" {
+		r.Warnings = append(r.Warnings, warn)
 	}
 	for _, q := range analysis.Groups(single) {
 		if err := ctx.Err(); err != nil {
@@ -212,10 +223,13 @@ func (r *Report) Files() []File {
 	if len(r.Article) > 0 {
 		out = append(out, File{"article.md", r.writeArticlePage})
 	}
+	if len(r.Queueing) > 0 {
+		out = append(out, File{QueueingPage, r.writeQueueingPage})
+	}
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range r.Figures {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures) {
 		out = append(out,
 			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "png") }},
 			File{f.SVG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "svg") }})

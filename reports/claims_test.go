@@ -134,6 +134,7 @@ func configs(t *testing.T) map[string]Input {
 		"no-jitter":       simulate(t, cellsOf(six[3:5], []float64{30}, nil), 3, true),
 		"one-seed":        simulate(t, cellsOf(six, []float64{15, 30}, nil), 1, true),
 		"only-mixed":      simulate(t, []experiments.Cell{mixed}, 2, false),
+		"queueing":        simulate(t, append(queueCells(), cellsOf(six[:2], []float64{30}, nil)...), 4, false),
 	}
 }
 
@@ -259,6 +260,7 @@ func TestReportClaims(t *testing.T) {
 			checkAvoid(t, r, md, tr)
 			checkPareto3(t, r, files, tr)
 			checkFigures(t, r, tr)
+			checkQueueing(t, r, files, in)
 			if n := strings.Count(md, "\n"); n > 300 {
 				t.Errorf("report.md has %d lines, want at most 300", n)
 			}

@@ -52,6 +52,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeMixed(ew, r.Mixed)
 	writeRecovery(ew, r.Recovery)
 	writeControls(ew, r.Controls)
+	writeQueueing(ew, r.Queueing, r.QueueFigures)
 	if len(r.Article) > 0 {
 		writeArticleSummary(ew, r.Article)
 	}

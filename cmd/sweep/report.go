@@ -76,6 +76,10 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
 			tl, err := analysis.Timelines(fsys, keys)
 			return tl, named(err)
+		},
+		QueueRuns: func(sweeps []string, keys map[string]bool) ([]analysis.Record, error) {
+			recs, err := analysis.LoadRunsOf(fsys, sweeps, keys)
+			return recs, named(err)
 		}})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,325 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// A queueing server (Scenario.Concurrency > 0) is judged on its own terms:
+// not on when 99 % of a cohort is served (its cohort may be one client) but
+// on when the whole system, open-loop traffic included, is back to its
+// steady state, and on what the server did meanwhile.
+
+// The metrics of a queueing server's runs, defined once here: the report
+// and its tests ask for them by these values.
+var (
+	// Recovered is the time after recovery from which goodput stays within
+	// sim.RecoveryBand of demand in every sim.RecoveryWindow up to the
+	// horizon; a run that never gets there has no value (not finished).
+	Recovered = Metric{dataset.ColRecoveredAfter, "back to steady state", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.Recovered }), dataset.ColRecoveredAfter}
+	// GoodputShare is the requests answered within their client's timeout
+	// over the demand: the new requests, open-loop and the cohort's.
+	GoodputShare = Metric{"goodput_share", "goodput", "share of demand", func(r *dataset.Record) (float64, bool) {
+		d := r.Result.Offered + int64(r.Cell.Scenario.Clients)
+		if d == 0 {
+			return 0, false
+		}
+		return float64(r.Result.Goodput) / float64(d), true
+	}, dataset.ColGoodput}
+	// TimedOutShare is the share of the requests sent that were answered
+	// after their client had stopped waiting.
+	TimedOutShare = Metric{"timed_out_share", "timed out", "share of requests sent", func(r *dataset.Record) (float64, bool) {
+		if r.Result.Sent == 0 {
+			return 0, true
+		}
+		return float64(r.Result.TimedOut) / float64(r.Result.Sent), true
+	}, dataset.ColTimedOut}
+	// WastedShare is the share of the server's time spent on requests
+	// whose client had stopped waiting (sim.Result.WastedFraction).
+	WastedShare = Metric{"wasted_share", "wasted work", "share of server time", func(r *dataset.Record) (float64, bool) {
+		return r.Result.WastedFraction(), true
+	}, dataset.ColWasted}
+	// LatencyP99 is the 99th percentile latency of the requests answered
+	// in time; no value when none was.
+	LatencyP99 = Metric{dataset.ColLatencyP99, "p99 latency", "ms, requests answered in time", func(r *dataset.Record) (float64, bool) {
+		return r.Result.LatencyP99, r.Result.Goodput > 0
+	}, dataset.ColLatencyP99}
+)
+
+// QueueMetrics are the metrics a queueing cell is summarised on besides
+// Metrics, in report order.
+var QueueMetrics = []Metric{Recovered, GoodputShare, TimedOutShare, WastedShare, LatencyP99}
+
+// Queueing reports whether a cell's server is a queueing server.
+func Queueing(a *Aggregate) bool { return a.Cell.Scenario.Concurrency > 0 }
+
+// QueueAggregates groups the runs of queueing cells as Aggregates does,
+// summarised on Metrics and QueueMetrics; other cells' runs are left out.
+func QueueAggregates(recs []Record) []*Aggregate {
+	var ps []*Record
+	for i := range recs {
+		if recs[i].Cell.Scenario.Concurrency > 0 {
+			ps = append(ps, &recs[i])
+		}
+	}
+	return aggregatesOf(ps, slices.Concat(Metrics, QueueMetrics))
+}
+
+// LoadRunsOf reads whole the runs of the given cells, from the parts of the
+// given sweeps only (a cell's aggregate says which sweeps hold it), each
+// (cell, seed) once as Scan counts it.
+func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, error) {
+	l, err := dataset.List(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	seen := map[string]bool{}
+	for _, part := range l.Runs {
+		if !slices.Contains(sweeps, part.Sweep) {
+			continue
+		}
+		p := part.Path()
+		recs, _, err := readParquet(fsys, p, dataset.ReadRuns)
+		if err != nil {
+			return nil, &FileError{Path: p, Err: err}
+		}
+		for _, r := range recs {
+			k := fmt.Sprintf("%s/%d", r.CellKey, r.Seed)
+			if !cells[r.CellKey] || seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, Record{Record: r, Sweep: part.Sweep})
+		}
+	}
+	return out, nil
+}
+
+// QueueCapacity is a queueing server's capacity, Concurrency over the mean
+// service time, in requests/s; false when the mean is not a parameter (a
+// lognormal's is its median's e^(σ²/2)) or the server only counts.
+func QueueCapacity(sc sim.Scenario) (float64, bool) {
+	if sc.Service == "lognormal" || sc.Concurrency == 0 || sc.ServiceTime <= 0 {
+		return 0, false
+	}
+	return float64(sc.Concurrency) / sc.ServiceTime.Seconds(), true
+}
+
+// QueueLoad is the share of a queueing server's capacity its open-loop
+// traffic asks for; false when QueueCapacity has none.
+func QueueLoad(sc sim.Scenario) (float64, bool) {
+	c, ok := QueueCapacity(sc)
+	if !ok {
+		return 0, false
+	}
+	return sc.ArrivalRate / c, true
+}
+
+// Back counts the seeds in which a's runs returned to steady state, of all
+// its seeds.
+func Back(a *Aggregate) (back, of int) {
+	s := a.Summary(Recovered)
+	return s.N, s.N + s.Unfinished
+}
+
+// RecoveryComparison is how two policies of one queueing scenario stand on
+// the return to steady state.
+type RecoveryComparison struct {
+	// Apart is +1 when A returns measurably sooner than B (or in clearly
+	// more seeds), −1 when later (or in clearly fewer), 0 when the data
+	// cannot tell them apart.
+	Apart int
+	// BySeeds: the seeds that came back differ, judged by FinishApart
+	// (Fisher's exact test); else, both back in every seed, by the 95 %
+	// interval of B − A in seconds, paired by seed when they share seeds
+	// (as `sweep compare` pairs), else Welch's: Diff, Lo, Hi.
+	BySeeds    bool
+	Paired     bool
+	Diff       float64
+	Lo, Hi     float64 // NaN without an interval (fewer than 2 seeds)
+	BothNever  bool    // neither came back in any seed
+	PartlyBack bool    // the same seeds back, not all of them: times of some seeds alone are not compared
+}
+
+// CompareRecovery compares a and b, two policies of one scenario. It reads
+// a and b alone: whatever else was measured, the answer is the same.
+func CompareRecovery(a, b *Aggregate) RecoveryComparison {
+	c := RecoveryComparison{Diff: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	sa, sb := a.Summary(Recovered), b.Summary(Recovered)
+	switch {
+	case sa.N == 0 && sb.N == 0:
+		c.BothNever = true
+		return c
+	case sa.Unfinished > 0 || sb.Unfinished > 0:
+		c.BySeeds = true
+		if sa.Unfinished*(sb.N+sb.Unfinished) == sb.Unfinished*(sa.N+sa.Unfinished) {
+			c.PartlyBack = true // the same share back
+			return c
+		}
+		c.Apart = FinishApart(sa, sb)
+		return c
+	}
+	ia, ib := sharedSeeds(a.Seeds, b.Seeds)
+	ch := change(a, b, Recovered, ia, ib)
+	ch.interval(0.975, 0)
+	c.Paired, c.Diff, c.Lo, c.Hi = ch.Paired, ch.Diff, ch.Lo, ch.Hi
+	if ch.Significant {
+		c.Apart = +1
+		if ch.Diff < 0 {
+			c.Apart = -1
+		}
+	}
+	// The order (QueueLess) is by the means over every seed; paired over a
+	// subset of seeds the interval could point the other way. The data
+	// then do not say which is sooner.
+	if c.Apart != 0 && (c.Apart > 0) != queueLess(a, b) {
+		c.Apart = 0
+	}
+	return c
+}
+
+// queueLess orders two policies of one queueing scenario by what each did
+// alone: the share of seeds back to steady state (more first), the mean time
+// back over the seeds that came back, goodput (more first), wasted work,
+// then the cell's parameters. A policy never back therefore never comes
+// before one back in some seed, and the order of two policies does not
+// depend on a third.
+func queueLess(a, b *Aggregate) bool {
+	ba, na := Back(a)
+	bb, nb := Back(b)
+	if x, y := ba*nb, bb*na; x != y {
+		return x > y
+	}
+	for _, k := range []struct {
+		m    Metric
+		desc bool
+	}{{Recovered, false}, {GoodputShare, true}, {WastedShare, false}} {
+		x, y := a.Summary(k.m).Mean, b.Summary(k.m).Mean
+		if x != y && !math.IsNaN(x) && !math.IsNaN(y) {
+			return (x < y) != k.desc
+		}
+	}
+	return a.Cell.Canonical() < b.Cell.Canonical()
+}
+
+// QueueScenario is one queueing scenario (every parameter but the policy)
+// with its policies in order (QueueLess) and every pair compared.
+type QueueScenario struct {
+	Scenario sim.Scenario
+	Ranked   []*Aggregate
+	// Versus[i][j] compares Ranked[i] with Ranked[j].
+	Versus [][]RecoveryComparison
+}
+
+// Never lists the policies back to steady state in no seed, in rank order.
+func (q *QueueScenario) Never() []*Aggregate {
+	var out []*Aggregate
+	for _, a := range q.Ranked {
+		if b, _ := Back(a); b == 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// First lists the policies no other is measurably sooner back than: the
+// first in order and those back in some seed that the data cannot tell
+// apart from it. A policy never back is never among them. Empty when none
+// came back in any seed.
+func (q *QueueScenario) First() []*Aggregate {
+	if len(q.Ranked) == 0 {
+		return nil
+	}
+	if b, _ := Back(q.Ranked[0]); b == 0 {
+		return nil
+	}
+	out := []*Aggregate{q.Ranked[0]}
+	for j := 1; j < len(q.Ranked); j++ {
+		if b, _ := Back(q.Ranked[j]); b > 0 && q.Versus[0][j].Apart == 0 {
+			out = append(out, q.Ranked[j])
+		}
+	}
+	return out
+}
+
+// Tied lists the positions of the policies the data cannot tell apart from
+// Ranked[i] on the return to steady state.
+func (q *QueueScenario) Tied(i int) []int {
+	var out []int
+	for j := range q.Ranked {
+		if j != i && q.Versus[i][j].Apart == 0 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// RankQueueing groups queueing aggregates by scenario and ranks each
+// scenario's policies. Scenarios come grouped by server (SameServer), then
+// by load (arrival rate), then by outage length.
+func RankQueueing(aggs []*Aggregate) []QueueScenario {
+	var out []QueueScenario
+	for _, a := range aggs {
+		if !Queueing(a) || a.Cell.Mixed() {
+			continue
+		}
+		i := slices.IndexFunc(out, func(q QueueScenario) bool { return q.Scenario == a.Cell.Scenario })
+		if i < 0 {
+			out = append(out, QueueScenario{Scenario: a.Cell.Scenario})
+			i = len(out) - 1
+		}
+		out[i].Ranked = append(out[i].Ranked, a)
+	}
+	for i := range out {
+		q := &out[i]
+		slices.SortStableFunc(q.Ranked, func(a, b *Aggregate) int {
+			switch {
+			case queueLess(a, b):
+				return -1
+			case queueLess(b, a):
+				return 1
+			}
+			return 0
+		})
+		q.Versus = make([][]RecoveryComparison, len(q.Ranked))
+		for x, a := range q.Ranked {
+			q.Versus[x] = make([]RecoveryComparison, len(q.Ranked))
+			for y, b := range q.Ranked {
+				if x != y {
+					q.Versus[x][y] = CompareRecovery(a, b)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b QueueScenario) int {
+		x, y := a.Scenario, b.Scenario
+		if c := strings.Compare(serverKey(x), serverKey(y)); c != 0 {
+			return c
+		}
+		if x.ArrivalRate != y.ArrivalRate {
+			return cmp.Compare(x.ArrivalRate, y.ArrivalRate)
+		}
+		return cmp.Compare(x.RecoverAt-x.OutageStart, y.RecoverAt-y.OutageStart)
+	})
+	return out
+}
+
+// serverKey is a queueing scenario without its load and outage: the
+// server, the clients' timeout and the window after recovery.
+func serverKey(sc sim.Scenario) string {
+	w := sc.Horizon - sc.RecoverAt
+	sc.ArrivalRate, sc.OutageStart, sc.RecoverAt, sc.Horizon = 0, 0, 0, w
+	return fmt.Sprintf("%+v", sc)
+}
+
+// SameServer reports whether two queueing scenarios differ only in their
+// load and outage.
+func SameServer(a, b sim.Scenario) bool { return serverKey(a) == serverKey(b) }
