@@ -17,15 +17,7 @@ import (
 // space of recommend's own scenario, on seeds 1 … --max-seeds' default. So
 // recommend over the main job's dataset simulates nothing there.
 func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
-	src, err := os.ReadFile("../../sweeps.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := experiments.Load("sweeps.toml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cfg.Sweep("advice")
+	s := repoConfig(t).Sweep("advice")
 	if s == nil || !s.Candidates || s.OnDemand {
 		t.Fatalf("sweeps.toml: no advice sweep with candidates = true in the main job: %+v", s)
 	}
@@ -74,4 +66,18 @@ func TestCandidatesSweepAnswersRecommend(t *testing.T) {
 	if a, b := note.ReplaceAllString(from, ""), note.ReplaceAllString(plain, ""); a != b {
 		t.Fatalf("answer from the dataset differs from the simulated one:\n%s\n---\n%s", a, b)
 	}
+}
+
+// repoConfig loads the repository's own sweeps.toml.
+func repoConfig(t *testing.T) *experiments.Config {
+	t.Helper()
+	src, err := os.ReadFile("../../sweeps.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := experiments.Load("sweeps.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

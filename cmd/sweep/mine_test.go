@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -13,14 +12,7 @@ import (
 // of the repository's sweeps (components, retry_on, token buckets and
 // budgets included) and the candidate space round-trips through it.
 func TestMineReadsPolicySpec(t *testing.T) {
-	src, err := os.ReadFile("../../sweeps.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := experiments.Load("sweeps.toml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := repoConfig(t)
 	var cells []experiments.Cell
 	for _, name := range []string{"client-controls", "presets", "retry-after", "metastable"} {
 		cells = append(cells, cfg.Sweep(name).Cells...)
