@@ -298,6 +298,28 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 	}
 	checkQueueGrid(t, r, files["report.md"], firsts, names)
 	checkQueueFigures(t, r, files, trs)
+	// The warnings about queueing cells: intervals of the time back below 0.
+	clamped := 0
+	for _, tr := range trs {
+		if n := len(tr.seeds); tr.nBack() == n && n >= 2 {
+			d := make([]float64, n) // the interval of the mean of the times is that of their differences from 0
+			for i := range d {
+				d[i] = tr.back[i]
+			}
+			if lo, _ := pairedInterval(d); lo < 0 {
+				clamped++
+			}
+		}
+	}
+	var got string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "interval of the time back") {
+			got = w
+		}
+	}
+	if want := strconv.Itoa(clamped) + " of " + strconv.Itoa(len(trs)) + " cells of a queueing server"; (clamped > 0) != (got != "") || clamped > 0 && !strings.HasPrefix(got, want) {
+		t.Errorf("warning %q, the records: %d of %d queueing cells with an interval of the time back below 0", got, clamped, len(trs))
+	}
 }
 
 // checkQueueFigures checks each queueing figure's data against the
