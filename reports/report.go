@@ -19,11 +19,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := r.Provenance
 	ew.printf("# Which retry policy after an outage\n\n")
-	scen := num.Plural(len(r.Scenarios), "scenario")
+	counts := num.Plural(len(r.Scenarios), "scenario") + ", " + num.Plural(p.Runs, "run")
 	if len(r.Queueing) > 0 {
-		scen = fmt.Sprintf("%s of a counting server; %d of a queueing server, ranked in their own section;", scen, len(r.Queueing))
+		counts = fmt.Sprintf("%s of a counting server; %d of a queueing server, ranked in their own section; %s", num.Plural(len(r.Scenarios), "scenario"), len(r.Queueing), num.Plural(p.Runs, "run"))
 	}
-	ew.printf("For each scenario of this dataset (%s, %s), the retry policy that brings clients back fastest once the server is back, without burying it. ", scen, num.Plural(p.Runs, "run"))
+	ew.printf("For each scenario of this dataset (%s), the retry policy that brings clients back fastest once the server is back, without burying it. ", counts)
 	ew.printf("**t99** is the time after recovery at which 99 %% of clients have been served: the mean over seeds with its 95 %% interval [low, high]. ")
 	ew.printf("A policy is **feasible** when no client gives up, 99 %% are back within the window in every seed, and it sends at most %g requests per client after recovery; only feasible policies are recommended, and only policies that jitter: a fixed interval or backoff without jitter keeps a herd in step (how each does is in *Avoid* and on each scenario's page).\n\n", float64(analysis.DefaultBudget))
 
