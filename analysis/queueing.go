@@ -54,7 +54,9 @@ var (
 )
 
 // QueueMetrics are the metrics a queueing cell is summarised on besides
-// Metrics, in report order.
+// Metrics, in report order. Three are derived from several columns (their
+// Key names no column), so they are summarised from whole records
+// (QueueAggregates), never by Scan.
 var QueueMetrics = []Metric{Recovered, GoodputShare, TimedOutShare, WastedShare, LatencyP99}
 
 // Queueing reports whether a cell's server is a queueing server.
