@@ -24,7 +24,7 @@ const QueueingPage = "queueing.md"
 func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, []string, error) {
 	if in.Scanned == nil {
 		qs := analysis.RankQueueing(analysis.QueueAggregates(in.Dataset.Records))
-		return qs, queueingWarnings(qs), nil
+		return qs, queueingWarnings(aggs, qs), nil
 	}
 	keys := map[string]bool{}
 	var sweeps []string
@@ -47,13 +47,23 @@ func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, [
 		return nil, nil, err
 	}
 	qs := analysis.RankQueueing(analysis.QueueAggregates(recs))
-	return qs, queueingWarnings(qs), nil
+	return qs, queueingWarnings(aggs, qs), nil
 }
 
 // queueingWarnings are the dataset's warnings about its queueing cells:
-// too few seeds for an interval, and intervals of the time back printed
-// from 0.
-func queueingWarnings(qs []analysis.QueueScenario) []string {
+// those without open-loop traffic, not ranked; too few seeds for an
+// interval; and intervals of the time back printed from 0.
+func queueingWarnings(aggs []*analysis.Aggregate, qs []analysis.QueueScenario) []string {
+	var w []string
+	closed := 0
+	for _, a := range aggs {
+		if analysis.Queueing(a) && !analysis.SteadyState(a.Cell.Scenario) {
+			closed++
+		}
+	}
+	if closed > 0 {
+		w = append(w, fmt.Sprintf("%s a queueing server without open-loop traffic (arrival_rps = 0): no steady state to return to, so not ranked; read t99_after_s, goodput and wasted_ms in the dataset", num.Agree(closed, num.Plural(closed, "cell")+" runs", num.Plural(closed, "cell")+" run")))
+	}
 	cells, few, clamped := 0, 0, 0
 	for _, q := range qs {
 		for _, a := range q.Ranked {
@@ -68,7 +78,6 @@ func queueingWarnings(qs []analysis.QueueScenario) []string {
 			}
 		}
 	}
-	var w []string
 	if few > 0 {
 		w = append(w, fmt.Sprintf("%d of %s of a queueing server %s fewer than %d seeds: too few for a 95 %% interval", few, num.Plural(cells, "cell"), num.Agree(few, "has", "have"), analysis.MinSeedsForInterval))
 	}
