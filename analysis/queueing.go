@@ -54,7 +54,9 @@ var (
 )
 
 // QueueMetrics are the metrics a queueing cell is summarised on besides
-// Metrics, in report order.
+// Metrics, in report order. Three are derived from several columns (their
+// Key names no column), so they are summarised from whole records
+// (QueueAggregates), never by Scan.
 var QueueMetrics = []Metric{Recovered, GoodputShare, TimedOutShare, WastedShare, LatencyP99}
 
 // Queueing reports whether a cell's server is a queueing server.
@@ -262,13 +264,18 @@ func (q *QueueScenario) Tied(i int) []int {
 	return out
 }
 
+// SteadyState reports whether a queueing scenario has a steady state to
+// return to: open-loop traffic. Without it recovered_after_s is never set.
+func SteadyState(sc sim.Scenario) bool { return sc.ArrivalRate > 0 }
+
 // RankQueueing groups queueing aggregates by scenario and ranks each
-// scenario's policies. Scenarios come grouped by server (SameServer), then
+// scenario's policies; cells without a steady state (SteadyState) are left
+// out. Scenarios come grouped by server (SameServer), then
 // by load (arrival rate), then by outage length.
 func RankQueueing(aggs []*Aggregate) []QueueScenario {
 	var out []QueueScenario
 	for _, a := range aggs {
-		if !Queueing(a) || a.Cell.Mixed() {
+		if !Queueing(a) || a.Cell.Mixed() || !SteadyState(a.Cell.Scenario) {
 			continue
 		}
 		i := slices.IndexFunc(out, func(q QueueScenario) bool { return q.Scenario == a.Cell.Scenario })

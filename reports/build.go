@@ -102,7 +102,10 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		aggs, sweeps, runs = analysis.Aggregates(ds.Records), sweepSeeds(ds.Records), len(ds.Records)
 	}
 	r := &Report{Provenance: provenance(ds, runs, sweeps), Live: in.Live}
-	r.Warnings = append(datasetWarnings(r.Provenance, aggs), ds.Warnings...)
+	// The dataset's warnings are about the counting server's metrics;
+	// queueing cells have their own (queueingWarnings).
+	counting := filter(aggs, func(a *analysis.Aggregate) bool { return !analysis.Queueing(a) })
+	r.Warnings = append(datasetWarnings(r.Provenance, counting), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
 	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
 	var jittered []*analysis.Aggregate
@@ -122,9 +125,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	r.Queueing, r.QueueFigures = qs, queueFigures(qs)
-	if warn != "" {
-		r.Warnings = append(r.Warnings, warn)
-	}
+	r.Warnings = append(r.Warnings, warn...)
 	for _, q := range analysis.Groups(single) {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -19,10 +19,12 @@ const QueueingPage = "queueing.md"
 
 // queueing ranks the queueing cells of the dataset: from its records, or,
 // when it was streamed, from the runs of those cells read again whole
-// (in.QueueRuns). It returns a warning instead when it cannot read them.
-func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, string, error) {
+// (in.QueueRuns); with its warnings (queueingWarnings), or one saying it
+// could not read them.
+func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, []string, error) {
 	if in.Scanned == nil {
-		return analysis.RankQueueing(analysis.QueueAggregates(in.Dataset.Records)), "", nil
+		qs := analysis.RankQueueing(analysis.QueueAggregates(in.Dataset.Records))
+		return qs, queueingWarnings(aggs, qs), nil
 	}
 	keys := map[string]bool{}
 	var sweeps []string
@@ -35,16 +37,54 @@ func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, s
 		}
 	}
 	if len(keys) == 0 {
-		return nil, "", nil
+		return nil, nil, nil
 	}
 	if in.QueueRuns == nil {
-		return nil, fmt.Sprintf("%s a queueing server, not ranked: their runs were not read again (read goodput, timed_out, wasted_ms and recovered_after_s in the dataset)", num.Agree(len(keys), num.Plural(len(keys), "cell")+" has", num.Plural(len(keys), "cell")+" have")), nil
+		return nil, []string{fmt.Sprintf("%s a queueing server, not ranked: their runs were not read again (read goodput, timed_out, wasted_ms and recovered_after_s in the dataset)", num.Agree(len(keys), num.Plural(len(keys), "cell")+" has", num.Plural(len(keys), "cell")+" have"))}, nil
 	}
 	recs, err := in.QueueRuns(sweeps, keys)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return analysis.RankQueueing(analysis.QueueAggregates(recs)), "", nil
+	qs := analysis.RankQueueing(analysis.QueueAggregates(recs))
+	return qs, queueingWarnings(aggs, qs), nil
+}
+
+// queueingWarnings are the dataset's warnings about its queueing cells:
+// those without open-loop traffic, not ranked; too few seeds for an
+// interval; and intervals of the time back printed from 0.
+func queueingWarnings(aggs []*analysis.Aggregate, qs []analysis.QueueScenario) []string {
+	var w []string
+	closed := 0
+	for _, a := range aggs {
+		if analysis.Queueing(a) && !analysis.SteadyState(a.Cell.Scenario) {
+			closed++
+		}
+	}
+	if closed > 0 {
+		w = append(w, fmt.Sprintf("%s a queueing server without open-loop traffic (arrival_rps = 0): no steady state to return to, so not ranked; read t99_after_s, goodput and wasted_ms in the dataset", num.Agree(closed, num.Plural(closed, "cell")+" runs", num.Plural(closed, "cell")+" run")))
+	}
+	cells, few, clamped := 0, 0, 0
+	for _, q := range qs {
+		for _, a := range q.Ranked {
+			cells++
+			if len(a.Seeds) < analysis.MinSeedsForInterval {
+				few++
+			}
+			if s := a.Summary(analysis.Recovered); s.Unfinished == 0 {
+				if _, _, c := s.Bounds(); c {
+					clamped++
+				}
+			}
+		}
+	}
+	if few > 0 {
+		w = append(w, fmt.Sprintf("%d of %s of a queueing server %s fewer than %d seeds: too few for a 95 %% interval", few, num.Plural(cells, "cell"), num.Agree(few, "has", "have"), analysis.MinSeedsForInterval))
+	}
+	if clamped > 0 {
+		w = append(w, fmt.Sprintf("%d of %s of a queueing server %s a 95 %% interval of the time back that reaches below 0 (few seeds, or seeds far apart): it is printed from 0", clamped, num.Plural(cells, "cell"), num.Agree(clamped, "has", "have")))
+	}
+	return w
 }
 
 // queueFigures draws, for each server (analysis.SameServer) whose

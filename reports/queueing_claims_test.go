@@ -43,7 +43,11 @@ func queueCells() []experiments.Cell {
 			}
 		}
 	}
-	return out
+	// A cohort of 300 clients and no open-loop traffic: no steady state to
+	// return to, so not ranked.
+	closed := out[0]
+	closed.Scenario.Clients, closed.Scenario.ArrivalRate = 300, 0
+	return append(out, closed)
 }
 
 // qtruth is a queueing cell as its records say, computed without the
@@ -61,7 +65,7 @@ func qtruths(in Input) []*qtruth {
 	var out []*qtruth
 	at := map[string]*qtruth{}
 	for _, r := range in.Dataset.Records {
-		if r.Cell.Scenario.Concurrency == 0 {
+		if r.Cell.Scenario.Concurrency == 0 || r.Cell.Scenario.ArrivalRate == 0 {
 			continue
 		}
 		tr := at[r.CellKey]
@@ -161,6 +165,26 @@ var (
 func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 	t.Helper()
 	trs := qtruths(in)
+	closed := map[string]bool{}
+	for _, rec := range in.Dataset.Records {
+		if sc := rec.Cell.Scenario; sc.Concurrency > 0 && sc.ArrivalRate == 0 {
+			closed[rec.CellKey] = true
+		}
+	}
+	var said string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "without open-loop traffic") {
+			said = w
+		}
+	}
+	if (len(closed) > 0) != (said != "") || len(closed) > 0 && !strings.HasPrefix(said, strconv.Itoa(len(closed))+" cell") {
+		t.Errorf("warning %q, the records: %d queueing cells without open-loop traffic", said, len(closed))
+	}
+	for _, q := range r.Queueing {
+		if q.Scenario.ArrivalRate == 0 {
+			t.Errorf("a queueing scenario without open-loop traffic ranked")
+		}
+	}
 	if len(trs) == 0 {
 		if len(r.Queueing) > 0 || files[QueueingPage] != "" || strings.Contains(files["report.md"], "Queueing") {
 			t.Errorf("no queueing cells, but the report has a queueing section")
@@ -298,6 +322,28 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 	}
 	checkQueueGrid(t, r, files["report.md"], firsts, names)
 	checkQueueFigures(t, r, files, trs)
+	// The warnings about queueing cells: intervals of the time back below 0.
+	clamped := 0
+	for _, tr := range trs {
+		if n := len(tr.seeds); tr.nBack() == n && n >= 2 {
+			d := make([]float64, n) // the interval of the mean of the times is that of their differences from 0
+			for i := range d {
+				d[i] = tr.back[i]
+			}
+			if lo, _ := pairedInterval(d); lo < 0 {
+				clamped++
+			}
+		}
+	}
+	var got string
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "interval of the time back") {
+			got = w
+		}
+	}
+	if want := strconv.Itoa(clamped) + " of " + strconv.Itoa(len(trs)) + " cells of a queueing server"; (clamped > 0) != (got != "") || clamped > 0 && !strings.HasPrefix(got, want) {
+		t.Errorf("warning %q, the records: %d of %d queueing cells with an interval of the time back below 0", got, clamped, len(trs))
+	}
 }
 
 // checkQueueFigures checks each queueing figure's data against the

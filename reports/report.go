@@ -19,8 +19,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	p := r.Provenance
 	ew.printf("# Which retry policy after an outage\n\n")
-	scen := num.Plural(len(r.Scenarios), "scenario")
-	ew.printf("For each scenario of this dataset (%s, %s), the retry policy that brings clients back fastest once the server is back, without burying it. ", scen, num.Plural(p.Runs, "run"))
+	counts := num.Plural(len(r.Scenarios), "scenario") + ", " + num.Plural(p.Runs, "run")
+	if len(r.Queueing) > 0 {
+		counts = fmt.Sprintf("%s of a counting server; %d of a queueing server, ranked in their own section; %s", num.Plural(len(r.Scenarios), "scenario"), len(r.Queueing), num.Plural(p.Runs, "run"))
+	}
+	ew.printf("For each scenario of this dataset (%s), the retry policy that brings clients back fastest once the server is back, without burying it. ", counts)
 	ew.printf("**t99** is the time after recovery at which 99 %% of clients have been served: the mean over seeds with its 95 %% interval [low, high]. ")
 	ew.printf("A policy is **feasible** when no client gives up, 99 %% are back within the window in every seed, and it sends at most %g requests per client after recovery; only feasible policies are recommended, and only policies that jitter: a fixed interval or backoff without jitter keeps a herd in step (how each does is in *Avoid* and on each scenario's page).\n\n", float64(analysis.DefaultBudget))
 
@@ -71,7 +74,11 @@ func (r *Report) writeUse(ew *errWriter) {
 	d := &r.Decision
 	ew.printf("## Use\n\n")
 	if len(d.Families) == 0 {
-		ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
+		if len(r.Queueing) > 0 {
+			ew.printf("The dataset holds no scenario of a counting server with a single policy per fleet; its queueing servers are ranked in [their own section](#queueing-servers-back-to-steady-state).\n\n")
+		} else {
+			ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
+		}
 		return
 	}
 	ew.printf("The recommended policy (letter, described below) and its t99 after recovery, by scenario; each cell links to the scenario's page (ranking, runner-up, how to set it in each library). **≈**: another feasible policy cannot be told apart from it at these seeds (its page names them). **none**: no feasible policy (its page says why). Empty: not measured.\n\n")
