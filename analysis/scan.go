@@ -337,7 +337,6 @@ func (acc *cellAcc) finish(metrics []Metric, xs []float64) (*Aggregate, []float6
 	a := acc.agg
 	var perm []int // nil: the seeds came in ascending order
 	if acc.ascending {
-		acc.seeds = slices.Clip(acc.seeds)
 		if cap(acc.seeds) > len(acc.seeds)+len(acc.seeds)/8 {
 			acc.seeds = append([]uint32(nil), acc.seeds...)
 		}

@@ -8,6 +8,9 @@
 #   scripts/bench-scale.sh                 everything (about 3 minutes on 2 idle cores)
 #   SKIP_DEFAULT=1 scripts/bench-scale.sh  without the default sweep (plan against run)
 #   SKIP_MILLION=1 …                       without the 1,000,000-run sweep
+#   TEN=DIR …                              also sweep report over the dataset in DIR (read only),
+#                                          e.g. the 10,000,000 runs of million.toml with
+#                                          capacity_rps = {from = 10, to = 1009, step = 1}: < 500 MB
 #
 # Output goes to out/bench-scale/. Needs Go and GNU time (/usr/bin/time).
 set -euo pipefail
@@ -33,6 +36,11 @@ if [ -z "${SKIP_MILLION:-}" ]; then
   measure million-report "$sweep" report --results "$out/million" --out "$out/million-report"
   measure million-compare "$sweep" compare "$out/million" "$out/million"
   tail -1 "$out/out-million-compare.txt"
+fi
+
+if [ -n "${TEN:-}" ]; then
+  echo "== sweep report over $TEN"
+  measure ten-report "$sweep" report --results "$TEN" --out "$out/ten-report"
 fi
 
 if [ -z "${SKIP_DEFAULT:-}" ]; then

@@ -143,7 +143,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
-	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000)")
+	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000; 4× more, and again, while they take under 0.25 s of CPU)")
 	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
 	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also count the N more seeds per cell that sweep run --add-seeds N would run (with --out, those past the seeds the dataset holds)")
 	if err := parse(fs, args); err != nil {
@@ -231,8 +231,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		// The sample ran on the sweep's workers: its wall time already holds
 		// their efficiency and what other jobs left of the cores.
-		est := estimate(per, n, w)
-		now := time.Duration(float64(wall)/float64(w)*float64(n) + float64(writeCostPerRun)*float64(n))
+		est, now := estimate(per, wall, n, w)
 		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, n, len(extra), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
 		if stored != nil {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, n, float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
@@ -249,27 +248,41 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stdout, "%s: %d of the runs to do are rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", p.Sweep, p.Rolling, *addSeeds)
 		}
 	}
-	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them), divided by the workers at %.0f %% efficiency, plus what writing Parquet costs per run (%v): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
-		100*parallelEfficiency, writeCostPerRun)
+	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them) plus what building and committing Parquet costs per run beside it (%v), divided by the workers at %.0f %% efficiency, plus the end-of-run check (%v per run): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
+		parquetCPUPerRun, 100*parallelEfficiency, checkPerRun)
 	return nil
 }
 
 // What the estimate adds to the simulation's own time, measured on 2 cores
-// (see NOTES-scale.md): building and writing a run's row of Parquet
-// (BenchmarkRunsWriter: 8–11 µs), and the workers' parallel efficiency
-// (the default sweep ran at 95 % of twice the one-core calibration).
+// (README, "Plan against run"): the Parquet of a run (building its row, then
+// encoding and committing its part on the committer goroutine, beside the
+// simulation: CPU the cores share with the workers), the end-of-run check of
+// the parts written (after the sweep, alone), and the workers' parallel
+// efficiency (the default sweep ran at 95 % of twice the one-core
+// calibration).
 const (
-	writeCostPerRun    = 10 * time.Microsecond
+	parquetCPUPerRun   = 6 * time.Microsecond
+	checkPerRun        = 8 * time.Microsecond
 	parallelEfficiency = 0.95
 )
 
-// estimate is the wall time of n runs of per each, on w workers.
-func estimate(per time.Duration, n, w int) time.Duration {
+// estimate is the wall time of n runs of per CPU time each on w workers
+// with free cores (est), and at the load the calibration met (now: wall,
+// the sample's wall time per run times the workers, in place of per, and
+// the rest slowed down as much).
+func estimate(per, wall time.Duration, n, w int) (est, now time.Duration) {
 	if n == 0 {
-		return 0
+		return 0, 0
 	}
-	sim := float64(per) * float64(n) / (float64(w) * parallelEfficiency)
-	return time.Duration(sim + float64(writeCostPerRun)*float64(n))
+	shared := (float64(per) + float64(parquetCPUPerRun)) * float64(n) / (float64(w) * parallelEfficiency)
+	after := float64(checkPerRun) * float64(n)
+	est = time.Duration(shared + after)
+	slow := 1.0
+	if per > 0 {
+		slow = max(1, float64(wall)/float64(per))
+	}
+	now = time.Duration(float64(wall)*float64(n)/float64(w) + slow*(float64(parquetCPUPerRun)*float64(n)/float64(w)+after))
+	return est, now
 }
 
 // lacking returns the indices of s's runs that `sweep run --out dir`
@@ -364,7 +377,23 @@ func sampleIndex(j, n, size int) int {
 // per, the CPU time the process used (user + system) where the system says
 // it, so that other jobs on a shared machine do not inflate it (else the
 // wall time), and wall, the wall time times the workers, which they do.
+// A sample of tiny runs that takes less than minSampleCPU is taken again,
+// four times larger (up to 100,000 runs): the system counts CPU time in
+// ticks of a few milliseconds, and 1,500 runs of million.toml's take 15.
 func calibrate(ctx context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall time.Duration, err error) {
+	const minSampleCPU = 250 * time.Millisecond
+	for {
+		var cpu time.Duration
+		per, wall, cpu, err = calibrateOnce(ctx, at, total, n, workers)
+		if err != nil || cpu >= minSampleCPU || n >= total || n >= 100_000 {
+			return per, wall, err
+		}
+		n = min(4*n, 100_000)
+	}
+}
+
+// calibrateOnce times one sample of n runs; cpu is its CPU time in all.
+func calibrateOnce(ctx context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall, cpu time.Duration, err error) {
 	n = max(1, min(n, total))
 	// Runs in blocks of consecutive ones, as a sweep hands them out (a
 	// cell's seeds in a row): the simulator's buffers sized for a cell
@@ -385,11 +414,12 @@ func calibrate(ctx context.Context, at func(int) experiments.Run, total, n, work
 	err = experiments.Execute(ctx, workers, n, func(j int) experiments.Job {
 		return experiments.Job{Run: at(sample[j])}
 	}, func(int, experiments.Outcome) error { return nil })
-	wall = time.Since(start) * time.Duration(workers) / time.Duration(n)
+	elapsed := time.Since(start)
+	wall = elapsed * time.Duration(workers) / time.Duration(n)
 	if cpu1, ok := cpuTime(); ok && haveCPU {
-		return (cpu1 - cpu0) / time.Duration(n), wall, err
+		return (cpu1 - cpu0) / time.Duration(n), wall, cpu1 - cpu0, err
 	}
-	return wall, wall, err
+	return wall, wall, elapsed * time.Duration(workers), err
 }
 
 func writeJSON(w io.Writer, v any) error {
