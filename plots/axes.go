@@ -107,9 +107,27 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 	var shapes []sim.Policy
 	seen := map[sim.Policy]bool{}
 	left := 0
+	// A line per family: of one measured at several bases or multipliers,
+	// the setting measured most (mostMeasured).
+	var drawn []*analysis.Aggregate
 	for _, a := range aggs {
+		if p := a.Cell.Policy; p.Cap != 0 && p.Preset == "" && keep(p) {
+			drawn = append(drawn, a)
+		}
+	}
+	shapeOf := map[sim.Kind]sim.Policy{}
+	several := 0
+	for _, a := range drawn {
+		k := a.Cell.Policy.Kind
+		if _, ok := shapeOf[k]; !ok {
+			sh, n := mostMeasured(drawn, k, analysis.Shape)
+			shapeOf[k] = sh
+			several += n - 1
+		}
+	}
+	for _, a := range drawn {
 		p := a.Cell.Policy
-		if p.Cap == 0 || p.Preset != "" || !keep(p) {
+		if analysis.Shape(p) != shapeOf[p.Kind] {
 			continue
 		}
 		c := a.Cell.Scenario.Capacity
@@ -153,6 +171,9 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 	}
 	f.X.Ticks = sortedKeys(ticks)
 	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
+	if several > 0 {
+		f.Caption += fmt.Sprintf(" A family measured at several bases or multipliers is drawn at the one measured most (%s left out).", num.Plural(several, "other setting"))
+	}
 	if left > 0 {
 		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
 	}

@@ -247,10 +247,16 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 		}
 		return p
 	}
+	// A line per cap (or width) means every other parameter is the same:
+	// of a family measured at several bases, multipliers … (recommend's
+	// candidate space), only the setting measured most is drawn, the
+	// article's base 1 s ×2 on a tie, and the caption says so.
+	rest := func(p sim.Policy) sim.Policy { p.Width, p.Cap = 0, 0; return p }
+	keep, settings := mostMeasured(aggs, kind, rest)
 	caps := map[float64][]*analysis.Aggregate{}
 	var cs []float64
 	for _, a := range aggs {
-		if a.Cell.Policy.Kind != kind || (!byWidth && a.Cell.Policy.Cap == 0) {
+		if a.Cell.Policy.Kind != kind || (!byWidth && a.Cell.Policy.Cap == 0) || rest(a.Cell.Policy) != keep {
 			continue
 		}
 		c := a.Cell.Scenario.Capacity
@@ -303,10 +309,48 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 		}
 	}
 	f.Caption = fmt.Sprintf("%s, %s clients: t99 after recovery against the %s, a line per %s, a panel per capacity; bands are 95 %% intervals.", family, kind, name, other)
+	if settings > 1 {
+		f.Caption += fmt.Sprintf(" Drawn at %s, the setting measured most; %s left out.", settingWords(keep), num.Plural(settings-1, "other setting"))
+	}
 	if left > 0 {
 		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
 	}
 	return f
+}
+
+// mostMeasured returns, of the settings rest(p) of kind's policies in aggs,
+// the one measured in most cells (the article's base 1 s ×2 on a tie, then
+// the first by name), and how many settings there are: a figure with a
+// line per cap or width draws one setting, or its lines would differ in
+// what the legend does not say.
+func mostMeasured(aggs []*analysis.Aggregate, kind sim.Kind, rest func(sim.Policy) sim.Policy) (sim.Policy, int) {
+	count := map[sim.Policy]int{}
+	for _, a := range aggs {
+		if a.Cell.Policy.Kind == kind {
+			count[rest(a.Cell.Policy)]++
+		}
+	}
+	article := func(p sim.Policy) bool { return p.Base == time.Second && p.Multiplier == 2 && p.Preset == "" }
+	var keep sim.Policy
+	best := -1
+	for r, n := range count {
+		if n > best || n == best && (article(r) && !article(keep) || article(r) == article(keep) && r.String() < keep.String()) {
+			keep, best = r, n
+		}
+	}
+	return keep, len(count)
+}
+
+// settingWords names what a family's setting fixes besides cap and width.
+func settingWords(p sim.Policy) string {
+	if p.Preset != "" {
+		return p.Preset + "'s defaults"
+	}
+	w := "base " + p.Base.String()
+	if p.Kind.Reads("multiplier") {
+		w += fmt.Sprintf(", ×%g", p.Multiplier)
+	}
+	return w
 }
 
 func lineName(p sim.Policy, byWidth bool) string {
