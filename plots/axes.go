@@ -107,27 +107,29 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 	var shapes []sim.Policy
 	seen := map[sim.Policy]bool{}
 	left := 0
-	// A line per family: of one measured at several bases or multipliers,
-	// the setting measured most (mostMeasured).
+	// A line per policy shape, of a family measured at several bases or
+	// multipliers only the setting measured most (mostMeasured): more
+	// lines than colours otherwise.
 	var drawn []*analysis.Aggregate
 	for _, a := range aggs {
 		if p := a.Cell.Policy; p.Cap != 0 && p.Preset == "" && keep(p) {
 			drawn = append(drawn, a)
 		}
 	}
-	shapeOf := map[sim.Kind]sim.Policy{}
+	setting := func(p sim.Policy) sim.Policy { sh := analysis.Shape(p); sh.Width = 0; return sh } // widths are named in the legend
+	settingOf := map[sim.Kind]sim.Policy{}
 	several := 0
 	for _, a := range drawn {
 		k := a.Cell.Policy.Kind
-		if _, ok := shapeOf[k]; !ok {
-			sh, n := mostMeasured(drawn, k, analysis.Shape)
-			shapeOf[k] = sh
+		if _, ok := settingOf[k]; !ok {
+			sh, n := mostMeasured(drawn, k, setting)
+			settingOf[k] = sh
 			several += n - 1
 		}
 	}
 	for _, a := range drawn {
 		p := a.Cell.Policy
-		if analysis.Shape(p) != shapeOf[p.Kind] {
+		if setting(p) != settingOf[p.Kind] {
 			continue
 		}
 		c := a.Cell.Scenario.Capacity
