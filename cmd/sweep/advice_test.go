@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +81,22 @@ func repoConfig(t *testing.T) *experiments.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// A bare sweep plan plans what a bare sweep run runs: the on-demand
+// sweeps are named as not planned, and planned when asked for.
+func TestBarePlanIsBareRun(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "p.toml")
+	if err := os.WriteFile(cfg, []byte("[defaults]\nclients = 50\ncapacity_rps = 20\nseeds = [1, 2]\n[sweep.main]\npolicy = \"decorrelated\"\n[sweep.later]\non_demand = true\npolicy = \"fixed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "plan", "--config", cfg, "--sample", "2")
+	if !regexp.MustCompile(`(?m)^\s+main\s+1\s+2\s+2\s`).MatchString(out) || regexp.MustCompile(`(?m)^\s+later\s`).MatchString(out) ||
+		!strings.Contains(out, "Not planned: later, on demand") {
+		t.Fatalf("bare plan:\n%s", out)
+	}
+	out = mustRun(t, "plan", "--config", cfg, "--sample", "2", "--sweep", "later")
+	if !regexp.MustCompile(`(?m)^\s+later\s+1\s+2\s+2\s`).MatchString(out) || strings.Contains(out, "Not planned") {
+		t.Fatalf("plan --sweep later:\n%s", out)
+	}
 }

@@ -140,7 +140,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "a dataset: count and time only the runs it still lacks, as sweep run would run them into it (read only)")
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
-	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: every sweep)")
+	fs.Var(&names, "sweep", "sweep to plan; repeat or comma-separate (default: those a bare sweep run runs, every sweep not marked on_demand)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
 	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000; 4× more, and again, while they take under 0.25 s of CPU)")
@@ -166,9 +166,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
-		names = cfg.Names()
-	}
+	bare := len(names) == 0 // the sweeps a bare sweep run runs
 	sweeps, err := selectSweeps(cfg, names, *config)
 	if err != nil {
 		return err
@@ -246,6 +244,17 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *addSeeds > 0 {
 		for _, p := range plan {
 			fmt.Fprintf(stdout, "%s: %d of the runs to do are rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", p.Sweep, p.Rolling, *addSeeds)
+		}
+	}
+	if bare {
+		var demand []string
+		for _, n := range cfg.Names() {
+			if cfg.Sweep(n).OnDemand {
+				demand = append(demand, n)
+			}
+		}
+		if len(demand) > 0 {
+			fmt.Fprintf(stdout, "Not planned: %s, on demand (sweep run runs them only when named: sweep plan --sweep NAME).\n", strings.Join(demand, ", "))
 		}
 	}
 	fmt.Fprintf(stdout, "The estimate is the CPU time of a sample of the runs to do (spread over all of them) plus what building and committing Parquet costs per run beside it (%v), divided by the workers at %.0f %% efficiency, plus the end-of-run check (%v per run): the wall time on free cores. At this load scales the sample's wall time instead: what other jobs on the machine made of it.\n",
