@@ -134,7 +134,7 @@ func serverWords(sc sim.Scenario) string {
 	}
 	var bound []string
 	if sc.QueueLimit > 0 {
-		bound = append(bound, fmt.Sprintf("at most %d waiting", sc.QueueLimit))
+		bound = append(bound, fmt.Sprintf("holds at most %d waiting", sc.QueueLimit))
 	}
 	if sc.QueueWait > 0 {
 		bound = append(bound, fmt.Sprintf("turns away what would wait over %v", sc.QueueWait))
