@@ -71,6 +71,10 @@ func (r *Report) writeUse(ew *errWriter) {
 	d := &r.Decision
 	ew.printf("## Use\n\n")
 	if len(d.Families) == 0 {
+		if len(r.Queueing) > 0 { // ranked on their own terms, not on t99
+			ew.printf("The dataset's scenarios all have a queueing server: they are ranked on the time back to steady state in *Queueing servers: back to steady state* below.\n\n")
+			return
+		}
 		ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
 		return
 	}

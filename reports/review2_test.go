@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -29,5 +30,33 @@ func TestQueueBoundWords(t *testing.T) {
 		if got := serverWords(s); !strings.Contains(got, c.want) {
 			t.Errorf("queue_limit %d, queue_wait %v: %q: want it to say %q", c.limit, c.wait, got, c.want)
 		}
+	}
+}
+
+// A dataset of queueing servers only has no t99 ranking; its report's
+// "Use" section sends the reader to the queueing section instead of
+// saying there is no scenario with a single policy per fleet (every one
+// of these has one).
+func TestQueueOnlyReportPointsToItsRanking(t *testing.T) {
+	t.Parallel()
+	var cells []experiments.Cell
+	for _, p := range []sim.Policy{{Kind: sim.Decorrelated, Base: 100 * time.Millisecond, Cap: 5 * time.Second},
+		{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 5 * time.Second, Multiplier: 2, MaxAttempts: 3}} {
+		sc := sim.Article()
+		sc.Clients, sc.Spread = 1, 0
+		sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 2, "fixed", 10*time.Millisecond, 400*time.Millisecond
+		sc.ArrivalRate = 100
+		sc.OutageStart, sc.RecoverAt = 5*time.Second, 10*time.Second
+		sc.Horizon = sc.RecoverAt + 30*time.Second
+		cells = append(cells, experiments.Cell{Scenario: sc, Policy: p})
+	}
+	_, files := build(t, simulate(t, cells, 2, false))
+	md := files["report.md"]
+	use, _, _ := strings.Cut(md[strings.Index(md, "## Use"):], "\n## Warnings")
+	if strings.Contains(use, "no scenario with a single policy") || !strings.Contains(use, "*Queueing servers: back to steady state*") {
+		t.Errorf("the Use section of a queueing-only report:\n%s\nwant it to point to *Queueing servers: back to steady state*", use)
+	}
+	if !strings.Contains(md, "## Queueing servers: back to steady state") {
+		t.Errorf("report.md has no queueing section to point to:\n%s", md)
 	}
 }
