@@ -591,6 +591,9 @@ func userWords(fe *sim.FieldError) (key, msg string) {
 	} else if fe.Field == "Share" || fe.Field == "Groups" {
 		key = "mix"
 	}
+	if v == "" { // a missing word: say so, not "key: : want"
+		v = `""`
+	}
 	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
 		if p := paramByField(f); p != nil {
 			return p.Key

@@ -1,0 +1,22 @@
+package experiments
+
+import (
+	"strings"
+	"testing"
+)
+
+// A queueing server without its service distribution is refused at the
+// sweep's key with the empty value shown as "" and what is accepted, not
+// as "sweep.q.service: : want one of …".
+func TestMissingServiceSaysWhatIsWanted(t *testing.T) {
+	t.Parallel()
+	src := "[sweep.q]\nconcurrency = 4\nservice_s = 0.02\ntimeout_s = 0.5\narrival_rps = 100\npolicy = \"decorrelated\"\n"
+	_, err := Load("q.toml", []byte(src))
+	if err == nil {
+		t.Fatal("a queueing server without a service distribution was accepted")
+	}
+	const want = `sweep.q.service: "": want one of fixed, exponential, lognormal: a queueing server (concurrency > 0) needs its service time distribution`
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error:\n%v\nwant it to contain\n%s", err, want)
+	}
+}
