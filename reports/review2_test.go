@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,42 @@ func TestQueueOnlyReportPointsToItsRanking(t *testing.T) {
 	}
 	if !strings.Contains(md, "## Queueing servers: back to steady state") {
 		t.Errorf("report.md has no queueing section to point to:\n%s", md)
+	}
+}
+
+// A scenario's ranking that holds the same
+// backoff with and without a limit on giving up (attempts, a fleet retry
+// budget) names each row differently: no two rows read alike.
+func TestRankingRowsCanBeToldApart(t *testing.T) {
+	t.Parallel()
+	dec := sim.Policy{Kind: sim.Decorrelated, Base: time.Second, Cap: time.Minute}
+	att, bud := dec, dec
+	att.MaxAttempts, bud.RetryBudget = 8, 0.2
+	fj := sim.Policy{Kind: sim.FullJitter, Base: 500 * time.Millisecond, Cap: 5 * time.Second, Multiplier: 2}
+	fjAtt := fj
+	fjAtt.MaxAttempts = 8
+	small := func(s *sim.Scenario) { s.Clients = 200 }
+	_, files := build(t, simulate(t, cellsOf([]sim.Policy{dec, att, bud, fj, fjAtt}, []float64{40}, small), 2, false))
+	row := regexp.MustCompile(`(?m)^\| [0-9]+ \| ([^|]+?) \|`)
+	pages := 0
+	for name, md := range files {
+		if !strings.HasPrefix(name, "scenarios/") {
+			continue
+		}
+		pages++
+		seen := map[string]bool{}
+		for _, m := range row.FindAllStringSubmatch(md, -1) {
+			label := strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(m[1], "**use**", "")), " *")
+			if seen[label] {
+				t.Errorf("%s: two ranking rows read %q", name, label)
+			}
+			seen[label] = true
+		}
+		if len(seen) < 5 {
+			t.Errorf("%s: %d ranking rows, want the 5 policies:\n%s", name, len(seen), md)
+		}
+	}
+	if pages == 0 {
+		t.Fatalf("no scenario page among %d files", len(files))
 	}
 }
