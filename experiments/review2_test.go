@@ -20,3 +20,18 @@ func TestMissingServiceSaysWhatIsWanted(t *testing.T) {
 		t.Errorf("error:\n%v\nwant it to contain\n%s", err, want)
 	}
 }
+
+// A value refused as it is read (0.0001 s is not whole milliseconds) is
+// reported once, at its key: the cell then built with the default (0)
+// does not add "service_s: 0: want … ≥ 1ms", which the user never wrote.
+func TestRefusedValueIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	src := "[sweep.q]\nseeds = [1]\nconcurrency = 2\nservice = \"exponential\"\nservice_s = 0.0001\npolicy = \"decorrelated\"\n"
+	_, err := Load("q.toml", []byte(src))
+	if err == nil {
+		t.Fatal("service_s = 0.0001 was accepted")
+	}
+	if n := strings.Count(err.Error(), "sweep.q.service_s"); n != 1 || !strings.Contains(err.Error(), "sweep.q.service_s: 0.0001: want a number of seconds in whole milliseconds") {
+		t.Errorf("%d errors at sweep.q.service_s:\n%v\nwant one, about 0.0001", n, err)
+	}
+}
