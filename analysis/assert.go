@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/internal/suggest"
 )
 
 // An Assertion is an absolute check a nightly job gates on, one line:
@@ -62,7 +63,7 @@ func ParseAssertion(line string) (Assertion, error) {
 		}
 	}
 	if a.Metric.Key == "" {
-		return a, fmt.Errorf("metric %q: want one of %s", f[0], strings.Join(keys, ", "))
+		return a, fmt.Errorf("metric %q%s: want one of %s", f[0], suggest.DidYouMean(f[0], keys), strings.Join(keys, ", "))
 	}
 	if a.Stat = f[1]; !slices.Contains(Stats, a.Stat) {
 		return a, fmt.Errorf("statistic %q: want one of %s", f[1], strings.Join(Stats, ", "))
@@ -91,7 +92,11 @@ func ParseAssertion(line string) (Assertion, error) {
 		}
 		p := experiments.ParamByKey(k)
 		if p == nil {
-			return a, fmt.Errorf("column %q: want a parameter's column (see `sweep schema`) or %s", k, dataset.ColPolicySpec)
+			cols := []string{dataset.ColPolicySpec}
+			for i := range experiments.Params {
+				cols = append(cols, experiments.Params[i].Key)
+			}
+			return a, fmt.Errorf("column %q%s: want a parameter's column (see `sweep schema`) or %s", k, suggest.DidYouMean(k, cols), dataset.ColPolicySpec)
 		}
 		var val any
 		switch p.Type {

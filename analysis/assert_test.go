@@ -65,12 +65,13 @@ func TestAssertions(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ line, want string }{
-		{`t99 max <= 60`, `metric "t99": want one of t99_after_s, `},
+		{`t99 max <= 60`, `metric "t99" (did you mean "t99_after_s"?): want one of t99_after_s, `},
 		{`t99_after_s median <= 60`, `statistic "median": want one of mean, lo, hi, min, max`},
 		{`t99_after_s max == 60`, `comparison "==": want one of <= < >= >`},
 		{`t99_after_s max <= soon`, `bound "soon": want a number, in s after recovery`},
 		{`t99_after_s max <= 60 capacity_rps=300`, `want where COLUMN=VALUE`},
-		{`t99_after_s max <= 60 where capacity=300`, `column "capacity": want a parameter's column`},
+		{`t99_after_s max <= 60 where capacity=300`, `column "capacity" (did you mean "capacity_rps"?): want a parameter's column`},
+		{`t99_after_s max <= 60 where polcy_spec=grpc`, `column "polcy_spec" (did you mean "policy_spec"?)`},
 		{`t99_after_s max <= 60 where clients=many`, `clients=many: want a whole number`},
 		{`t99_after_s max <= 60 where policy_spec="grpc`, `a quote is not closed`},
 		{`t99_after_s max`, `want METRIC STAT OP BOUND`},

@@ -146,9 +146,7 @@ func ShapeLabel(p sim.Policy) string {
 		case p.Width > 0:
 			s += " jitter " + sim.Percent(p.Width)
 		}
-	}
-	if p.MaxAttempts > 0 {
-		s += fmt.Sprintf(", %d attempts", p.MaxAttempts)
+		s += p.LimitsShort() // Short names them for the families it names
 	}
 	return s + cs
 }

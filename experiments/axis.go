@@ -120,6 +120,14 @@ func policyTableKeyList() []string {
 	return ks
 }
 
+// refuse records that a value at path was refused (loader.refused).
+func (l *loader) refuse(path []string) {
+	if l.refused == nil {
+		l.refused = map[string]bool{}
+	}
+	l.refused[dotted(path)] = true
+}
+
 // axis reads one axis: a value, a list of values, or {from, to, step}.
 // p is nil for seeds.
 func (l *loader) axis(path []string, raw any, p *Param) *axis {
@@ -129,10 +137,12 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 			cv, err := p.coerce(v)
 			if err != nil {
 				l.fail(path, "%v", err)
+				l.refuse(path)
 				return
 			}
 			v = cv
 			if !l.inRange(path, p, v) {
+				l.refuse(path)
 				return
 			}
 			if p.Key == "policy" && policyNamed(v.(string)).Validate() != nil {

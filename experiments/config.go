@@ -122,6 +122,10 @@ type loader struct {
 	// badPolicy: a policy value was refused; the rest of the grid is still
 	// checked, with a stand-in policy, so that one run reports every mistake.
 	badPolicy bool
+	// refused: the dotted keys whose value was refused before any cell was
+	// built; a cell then holds the default there, whose own error would
+	// only repeat the mistake in other words ("service_s: 0").
+	refused map[string]bool
 }
 
 func (l *loader) fail(path []string, format string, args ...any) {
@@ -542,6 +546,9 @@ func (l *loader) cellError(sweep string, err error, used map[string][]string) {
 		path := used[key]
 		if path == nil {
 			path = []string{"sweep", sweep, key}
+			if l.refused[dotted(path)] {
+				continue
+			}
 		}
 		dup := false
 		for _, e := range l.errs { // one line per distinct mistake, not per cell
@@ -590,6 +597,9 @@ func userWords(fe *sim.FieldError) (key, msg string) {
 		}
 	} else if fe.Field == "Share" || fe.Field == "Groups" {
 		key = "mix"
+	}
+	if v == "" { // a missing word: say so, not "key: : want"
+		v = `""`
 	}
 	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
 		if p := paramByField(f); p != nil {

@@ -354,7 +354,7 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 	if strings.Contains(p.ConfigHash, ",") {
 		w = append(w, "the dataset mixes parts written from different configs: "+p.ConfigHash)
 	}
-	few, unfinished, clamped := 0, 0, 0
+	few, unfinished, clamped, counting := 0, 0, 0, 0
 	for _, a := range aggs {
 		if len(a.Seeds) < analysis.MinSeedsForInterval {
 			few++
@@ -362,6 +362,10 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 		if a.Clamped() {
 			clamped++
 		}
+		if analysis.Queueing(a) { // judged on the time back to steady state, not on its cohort's t99
+			continue
+		}
+		counting++
 		if a.Summary(analysis.T99).Unfinished > 0 {
 			unfinished++
 		}
@@ -373,7 +377,7 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 		w = append(w, fmt.Sprintf("%d of %s %s a 95 %% interval that reaches below 0 (few seeds, or seeds far apart): no metric is negative, so it is printed from 0", clamped, num.Plural(len(aggs), "cell"), num.Agree(clamped, "has", "have")))
 	}
 	if unfinished > 0 {
-		w = append(w, fmt.Sprintf("%d of %s %s runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, num.Plural(len(aggs), "cell"), num.Agree(unfinished, "has", "have")))
+		w = append(w, fmt.Sprintf("%d of %s %s runs that did not bring 99 %% of clients back within the window; their t99 is \"not finished\", never a number", unfinished, num.Plural(counting, "cell"), num.Agree(unfinished, "has", "have")))
 	}
 	return w
 }

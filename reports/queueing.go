@@ -132,23 +132,10 @@ func byServer(qs []analysis.QueueScenario) [][]analysis.QueueScenario {
 }
 
 // queueName names a policy of a queueing scenario in its tables: its short
-// name and the limits that tell apart the same backoff (a library preset's
-// name says its own).
+// name, which names the limits that tell apart the same backoff (a library
+// preset's name says its own).
 func queueName(p sim.Policy) string {
-	s := analysis.ShortName(p)
-	if p.Preset != "" {
-		return s
-	}
-	if p.MaxAttempts > 0 {
-		s += fmt.Sprintf(", at most %d attempts", p.MaxAttempts)
-	}
-	if p.MaxElapsed > 0 {
-		s += fmt.Sprintf(", gives up after %v", p.MaxElapsed)
-	}
-	if p.RetryBudget > 0 && p.ClientsPerProcess == 0 {
-		s += fmt.Sprintf(", retry budget %g %%", 100*p.RetryBudget)
-	}
-	return s
+	return analysis.ShortName(p)
 }
 
 // serverWords describes a queueing scenario's server and clients, without
@@ -174,7 +161,7 @@ func serverWords(sc sim.Scenario) string {
 	}
 	var bound []string
 	if sc.QueueLimit > 0 {
-		bound = append(bound, fmt.Sprintf("at most %d waiting", sc.QueueLimit))
+		bound = append(bound, fmt.Sprintf("holds at most %d waiting", sc.QueueLimit))
 	}
 	if sc.QueueWait > 0 {
 		bound = append(bound, fmt.Sprintf("turns away what would wait over %v", sc.QueueWait))

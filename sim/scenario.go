@@ -230,6 +230,9 @@ func (s Scenario) validateQueue() error {
 	case s.RetryAfterBacklog:
 		return &FieldError{"RetryAfterBacklog", true, "false with a queueing server (Concurrency > 0): it belongs to the counting server"}
 	}
+	if s.Service == "" {
+		return &FieldError{"Service", s.Service, "one of " + strings.Join(ServiceKinds, ", ") + ": a queueing server (Concurrency > 0) needs its service time distribution"}
+	}
 	if serviceKind(s.Service) < 0 {
 		return &FieldError{"Service", s.Service, "one of " + strings.Join(ServiceKinds, ", ")}
 	}

@@ -295,6 +295,17 @@ func (p Policy) Short() string {
 		q.RetryOn = RetryOnAny
 		return q.Short() + ", retry_on " + string(p.RetryOn)
 	}
+	if l := p.LimitsShort(); l != "" {
+		q := p
+		q.MaxAttempts, q.MaxElapsed, q.BucketTokens, q.BucketCost = 0, 0, 0, 0
+		if p.ClientsPerProcess == 0 {
+			q.RetryBudget, q.BudgetMinRPS = 0, 0
+		}
+		if s := q.Short(); s != q.String() { // a family String names: its limits there
+			return s + l
+		}
+		return p.String()
+	}
 	c := "no cap"
 	if p.Cap != 0 {
 		c = "≤" + p.Cap.String()
@@ -318,6 +329,27 @@ func (p Policy) Short() string {
 		return fmt.Sprintf("exp %v ×%g %s ±%g %%", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, c, roundTo(100*p.Width, 1e-9))
 	}
 	return p.String()
+}
+
+// LimitsShort names p's limits on giving up in a few words, so that a
+// table tells apart the same backoff with and without them: ", at most 3
+// attempts, retry budget 10 %"; "" when it has none. A per-process retry
+// budget is one of ComponentsShort's.
+func (p Policy) LimitsShort() string {
+	var s string
+	if p.MaxAttempts > 0 {
+		s += fmt.Sprintf(", at most %d attempts", p.MaxAttempts)
+	}
+	if p.MaxElapsed > 0 {
+		s += fmt.Sprintf(", gives up after %v", p.MaxElapsed)
+	}
+	if p.BucketTokens > 0 {
+		s += fmt.Sprintf(", %d-token bucket", p.BucketTokens)
+	}
+	if p.RetryBudget > 0 && p.ClientsPerProcess == 0 {
+		s += fmt.Sprintf(", retry budget %g %%", roundTo(100*p.RetryBudget, 1e-9))
+	}
+	return s
 }
 
 // KnownKind reports whether k names a policy family.

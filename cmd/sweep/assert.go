@@ -109,7 +109,7 @@ func metricIn(ms []analysis.Metric, m analysis.Metric) bool {
 }
 
 // readAssertions parses a file of assertions, naming the file and line of
-// the first bad one.
+// every bad one, all at once.
 func readAssertions(path string) ([]assertion, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -117,6 +117,7 @@ func readAssertions(path string) ([]assertion, error) {
 	}
 	defer f.Close()
 	var out []assertion
+	var bad []string
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -125,12 +126,16 @@ func readAssertions(path string) ([]assertion, error) {
 		}
 		a, err := analysis.ParseAssertion(line)
 		if err != nil {
-			return nil, usagef("%s:%d: %v", path, n, err)
+			bad = append(bad, fmt.Sprintf("%s:%d: %v", path, n, err))
+			continue
 		}
 		out = append(out, assertion{path, n, a})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, usagef("assert: %s: %v", path, err)
+	}
+	if len(bad) > 0 {
+		return nil, usagef("%s", strings.Join(bad, "\n"))
 	}
 	return out, nil
 }

@@ -39,7 +39,7 @@ func TestAssertExitCodes(t *testing.T) {
 	}{
 		{fails, 1, "FAIL " + fails + ":1: t99_after_s max <= 0.1"},
 		{none, 1, "matches no cell of the dataset"},
-		{bad, 2, bad + `:2: column "capacity": want a parameter's column`},
+		{bad, 2, bad + `:2: column "capacity" (did you mean "capacity_rps"?): want a parameter's column`},
 	} {
 		stdout, stderr, code := sweep(t, "assert", "--results", res, tt.file)
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {

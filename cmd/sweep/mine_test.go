@@ -40,6 +40,8 @@ func TestMineReadsPolicySpec(t *testing.T) {
 		"decorrelated retry_on=foo":      `retry_on=foo: want one of`,
 		"decorrelated breaker_ratio=2":   `breaker_ratio=2: want 0 (no circuit breaker) or a failure ratio`,
 		"decorrelated retry_tokens=x":    `retry_tokens=x: want a number`,
+		"decorrelated concurrency=3":     `concurrency=3: a parameter of the scenario, not of the policy: recommend's scenario is --capacity`,
+		"decorrelated mix=grpc:1":        `unknown key "mix": want base, cap`,
 	} {
 		if _, err := parsePolicySpec(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--mine %q: error %v, want one containing %s", spec, err, want)

@@ -518,8 +518,13 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 		default:
 			// Any other policy parameter of sweeps.toml (retry_on, a
 			// client component …), as the policy_spec column writes it.
-			if err = experiments.SetPolicyParam(&p, k, v); err != nil && experiments.ParamByKey(k) == nil {
-				err = fmt.Errorf("%w: want base, cap, multiplier, jitter, width, attempts, max_elapsed, honor_retry_after or a policy parameter of sweeps.toml (`sweep schema`: retry_on, breaker_ratio …)", err)
+			if err = experiments.SetPolicyParam(&p, k, v); err != nil {
+				switch pa := experiments.ParamByKey(k); {
+				case pa != nil && !pa.Policy: // concurrency, capacity_rps …: the scenario's
+					err = fmt.Errorf("%s=%s: a parameter of the scenario, not of the policy: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", k, v)
+				case pa == nil || strings.HasPrefix(err.Error(), "unknown key"):
+					err = fmt.Errorf("%w: want base, cap, multiplier, jitter, width, attempts, max_elapsed, honor_retry_after or a policy parameter of sweeps.toml (`sweep schema`: retry_on, breaker_ratio …)", err)
+				}
 			}
 		}
 		if err != nil {
