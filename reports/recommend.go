@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"io"
 	"math"
@@ -92,7 +93,7 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 	b := rec.Best
 	pk := b.Summary(analysis.Peak)
 	ew.printf("use: %s\n", b.Cell.Policy.Plain())
-	ew.printf("  (as --mine: '%s')\n", b.Cell.Policy.Spec())
+	ew.printf("  (as --mine: '%s')\n", b.Cell.PolicySpec())
 	ew.printf("  t99 %s s after recovery, t50 %s s; peak %s req/s (%s); %.1f requests per client after recovery; %s\n",
 		summary(analysis.T99, b.Summary(analysis.T99)), summary(analysis.T50, b.Summary(analysis.T50)), summary(analysis.Peak, pk), ofCapacity(pk.Mean, sc.Capacity), perClient(b), num.Plural(len(b.Seeds), "seed"))
 	m := rec.Metric
@@ -378,7 +379,7 @@ func stat(s analysis.Summary) jsonStat {
 
 func policyJSON(p sim.Policy, settings bool) jsonPolicy {
 	j := jsonPolicy{Family: string(p.Kind), Preset: p.Preset, BaseS: p.Base.Seconds(), CapS: p.Cap.Seconds(), Multiplier: p.Multiplier,
-		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short(), Spec: p.Spec()}
+		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short(), Spec: experiments.Cell{Policy: p}.PolicySpec()}
 	if settings {
 		j.Settings = p.Settings()
 	}

@@ -77,42 +77,6 @@ func (p Policy) Plain() string {
 	return s + limitWords(p)
 }
 
-// Spec writes the policy as `sweep recommend --mine` reads it, so that an
-// answer can be judged again or shared: "api-core base=500ms
-// multiplier=2 cap=5s". A preset is its name.
-func (p Policy) Spec() string {
-	if p.Preset != "" {
-		return p.Preset
-	}
-	f := lookup(p.Kind)
-	if f == nil {
-		return string(p.Kind)
-	}
-	parts := []string{string(p.Kind)}
-	if f.uses&pBase != 0 {
-		parts = append(parts, "base="+p.Base.String())
-	}
-	if f.uses&pMultiplier != 0 {
-		parts = append(parts, fmt.Sprintf("multiplier=%g", p.Multiplier))
-	}
-	if f.uses&pCap != 0 {
-		parts = append(parts, "cap="+p.Cap.String())
-	}
-	if f.uses&pWidth != 0 {
-		parts = append(parts, fmt.Sprintf("width=%g", p.Width))
-	}
-	if f.uses&pHonor != 0 && p.HonorRetryAfter {
-		parts = append(parts, "honor_retry_after=true")
-	}
-	if p.MaxAttempts != 0 {
-		parts = append(parts, fmt.Sprintf("attempts=%d", p.MaxAttempts))
-	}
-	if p.MaxElapsed != 0 {
-		parts = append(parts, "max_elapsed="+p.MaxElapsed.String())
-	}
-	return strings.Join(parts, " ")
-}
-
 // Reads reports whether the family reads the named parameter: base, cap,
 // multiplier, width or honor_retry_after.
 func (k Kind) Reads(param string) bool {
