@@ -8,8 +8,8 @@ import (
 // adviseHuge asks Linux to back the large table t with transparent huge
 // pages (madvise MADV_HUGEPAGE; a hint, which fails quietly where THP is
 // off). A run reads a million clients' 16 MB of state at random: with 4 KB
-// pages nearly every read also misses the TLB. Only whole pages inside t
-// are advised, and only for tables of 4 MB and more.
+// pages such a read can miss the TLB as well as the cache. Only whole
+// pages inside t are advised, and only for tables of 4 MB and more.
 func adviseHuge[T any](t []T) {
 	const page = 4096
 	n := uintptr(len(t)) * unsafe.Sizeof(*new(T))
