@@ -5,6 +5,7 @@
 #   COUNT=10 scripts/bench.sh   more samples per Go benchmark (for benchstat)
 #   ROUNDS=9 …                  more interleaved rounds of table 1 against herd.mjs
 #   SKIP_MILLION=1 …            without the 1,000,000-run memory check
+#   ONLY=table1 …               one section: sim, table1, pipeline or million
 #
 # Output goes to out/bench/. Needs Go; node (for the article's JavaScript
 # simulator) and GNU time (/usr/bin/time, for memory) when present.
@@ -13,8 +14,12 @@ cd "$(dirname "$0")/.."
 out=out/bench
 mkdir -p "$out"
 count=${COUNT:-5}
+only=${ONLY:-}
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 go build -o "$out/sweep" ./cmd/sweep
 
+if want sim; then
 echo "== simulator (go test -bench, $count samples)"
 go test ./sim -run '^$' -bench 'Table1|Families|MillionClients|Queue' -count "$count" -benchtime 1s | tee "$out/sim.txt"
 if go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$out/sim.txt" > "$out/sim.benchstat" 2>/dev/null; then
@@ -22,11 +27,12 @@ if go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da "$o
 fi
 # The queueing server with timeouts and open-loop traffic against the
 # counting server's full jitter, ns per event: medians of the samples.
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 nsev() { awk -v b="$1" '$1 ~ b { for (i = 2; i < NF; i++) if ($(i + 1) == "ns/event") print $i }' "$out/sim.txt" | median; }
 q=$(nsev '^BenchmarkQueue/open-loop-'); c=$(nsev '^BenchmarkTable1/full-jitter-')
 awk -v q="$q" -v c="$c" 'BEGIN { printf "queueing server, open loop: %.1f ns/event; counting server, full jitter: %.1f; ratio %.2f\n", q, c, q / c }' | tee "$out/queue-ratio.txt"
+fi
 
+if want table1; then
 echo
 echo "== table 1: Go against the article's herd.mjs on this machine, interleaved"
 # ROUNDS rounds, each node's five rows then Go's five (a test binary built
@@ -52,7 +58,9 @@ if command -v node >/dev/null; then
 else
   echo "node not found: skipped"
 fi
+fi
 
+if want pipeline; then
 echo
 echo "== pipeline: the default sweep at 1 and 2 workers (no report)"
 for w in 1 2; do
@@ -66,8 +74,9 @@ t1=$(awk '{print $1}' "$out/time-w1.txt"); t2=$(awk '{print $1}' "$out/time-w2.t
 awk -v r="$runs" -v a="$t1" -v b="$t2" 'BEGIN {
   printf "runs/s: %.0f at 1 worker, %.0f at 2; parallel efficiency %.0f%%\n", r/a, r/b, 100*a/(2*b) }'
 "$out/sweep" diff "$out/w1" "$out/w2" | tail -1
+fi
 
-if [ -z "${SKIP_MILLION:-}" ]; then
+if [ -z "${SKIP_MILLION:-}" ] && want million; then
   echo
   echo "== memory: a 1,000,000-run sweep (scripts/bench/million.toml)"
   rm -rf "$out/million"

@@ -121,7 +121,6 @@ type Sim struct {
 	queue   queueRun   // a queueing server's state
 	lat     latency    // its latency histogram
 	st      runState   // the run in progress
-	touched int32      // touch's sum, so that its loads are kept
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
 }

@@ -104,7 +104,11 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		st.q = s.queue.start(sc, st, &s.lat)
 	}
 
-	s.clients = grow(s.clients, n)
+	if cap(s.clients) < n {
+		s.clients = make([]client, n)
+		adviseHuge(s.clients)
+	}
+	s.clients = s.clients[:n]
 	s.cal.reset(nt, n, sc.ArrivalRate > 0) // open-loop clients are not in a dense calendar's bitmap
 	s.order.reset(n)
 	if tl != nil {
@@ -231,8 +235,9 @@ func (s *Sim) loopList(st *runState) (int, error) {
 			}
 		}
 		quit := 0
-		for j, i := range list[served:] {
-			s.touchAhead(list[served:], j)
+		rej := list[served:]
+		for j, i := range rej {
+			s.prefetchAhead(rej, j)
 			dl, nk := s.reject(st, i, k, t)
 			if dl < 0 {
 				quit++
