@@ -62,3 +62,28 @@ func TestFisherTwoSided(t *testing.T) {
 		}
 	}
 }
+
+// "Clients give up" needs clients to give up that never did without the
+// component, or clearly more of them: 500 of 500 in every seed against
+// 499.75 on average is not (the review's case: the cell read "100 % of
+// clients (without: 100 %)").
+func TestEffectGiveUpIsClear(t *testing.T) {
+	t.Parallel()
+	gaveUp := func(xs ...float64) *Aggregate {
+		return &Aggregate{summary: map[string]Summary{T99.Key: Summarize(nil, len(xs)), GaveUp.Key: Summarize(xs, 0)}}
+	}
+	for _, c := range []struct {
+		name          string
+		with, without *Aggregate
+		want          Effect
+	}{
+		{"all against nearly all", gaveUp(500, 500, 500, 500), gaveUp(500, 499, 500, 500), NoChange},
+		{"some against none", gaveUp(0, 3, 1, 0), gaveUp(0, 0, 0, 0), GivesUp},
+		{"many against few", gaveUp(400, 410, 420, 405), gaveUp(10, 12, 9, 11), GivesUp},
+		{"fewer", gaveUp(1, 0, 0, 0), gaveUp(5, 6, 4, 5), NoChange},
+	} {
+		if got := (ControlPair{With: c.with, Without: c.without}).Effect(); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
