@@ -106,13 +106,14 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 }
 
 // QueueCapacity is a queueing server's capacity, Concurrency over the mean
-// service time, in requests/s; false when the mean is not a parameter (a
-// lognormal's is its median's e^(σ²/2)) or the server only counts.
+// service time (sim.Scenario.MeanService: a lognormal's is its median's
+// e^(σ²/2)), in requests/s; false when the server only counts.
 func QueueCapacity(sc sim.Scenario) (float64, bool) {
-	if sc.Service == "lognormal" || sc.Concurrency == 0 || sc.ServiceTime <= 0 {
+	m := sc.MeanService()
+	if m <= 0 {
 		return 0, false
 	}
-	return float64(sc.Concurrency) / sc.ServiceTime.Seconds(), true
+	return float64(sc.Concurrency) / m.Seconds(), true
 }
 
 // QueueLoad is the share of a queueing server's capacity its open-loop

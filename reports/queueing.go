@@ -152,7 +152,11 @@ func serverWords(sc sim.Scenario) string {
 	}
 	parts := []string{fmt.Sprintf("%s × %v %s %s service", num.Plural(int(sc.Concurrency), "worker"), sc.ServiceTime, what, svc)}
 	if c, ok := analysis.QueueCapacity(sc); ok {
-		parts[0] += fmt.Sprintf(" (capacity %s)", capacityWords(c))
+		mean := ""
+		if sc.Service == "lognormal" {
+			mean = fmt.Sprintf("mean %v, ", sc.MeanService().Round(100*time.Microsecond))
+		}
+		parts[0] += fmt.Sprintf(" (%scapacity %s)", mean, capacityWords(c))
 	}
 	if sc.Timeout > 0 {
 		parts = append(parts, fmt.Sprintf("clients time out after %v", sc.Timeout))

@@ -95,8 +95,7 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
 	if q.kind == 2 {
-		q.mu = logPure(q.svc)
-		q.sigma = logPure(ms(sc.ServiceP99)/q.svc) / z99
+		q.mu, q.sigma = logPure(q.svc), sc.logSigma()
 	}
 	if q.rate > 0 {
 		q.gap = 1 / q.rate
@@ -114,6 +113,24 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	lat.reset()
 	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
 	return q
+}
+
+// logSigma is a lognormal service time's log-sd: its p99 over its median
+// is e^(σ·z99).
+func (sc Scenario) logSigma() float64 { return logPure(ms(sc.ServiceP99)/ms(sc.ServiceTime)) / z99 }
+
+// MeanService is a queueing server's mean service time: ServiceTime for
+// fixed and exponential service, the median's e^(σ²/2) for lognormal; 0
+// for the counting server. Its capacity is Concurrency over it.
+func (sc Scenario) MeanService() time.Duration {
+	if sc.Concurrency == 0 {
+		return 0
+	}
+	if serviceKind(sc.Service) != 2 {
+		return sc.ServiceTime
+	}
+	sg := sc.logSigma()
+	return time.Duration(float64(sc.ServiceTime) * expPure(float64(sg*sg)/2))
 }
 
 // z99 is the standard normal's 99th percentile.
