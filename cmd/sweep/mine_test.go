@@ -48,3 +48,11 @@ func TestMineReadsPolicySpec(t *testing.T) {
 		}
 	}
 }
+
+// An empty --mine is an error, not "no --mine".
+func TestEmptyMineIsRefused(t *testing.T) {
+	_, stderr, code := sweep(t, "recommend", "--capacity", "40", "--clients", "100", "--mine", " ")
+	if code != 2 || !strings.Contains(stderr, "--mine \" \": empty") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

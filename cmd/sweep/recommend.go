@@ -152,6 +152,9 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	var minePolicy sim.Policy
+	if explicit["mine"] && strings.TrimSpace(*mine) == "" {
+		return usagef("recommend: --mine %q: empty: want a family or preset name, then key=value pairs (e.g. --mine 'full-jitter base=1s cap=30s')", *mine)
+	}
 	if *mine != "" {
 		if minePolicy, err = parsePolicySpec(*mine); err != nil {
 			return usagef("recommend: --mine %q: %v", *mine, err)
