@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -479,33 +480,43 @@ func value(a *Aggregate, m Metric) float64 {
 // winnerChanges says, when the best candidate on m is not the same for every
 // seed the candidates share, who wins how often.
 func winnerChanges(as []*Aggregate, m Metric) string {
-	common := map[uint32]int{}
-	for _, a := range as {
-		for _, s := range a.Seeds {
-			common[s]++
-		}
-	}
-	var seeds []uint32
-	for s, n := range common {
-		if n == len(as) {
-			seeds = append(seeds, s)
-		}
-	}
-	if len(seeds) < 2 || len(as) < 2 {
+	if len(as) < 2 {
 		return ""
 	}
-	sort.Slice(seeds, func(i, j int) bool { return seeds[i] < seeds[j] })
+	// The seeds every candidate ran: an intersection of sorted lists (a
+	// cell's seeds are ascending), walked, not hashed: a report ranks
+	// thousands of seeds per candidate.
+	seeds := slices.Clone(as[0].Seeds)
+	for _, a := range as[1:] {
+		n, j := 0, 0
+		for _, s := range seeds {
+			for j < len(a.Seeds) && a.Seeds[j] < s {
+				j++
+			}
+			if j < len(a.Seeds) && a.Seeds[j] == s {
+				seeds[n] = s
+				n++
+			}
+		}
+		seeds = seeds[:n]
+	}
+	if len(seeds) < 2 {
+		return ""
+	}
 	per := make([][]float64, len(as)) // PerSeed decodes: once per candidate
 	for k, a := range as {
 		per[k] = a.PerSeed(m)
 	}
+	at := make([]int, len(as)) // each candidate's index of the seed in hand
 	wins := map[*Aggregate]int{}
 	for _, seed := range seeds {
 		var best *Aggregate
 		bv := math.Inf(1)
 		for k, a := range as {
-			i := sort.Search(len(a.Seeds), func(i int) bool { return a.Seeds[i] >= seed })
-			v := per[k][i]
+			for a.Seeds[at[k]] < seed {
+				at[k]++
+			}
+			v := per[k][at[k]]
 			if !math.IsNaN(v) && v < bv {
 				best, bv = a, v
 			}
