@@ -546,7 +546,7 @@ func (l *loader) cellError(sweep string, err error, used map[string][]string) {
 		path := used[key]
 		if path == nil {
 			path = []string{"sweep", sweep, key}
-			if l.refused[dotted(path)] {
+			if l.refused[dotted(path)] || l.refused["defaults."+key] {
 				continue
 			}
 		}

@@ -35,3 +35,14 @@ func TestRefusedValueIsReportedOnce(t *testing.T) {
 		t.Errorf("%d errors at sweep.q.service_s:\n%v\nwant one, about 0.0001", n, err)
 	}
 }
+
+// The same in [defaults]: one error at defaults.service_s, none at the
+// sweep that took its default.
+func TestRefusedDefaultIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	src := "[defaults]\nservice_s = 0.0001\n[sweep.q]\nseeds = [1]\nconcurrency = 2\nservice = \"exponential\"\npolicy = \"decorrelated\"\n"
+	_, err := Load("q.toml", []byte(src))
+	if err == nil || strings.Count(err.Error(), "service_s") != 1 || !strings.Contains(err.Error(), "defaults.service_s: 0.0001") {
+		t.Errorf("error:\n%v\nwant one, at defaults.service_s", err)
+	}
+}
