@@ -24,7 +24,9 @@ type ScanOptions struct {
 	// none.
 	Keep func(cellKey string) bool
 	// Metrics are the metrics summarised; nil is every one of Metrics. An
-	// aggregate's Summary and PerSeed of another metric are empty.
+	// aggregate's Summary and PerSeed of another metric are empty, as are
+	// those of a metric that does not apply to its cell (Metric.For: the
+	// queueing metrics of a counting cell), which keeps no value of it.
 	Metrics []Metric
 }
 
@@ -159,7 +161,8 @@ func cellColumns() []string {
 // cell's per-seed values, which the paired comparisons need anyway.
 // Memory grows with cells × seeds × metrics, not with the runs' full rows.
 //
-// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit: the
+// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit (a
+// queueing cell's queueing metrics QueueAggregates'): the
 // same cells in the same order, labels, sweeps, seeds, per-seed values,
 // and summaries (Summarize over each cell's values in seed order, once the
 // cell is read: a running mean would differ in the last bits with the
