@@ -20,6 +20,61 @@ type Metric struct {
 	Unit  string
 	get   func(r *dataset.Record) (float64, bool) // false: the run has no value (not finished)
 	reads string                                  // the runs column get reads of a record (Key for the counts, the milestone from the start for times)
+	// A metric derived from several columns (its Key names no column, or
+	// its column alone does not say): the columns Scan reads for it and
+	// its value at a row, computed by the same function as get. nil: the
+	// column Key, a null no value.
+	cols []string
+	row  func(b *dataset.Batch, i int) (float64, bool)
+	// applies says which cells have the metric (nil: every cell); a cell
+	// it does not apply to has no Summary of it (Has) and is left out of
+	// assertions, comparisons and the cells table's values of it. It reads
+	// only the parameters appliesParams names (Scan reads no other).
+	applies func(sc sim.Scenario) bool
+}
+
+// metric is a metric of one column for every cell.
+func metric(key, title, unit string, get func(r *dataset.Record) (float64, bool), reads string) Metric {
+	return Metric{Key: key, Title: title, Unit: unit, get: get, reads: reads}
+}
+
+// For reports whether cells of scenario sc have metric m.
+func (m Metric) For(sc sim.Scenario) bool { return m.applies == nil || m.applies(sc) }
+
+// AllMetrics are the metrics `sweep assert`, `sweep compare` and `sweep
+// cells` know: Metrics, then QueueMetrics (which only queueing cells have).
+func AllMetrics() []Metric { return slices.Concat(Metrics, QueueMetrics) }
+
+// MetricByKey is the metric of AllMetrics with the given column, and
+// whether there is one.
+func MetricByKey(key string) (Metric, bool) {
+	for _, m := range AllMetrics() {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// scanColumns are the columns Scan reads for m.
+func (m Metric) scanColumns() []string {
+	if m.cols != nil {
+		return m.cols
+	}
+	return []string{m.Key}
+}
+
+// scan is m's value at row i of a batch holding its scanColumns; NaN: no
+// value.
+func (m Metric) scan(b *dataset.Batch, i int) float64 {
+	if m.row == nil {
+		v, _ := metricValue(b.Column(m.Key), i)
+		return v
+	}
+	if v, ok := m.row(b, i); ok {
+		return v
+	}
+	return math.NaN()
 }
 
 // afterRecovery is a milestone counted from the moment the server is back:
@@ -36,15 +91,15 @@ func afterRecovery(pick func(*sim.Result) sim.Milestone) func(r *dataset.Record)
 // recovery; the article's comparison (article.go) alone reads times from
 // the start, as the article printed them.
 var (
-	T99     = Metric{dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T99 }), dataset.ColT99}
-	T50     = Metric{dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T50 }), dataset.ColT50}
-	T90     = Metric{dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T90 }), dataset.ColT90}
-	AllDone = Metric{dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.AllDone }), dataset.ColAllDone}
+	T99     = metric(dataset.ColT99After, "t99", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T99 }), dataset.ColT99)
+	T50     = metric(dataset.ColT50After, "t50", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T50 }), dataset.ColT50)
+	T90     = metric(dataset.ColT90After, "t90", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.T90 }), dataset.ColT90)
+	AllDone = metric(dataset.ColAllDoneAfter, "all done", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.AllDone }), dataset.ColAllDone)
 	// Peak is the peak arrival rate after recovery.
-	Peak = Metric{dataset.ColPeakRPS, "peak", "requests/s", func(r *dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }, dataset.ColPeakRPS}
+	Peak = metric(dataset.ColPeakRPS, "peak", "requests/s", func(r *dataset.Record) (float64, bool) { return r.Result.PeakRPS, true }, dataset.ColPeakRPS)
 	// Sent is the requests sent at or after recovery.
-	Sent   = Metric{dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r *dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }, dataset.ColSentAfterRecovery}
-	GaveUp = Metric{dataset.ColGaveUp, "gave up", "clients", func(r *dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }, dataset.ColGaveUp}
+	Sent   = metric(dataset.ColSentAfterRecovery, "sent after recovery", "requests", func(r *dataset.Record) (float64, bool) { return float64(r.Result.SentAfterRecovery), true }, dataset.ColSentAfterRecovery)
+	GaveUp = metric(dataset.ColGaveUp, "gave up", "clients", func(r *dataset.Record) (float64, bool) { return float64(r.Result.GaveUp), true }, dataset.ColGaveUp)
 )
 
 // Metrics lists the summarised metrics in report order.
@@ -75,6 +130,14 @@ type Aggregate struct {
 
 // Summary returns the summary of metric m.
 func (a *Aggregate) Summary(m Metric) Summary { return a.summary[m.Key] }
+
+// Has reports whether a was summarised on m: Scan leaves out a metric
+// that does not apply to the cell (Metric.For), as it does the metrics it
+// was not asked for.
+func (a *Aggregate) Has(m Metric) bool {
+	_, ok := a.summary[m.Key]
+	return ok
+}
 
 // Clamped reports whether one of a's intervals is printed clamped at 0
 // (Summary.Bounds).

@@ -20,11 +20,13 @@ import (
 // reads "in every cell whose parameters match, the largest t99 after
 // recovery over the seeds is at most 60 s": 99 % of clients are back
 // within 60 s of recovery in every run. METRIC is a metric's column
-// (Metrics), STAT one of Stats, OP one of <=, <, >=, >, and the filters
+// (AllMetrics: a queueing metric is checked in the cells it applies to,
+// Metric.For), STAT one of Stats, OP one of <=, <, >=, >, and the filters
 // name dataset columns: a parameter (compared as its type), or
 // policy_spec. A run that never reached a milestone counts as +∞ for
 // mean, lo, hi and max (it is never "within" anything), so unfinished runs
-// fail an upper bound rather than vanish from it.
+// fail an upper bound rather than vanish from it; so does a run never
+// back to steady state (recovered_after_s).
 type Assertion struct {
 	Text   string
 	Metric Metric
@@ -56,13 +58,11 @@ func ParseAssertion(line string) (Assertion, error) {
 		return a, fmt.Errorf("%q: want METRIC STAT OP BOUND [where COLUMN=VALUE …], e.g. t99_after_s max <= 60 where capacity_rps=300", a.Text)
 	}
 	var keys []string
-	for _, m := range Metrics {
+	for _, m := range AllMetrics() {
 		keys = append(keys, m.Key)
-		if m.Key == f[0] {
-			a.Metric = m
-		}
 	}
-	if a.Metric.Key == "" {
+	var ok bool
+	if a.Metric, ok = MetricByKey(f[0]); !ok {
 		return a, fmt.Errorf("metric %q%s: want one of %s", f[0], suggest.DidYouMean(f[0], keys), strings.Join(keys, ", "))
 	}
 	if a.Stat = f[1]; !slices.Contains(Stats, a.Stat) {
@@ -217,12 +217,14 @@ type CellValue struct {
 // whose cells have gone must not pass in silence.
 func (c Checked) OK() bool { return c.Cells > 0 && len(c.Violations) == 0 }
 
-// Check evaluates the assertion over the aggregates, in their order.
+// Check evaluates the assertion over the aggregates, in their order; a
+// cell the metric does not apply to (a counting server's, for a queueing
+// metric) is not matched.
 func (a Assertion) Check(aggs []*Aggregate) Checked {
 	out := Checked{Assertion: a}
 	upper := a.Op == "<=" || a.Op == "<"
 	for _, agg := range aggs {
-		if !a.Matches(agg.Cell) {
+		if !a.Metric.For(agg.Cell.Scenario) || !agg.Has(a.Metric) || !a.Matches(agg.Cell) {
 			continue
 		}
 		out.Cells++

@@ -19,8 +19,14 @@ type NightlyComparison struct {
 	Matched   int     // cells in both
 	OnlyOld   []*Aggregate
 	OnlyNew   []*Aggregate
-	Tests     int      // changes with an interval (both sides have at least 2 values)
-	Changes   []Change // every matched cell × metric, in the new dataset's cell order, then Metrics order
+	Tests     int // changes with an interval (both sides have at least 2 values)
+	// Metrics are the metrics compared: AllMetrics' that some matched
+	// cell has on both sides.
+	Metrics []Metric
+	// Changes: every matched cell × metric both sides have (Aggregate.Has)
+	// and the cell has (Metric.For: the queueing metrics of queueing cells
+	// only), in the new dataset's cell order, then AllMetrics order.
+	Changes []Change
 }
 
 // Change is one metric of one cell, old against new.
@@ -71,6 +77,7 @@ func CompareAggregates(old, new []*Aggregate, alpha, threshold float64) *Nightly
 		byParams[a.Cell.Canonical()] = a
 	}
 	matched := map[string]bool{}
+	compared := map[string]bool{}
 	for _, b := range new {
 		k := b.Cell.Canonical()
 		a := byParams[k]
@@ -81,12 +88,21 @@ func CompareAggregates(old, new []*Aggregate, alpha, threshold float64) *Nightly
 		matched[k] = true
 		c.Matched++
 		sa, sb := sharedSeeds(a.Seeds, b.Seeds)
-		for _, m := range Metrics {
+		for _, m := range AllMetrics() {
+			if !m.For(b.Cell.Scenario) || !a.Has(m) || !b.Has(m) {
+				continue
+			}
+			compared[m.Key] = true
 			ch := change(a, b, m, sa, sb)
 			if !math.IsNaN(ch.Diff) && ch.N >= 2 {
 				c.Tests++
 			}
 			c.Changes = append(c.Changes, ch)
+		}
+	}
+	for _, m := range AllMetrics() {
+		if compared[m.Key] {
+			c.Metrics = append(c.Metrics, m)
 		}
 	}
 	for _, a := range old {

@@ -17,57 +17,98 @@ import (
 // on when the whole system, open-loop traffic included, is back to its
 // steady state, and on what the server did meanwhile.
 
-// The metrics of a queueing server's runs, defined once here: the report
-// and its tests ask for them by these values.
+// The metrics of a queueing server's runs, defined once here: the report,
+// `sweep assert`, `sweep compare`, `sweep cells` and their tests ask for
+// them by these values. A metric of several columns computes its value by
+// one function, from a record (get) or from a scanned row (row).
 var (
 	// Recovered is the time after recovery from which goodput stays within
 	// sim.RecoveryBand of demand in every sim.RecoveryWindow up to the
 	// horizon; a run that never gets there has no value (not finished).
-	Recovered = Metric{dataset.ColRecoveredAfter, "back to steady state", "s after recovery", afterRecovery(func(r *sim.Result) sim.Milestone { return r.Recovered }), dataset.ColRecoveredAfter}
+	// Only cells with a steady state to return to have it.
+	Recovered = Metric{Key: dataset.ColRecoveredAfter, Title: "back to steady state", Unit: "s after recovery",
+		get:   afterRecovery(func(r *sim.Result) sim.Milestone { return r.Recovered }),
+		reads: dataset.ColRecoveredAfter, applies: func(sc sim.Scenario) bool { return queueing(sc) && SteadyState(sc) }}
 	// GoodputShare is the requests answered within their client's timeout
 	// over the demand: the new requests, open-loop and the cohort's.
-	GoodputShare = Metric{"goodput_share", "goodput", "share of demand", func(r *dataset.Record) (float64, bool) {
-		d := r.Result.Offered + int64(r.Cell.Scenario.Clients)
-		if d == 0 {
-			return 0, false
-		}
-		return float64(r.Result.Goodput) / float64(d), true
-	}, dataset.ColGoodput}
+	GoodputShare = Metric{Key: "goodput_share", Title: "goodput", Unit: "share of demand",
+		get: func(r *dataset.Record) (float64, bool) {
+			return goodputShare(r.Result.Goodput, r.Result.Offered, int64(r.Cell.Scenario.Clients))
+		},
+		reads: dataset.ColGoodput, cols: []string{dataset.ColGoodput, dataset.ColOffered, paramClients},
+		row: func(b *dataset.Batch, i int) (float64, bool) {
+			return goodputShare(b.Int64s(dataset.ColGoodput).Value(i), b.Int64s(dataset.ColOffered).Value(i), b.Int64s(paramClients).Value(i))
+		}, applies: queueing}
 	// TimedOutShare is the share of the requests sent that were answered
 	// after their client had stopped waiting.
-	TimedOutShare = Metric{"timed_out_share", "timed out", "share of requests sent", func(r *dataset.Record) (float64, bool) {
-		if r.Result.Sent == 0 {
-			return 0, true
-		}
-		return float64(r.Result.TimedOut) / float64(r.Result.Sent), true
-	}, dataset.ColTimedOut}
+	TimedOutShare = Metric{Key: "timed_out_share", Title: "timed out", Unit: "share of requests sent",
+		get:   func(r *dataset.Record) (float64, bool) { return timedOutShare(r.Result.TimedOut, r.Result.Sent) },
+		reads: dataset.ColTimedOut, cols: []string{dataset.ColTimedOut, dataset.ColSent},
+		row: func(b *dataset.Batch, i int) (float64, bool) {
+			return timedOutShare(b.Int64s(dataset.ColTimedOut).Value(i), b.Int64s(dataset.ColSent).Value(i))
+		}, applies: queueing}
 	// WastedShare is the share of the server's time spent on requests
 	// whose client had stopped waiting (sim.Result.WastedFraction).
-	WastedShare = Metric{"wasted_share", "wasted work", "share of server time", func(r *dataset.Record) (float64, bool) {
-		return r.Result.WastedFraction(), true
-	}, dataset.ColWasted}
+	WastedShare = Metric{Key: "wasted_share", Title: "wasted work", Unit: "share of server time",
+		get:   func(r *dataset.Record) (float64, bool) { return r.Result.WastedFraction(), true },
+		reads: dataset.ColWasted, cols: []string{dataset.ColWasted, dataset.ColBusy},
+		row: func(b *dataset.Batch, i int) (float64, bool) {
+			res := sim.Result{WastedMS: b.Float64s(dataset.ColWasted).Value(i), BusyMS: b.Float64s(dataset.ColBusy).Value(i)}
+			return res.WastedFraction(), true
+		}, applies: queueing}
 	// LatencyP99 is the 99th percentile latency of the requests answered
 	// in time; no value when none was.
-	LatencyP99 = Metric{dataset.ColLatencyP99, "p99 latency", "ms, requests answered in time", func(r *dataset.Record) (float64, bool) {
-		return r.Result.LatencyP99, r.Result.Goodput > 0
-	}, dataset.ColLatencyP99}
+	LatencyP99 = Metric{Key: dataset.ColLatencyP99, Title: "p99 latency", Unit: "ms, requests answered in time",
+		get:   func(r *dataset.Record) (float64, bool) { return latencyOf(r.Result.LatencyP99, r.Result.Goodput) },
+		reads: dataset.ColLatencyP99, cols: []string{dataset.ColLatencyP99, dataset.ColGoodput},
+		row: func(b *dataset.Batch, i int) (float64, bool) {
+			return latencyOf(b.Float64s(dataset.ColLatencyP99).Value(i), b.Int64s(dataset.ColGoodput).Value(i))
+		}, applies: queueing}
 )
 
+// paramClients is the clients parameter's column: the cohort, part of a
+// queueing server's demand.
+const paramClients = "clients"
+
+// appliesParams are the parameter columns Metric.applies reads: Scan
+// reads them for a cell's first run, to know which metrics it has.
+var appliesParams = []string{"concurrency", "arrival_rps"}
+
+func goodputShare(goodput, offered, clients int64) (float64, bool) {
+	d := offered + clients
+	if d == 0 {
+		return 0, false
+	}
+	return float64(goodput) / float64(d), true
+}
+
+func timedOutShare(timedOut, sent int64) (float64, bool) {
+	if sent == 0 {
+		return 0, true
+	}
+	return float64(timedOut) / float64(sent), true
+}
+
+// latencyOf is a latency of the requests answered in time: none when none
+// was.
+func latencyOf(ms float64, goodput int64) (float64, bool) { return ms, goodput > 0 }
+
 // QueueMetrics are the metrics a queueing cell is summarised on besides
-// Metrics, in report order. Three are derived from several columns (their
-// Key names no column), so they are summarised from whole records
-// (QueueAggregates), never by Scan.
+// Metrics, in report order; only queueing cells have them (Metric.For).
 var QueueMetrics = []Metric{Recovered, GoodputShare, TimedOutShare, WastedShare, LatencyP99}
 
+// queueing reports whether sc's server is a queueing server.
+func queueing(sc sim.Scenario) bool { return sc.Concurrency > 0 }
+
 // Queueing reports whether a cell's server is a queueing server.
-func Queueing(a *Aggregate) bool { return a.Cell.Scenario.Concurrency > 0 }
+func Queueing(a *Aggregate) bool { return queueing(a.Cell.Scenario) }
 
 // QueueAggregates groups the runs of queueing cells as Aggregates does,
 // summarised on Metrics and QueueMetrics; other cells' runs are left out.
 func QueueAggregates(recs []Record) []*Aggregate {
 	var ps []*Record
 	for i := range recs {
-		if recs[i].Cell.Scenario.Concurrency > 0 {
+		if queueing(recs[i].Cell.Scenario) {
 			ps = append(ps, &recs[i])
 		}
 	}

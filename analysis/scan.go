@@ -24,7 +24,9 @@ type ScanOptions struct {
 	// none.
 	Keep func(cellKey string) bool
 	// Metrics are the metrics summarised; nil is every one of Metrics. An
-	// aggregate's Summary and PerSeed of another metric are empty.
+	// aggregate's Summary and PerSeed of another metric are empty, as are
+	// those of a metric that does not apply to its cell (Metric.For: the
+	// queueing metrics of a counting cell), which keeps no value of it.
 	Metrics []Metric
 }
 
@@ -58,6 +60,7 @@ type cellAcc struct {
 	seedAt    map[uint32]int32 // seed → index in seeds, once seeds are not ascending
 	parts     []partRun        // the part each run was kept from, run-length coded
 	per       []packed         // per metric, aligned with seeds
+	absent    uint64           // bit k: metric k does not apply to the cell (Metric.For); per[k] stays empty
 }
 
 // partRun says that the runs from index from on (up to the next partRun)
@@ -103,15 +106,44 @@ func (acc *cellAcc) partOf(j int) int32 {
 
 // scanColumns are the runs table's columns a scan reads for every run: no
 // run key (a run is its cell and seed), no parameters (read once per cell,
-// by readCells), the metrics.
+// by readCells) but those that say which metrics a cell has (when some
+// metric applies to some cells only), the metrics' columns.
 func scanColumns(metrics []Metric) []string {
 	cols := []string{dataset.ColCellKey, dataset.ColSeed}
+	if slices.ContainsFunc(metrics, func(m Metric) bool { return m.applies != nil }) {
+		cols = append(cols, appliesParams...)
+	}
 	for _, m := range metrics {
-		if !slices.Contains(cols, m.Key) {
-			cols = append(cols, m.Key)
+		for _, c := range m.scanColumns() {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
 		}
 	}
 	return cols
+}
+
+// absentMetrics is the mask of the metrics that do not apply to the cell
+// of row i, read from its appliesParams.
+func absentMetrics(metrics []Metric, b *dataset.Batch, i int) uint64 {
+	var mask uint64
+	c := experiments.Cell{Scenario: sim.Article()}
+	read := false
+	for k, m := range metrics {
+		if m.applies == nil {
+			continue
+		}
+		if !read {
+			for _, key := range appliesParams {
+				setParam(b, experiments.ParamByKey(key), &c, i)
+			}
+			read = true
+		}
+		if !m.For(c.Scenario) {
+			mask |= 1 << k
+		}
+	}
+	return mask
 }
 
 // cellColumns are the columns that describe a cell: its label and parameters.
@@ -129,7 +161,8 @@ func cellColumns() []string {
 // cell's per-seed values, which the paired comparisons need anyway.
 // Memory grows with cells × seeds × metrics, not with the runs' full rows.
 //
-// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit: the
+// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit (a
+// queueing cell's queueing metrics QueueAggregates'): the
 // same cells in the same order, labels, sweeps, seeds, per-seed values,
 // and summaries (Summarize over each cell's values in seed order, once the
 // cell is read: a running mean would differ in the last bits with the
@@ -141,6 +174,9 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	metrics := opt.Metrics
 	if metrics == nil {
 		metrics = Metrics
+	}
+	if len(metrics) > 64 {
+		return nil, fmt.Errorf("analysis: %d metrics, at most 64", len(metrics)) // cellAcc.absent
 	}
 	l, err := dataset.List(fsys)
 	if err != nil {
@@ -174,6 +210,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 				acc := cells[ck.Value(i)]
 				if acc == nil {
 					acc = newCellAcc(strings.Clone(ck.Value(i)), len(metrics))
+					acc.absent = absentMetrics(metrics, b, i)
 					cells[acc.agg.CellKey] = acc
 					order = append(order, acc)
 					fresh[row+i] = acc
@@ -194,8 +231,9 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 					acc.agg.Sweeps = append(acc.agg.Sweeps, part.Sweep)
 				}
 				for k, m := range metrics {
-					v, _ := metricValue(b.Column(m.Key), i) // NaN: no value
-					acc.per[k].Append(v)
+					if acc.absent&(1<<k) == 0 {
+						acc.per[k].Append(m.scan(b, i)) // NaN: no value
+					}
 				}
 				if sweepSeeds[part.Sweep] == nil {
 					sweepSeeds[part.Sweep] = map[uint32]bool{}
@@ -296,17 +334,7 @@ func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 			}
 			c := experiments.Cell{Scenario: sim.Article()}
 			for pi := range experiments.Params {
-				p := &experiments.Params[pi]
-				switch a := b.Column(p.Key).(type) {
-				case *array.Int64:
-					p.Set(&c, a.Value(i))
-				case *array.Float64:
-					p.Set(&c, a.Value(i))
-				case *array.String:
-					p.Set(&c, strings.Clone(a.Value(i)))
-				case *array.Boolean:
-					p.Set(&c, a.Value(i))
-				}
+				setParam(b, &experiments.Params[pi], &c, i)
 			}
 			acc.agg.Cell, acc.agg.Label = c, strings.Clone(b.Strings(dataset.ColLabel).Value(i))
 		}
@@ -314,6 +342,20 @@ func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 		return nil
 	})
 	return err
+}
+
+// setParam sets parameter p of c from its column at row i.
+func setParam(b *dataset.Batch, p *experiments.Param, c *experiments.Cell, i int) {
+	switch a := b.Column(p.Key).(type) {
+	case *array.Int64:
+		p.Set(c, a.Value(i))
+	case *array.Float64:
+		p.Set(c, a.Value(i))
+	case *array.String:
+		p.Set(c, strings.Clone(a.Value(i)))
+	case *array.Boolean:
+		p.Set(c, a.Value(i))
+	}
 }
 
 // value reads a metric's column at row i: a null is no value.
@@ -355,6 +397,9 @@ func (acc *cellAcc) finish(metrics []Metric, xs []float64) (*Aggregate, []float6
 	a.summary = make(map[string]Summary, len(metrics))
 	a.packed = make(map[string]*packed, len(metrics))
 	for k, m := range metrics {
+		if acc.absent&(1<<k) != 0 {
+			continue
+		}
 		p := &acc.per[k]
 		if perm != nil {
 			sorted := &packed{}

@@ -308,6 +308,21 @@ func TestScanKeepsFewBytesPerRun(t *testing.T) {
 			}
 		}
 		perRun[seeds] = float64(bytes) / float64(len(runs))
+		// Asked for every metric (as assert, compare and cells ask), the
+		// counting server's cells keep nothing more.
+		all, err := Scan(fsys, ScanOptions{Metrics: AllMetrics()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		allBytes := 4 * cap(all.Aggregates[0].Seeds)
+		for _, a := range all.Aggregates {
+			for _, p := range a.packed {
+				allBytes += p.bytes()
+			}
+		}
+		if allBytes != bytes {
+			t.Errorf("%d seeds: %d bytes kept scanning every metric, %d scanning the counting ones", seeds, allBytes, bytes)
+		}
 		// 7 metrics: times in 10 ms ticks within 327 s of the first in 2
 		// bytes, the peak and the counts of 300 clients in 1 or 2; the
 		// shared seed list 2 bytes a run here; append's headroom clipped.

@@ -72,3 +72,31 @@ func TestPartWithoutQueueColumnsReads(t *testing.T) {
 		t.Errorf("a part without %s reads", old[len(old)-1].Name)
 	}
 }
+
+// A scan that asks for columns an old part lacks reads them as ReadRuns
+// does (zero, or null where nullable), and the columns after them stay in
+// their places.
+func TestScanOfPartWithoutQueueColumns(t *testing.T) {
+	t.Parallel()
+	var old []arrow.Field
+	for _, f := range runsFields() {
+		if !optionalColumn(f.Name) {
+			old = append(old, f)
+		}
+	}
+	cols := []string{ColCellKey, ColGoodput, ColRecoveredAfter, ColSeed, "concurrency", ColSent}
+	n := 0
+	_, err := ScanRuns(bytes.NewReader(rawFile(t, old, "")), cols, func(b *Batch) error {
+		n += b.Len()
+		if b.Int64s(ColGoodput).Value(0) != 0 || b.Int64s("concurrency").Value(0) != 0 || !b.Float64s(ColRecoveredAfter).IsNull(0) {
+			t.Errorf("absent columns read as %v, %v, %v", b.Int64s(ColGoodput), b.Int64s("concurrency"), b.Float64s(ColRecoveredAfter))
+		}
+		if b.Strings(ColCellKey).Value(0) != "x" || b.Int64s(ColSent).Len() != 1 {
+			t.Errorf("present columns misread: %v, %v", b.Strings(ColCellKey), b.Int64s(ColSent))
+		}
+		return nil
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+}

@@ -19,6 +19,10 @@ import (
 type Batch struct {
 	rec  arrow.RecordBatch
 	cols map[string]int
+	// absent are the columns asked for that the file lacks (optionalColumn):
+	// each reads as its zero, or null where nullable, as ReadRuns reads them.
+	absent map[string]arrow.Field
+	zeros  map[string]arrow.Array
 }
 
 // Len is the number of rows in the batch.
@@ -41,9 +45,32 @@ func (b *Batch) Column(name string) arrow.Array { return b.col(name) }
 func (b *Batch) col(name string) arrow.Array {
 	i, ok := b.cols[name]
 	if !ok {
+		if f, ok := b.absent[name]; ok {
+			return b.zero(f)
+		}
 		panic(fmt.Sprintf("dataset: column %q was not asked for", name))
 	}
 	return b.rec.Column(i)
+}
+
+// zero is the column f, absent from the file, for the batch's rows.
+func (b *Batch) zero(f arrow.Field) arrow.Array {
+	if a := b.zeros[f.Name]; a != nil && a.Len() == b.Len() {
+		return a
+	}
+	var a arrow.Array
+	if f.Nullable {
+		a = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, b.Len())
+	} else {
+		bld := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		bld.AppendEmptyValues(b.Len())
+		a = bld.NewArray()
+	}
+	if b.zeros == nil {
+		b.zeros = map[string]arrow.Array{}
+	}
+	b.zeros[f.Name] = a
+	return a
 }
 
 // Seed returns the seed of row i, checked to be a Mulberry32 seed. The
@@ -104,19 +131,32 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 		return meta, err
 	}
 	cols := make(map[string]int, len(columns))
-	for i, c := range columns {
-		cols[c] = i
+	var absent map[string]arrow.Field
+	for _, c := range columns {
+		if len(sc.FieldIndices(c)) == 0 { // optional (checkColumns said so): read as zero
+			if absent == nil {
+				absent = map[string]arrow.Field{}
+			}
+			for _, f := range fields {
+				if f.Name == c {
+					absent[c] = f
+				}
+			}
+			continue
+		}
+		cols[c] = len(cols)
 	}
+	zeros := map[string]arrow.Array{}
 	var rows int64
 	for rg := range pf.NumRowGroups() {
 		if err := scanRowGroup(fr, idx, rg, func(rec arrow.RecordBatch) error {
-			for i, c := range columns {
-				if !nullable[c] && rec.Column(i).NullN() > 0 {
+			for _, c := range columns {
+				if i, ok := cols[c]; ok && !nullable[c] && rec.Column(i).NullN() > 0 {
 					return fmt.Errorf("column %q: null in a column that has none", c)
 				}
 			}
 			rows += rec.NumRows()
-			if err := fn(&Batch{rec: rec, cols: cols}); err != nil {
+			if err := fn(&Batch{rec: rec, cols: cols, absent: absent, zeros: zeros}); err != nil {
 				fnErr = err
 				return err
 			}

@@ -20,15 +20,19 @@ assertion over the dataset's cells,
 
 e.g. "t99_after_s max <= 60 where policy=decorrelated capacity_rps=300": in
 every cell with those parameters, 99 %% of clients were back within 60 s of
-recovery in every seed.
+recovery in every seed; "recovered_after_s max <= 60 where concurrency=8
+arrival_rps=700": a queueing server back to steady state within 60 s of
+recovery in every seed. The queueing metrics (from recovered_after_s on)
+are checked in the queueing server's cells only, recovered_after_s in
+those with open-loop traffic (arrival_rps > 0).
   METRIC  %s
   STAT    %s (lo and hi: the 95 %% interval of the mean)
   OP      <= < >= >
   COLUMN  a parameter's column (sweep schema), or policy_spec, which names a
           policy exactly (policy is its family); quote a value with spaces:
           policy_spec="grpc base_s=1 cap_s=30 multiplier=2 width=0.2"
-A run that never reached a milestone counts as +∞ (it fails an upper
-bound), and an assertion that matches no cell fails. Blank lines and lines starting with # are skipped.
+A run that never reached a milestone, or never came back to steady
+state, counts as +∞ (it fails an upper bound), and an assertion that matches no cell fails. Blank lines and lines starting with # are skipped.
 
 Exit codes: 0 every assertion holds, 1 one is violated, 2 bad input or an
 unreadable dataset.
@@ -43,7 +47,7 @@ type assertion struct {
 
 func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var metrics []string
-	for _, m := range analysis.Metrics {
+	for _, m := range analysis.AllMetrics() {
 		metrics = append(metrics, m.Key)
 	}
 	fs := newFlagsDoc("assert", "[--results out] [--json] FILE…", fmt.Sprintf(assertHelp, strings.Join(metrics, ", "), strings.Join(analysis.Stats, ", ")), stderr)

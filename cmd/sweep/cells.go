@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
@@ -16,7 +17,7 @@ import (
 
 const cellsHelp = `The per-cell view of a dataset: one row per cell (every parameter but the
 seed), each metric summarised over the cell's seeds as the report does —
-runs with a value and unfinished runs counted, mean, sd, 95 % interval,
+runs with a value and unfinished runs counted, mean, sd, 95 %% interval,
 min, max — in one Parquet file (its columns: sweep schema). A statistic of
 a milestone that some run never reached is null, never a mean of the runs
 that did: query it from DuckDB or Polars without the NULL trap, e.g.
@@ -24,11 +25,21 @@ that did: query it from DuckDB or Polars without the NULL trap, e.g.
   SELECT policy_spec, capacity_rps, runs, t99_after_s_unfinished, t99_after_s_mean
   FROM 'out/cells.parquet' ORDER BY t99_after_s_mean NULLS LAST;
 
+A queueing server's cells also hold its metrics,
+  %s:
+in the counting server's cells their _n and _unfinished are 0 and their
+statistics null, and recovered_after_s's in cells without open-loop
+traffic.
+
 Exit codes: 0 written, 2 bad input or an unreadable dataset.
 `
 
 func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagsDoc("cells", "[--results out] [--out RESULTS/cells.parquet]", cellsHelp, stderr)
+	var queue []string
+	for _, m := range analysis.QueueMetrics {
+		queue = append(queue, m.Key)
+	}
+	fs := newFlagsDoc("cells", "[--results out] [--out RESULTS/cells.parquet]", fmt.Sprintf(cellsHelp, strings.Join(queue, ", ")), stderr)
 	results := fs.String("results", "out", "the dataset")
 	out := fs.String("out", "", "the file to write (default: cells.parquet in the dataset's folder)")
 	if err := parse(fs, args); err != nil {
@@ -37,14 +48,12 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *out == "" {
 		*out = filepath.Join(*results, "cells.parquet")
 	}
-	sc, err := scanDataset(ctx, "cells", "--results "+*results, *results, analysis.ScanOptions{})
+	metrics := analysis.AllMetrics()
+	sc, err := scanDataset(ctx, "cells", "--results "+*results, *results, analysis.ScanOptions{Metrics: metrics})
 	if err != nil {
 		return err
 	}
-	var names []string
-	for _, m := range analysis.Metrics {
-		names = append(names, m.Key)
-	}
+	names := metricKeys()
 	meta := dataset.Meta{Tool: toolVersion(), Command: "sweep cells", Created: created()}
 	if len(sc.Metas) > 0 {
 		meta.Sim = sc.Metas[0].Sim
@@ -52,9 +61,12 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	buf := &partBuffer{}
 	w := dataset.NewCellsWriter(buf, meta, names)
 	for _, a := range sc.Aggregates {
-		stats := make([]dataset.Stat, len(analysis.Metrics))
-		for i, m := range analysis.Metrics {
+		stats := make([]dataset.Stat, len(metrics))
+		for i, m := range metrics {
 			s := a.Summary(m)
+			if !a.Has(m) { // a queueing metric of a counting cell: no runs, null statistics
+				s = analysis.Summarize(nil, 0)
+			}
 			stats[i] = dataset.Stat{N: s.N, Unfinished: s.Unfinished, Mean: s.Mean, SD: s.SD, Lo: s.Lo, Hi: s.Hi, Min: s.Min, Max: s.Max}
 		}
 		w.Append(a.CellKey, a.Label, a.Cell, a.Sweeps, len(a.Seeds), stats)

@@ -48,7 +48,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var sides [2]*analysis.Scanned
 	for i, dir := range pos {
-		s, err := scanDataset(ctx, "compare", dir, dir, analysis.ScanOptions{})
+		s, err := scanDataset(ctx, "compare", dir, dir, analysis.ScanOptions{Metrics: analysis.AllMetrics()})
 		if err != nil {
 			return err
 		}
@@ -126,8 +126,8 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 		fmt.Fprintf(w, "%s: %s — %s runs, %s cells, simulator %s\n", name, dirs[i], num.Int(s.Runs), num.Int(len(s.Aggregates)), sims(s))
 	}
 	paired, shared, unpaired := 0, 0, 0
-	for i := 0; i < len(c.Changes); i += len(analysis.Metrics) {
-		if ch := c.Changes[i]; ch.Paired {
+	for i, ch := range c.Changes {
+		if (i == 0 || c.Changes[i-1].New != ch.New) && ch.Paired { // a cell's first metric
 			paired++
 			shared += ch.Shared
 			unpaired += ch.Unpaired
@@ -140,11 +140,13 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tcells\tsignificant\tbeyond threshold\tlargest significant change")
-	for k, m := range analysis.Metrics {
+	for _, m := range c.Metrics {
 		cells, sig, beyond := 0, 0, 0
 		var big *analysis.Change
-		for i := k; i < len(c.Changes); i += len(analysis.Metrics) {
-			ch := c.Changes[i]
+		for i, ch := range c.Changes {
+			if ch.Metric.Key != m.Key {
+				continue
+			}
 			cells++
 			if ch.Significant {
 				sig++

@@ -18,7 +18,19 @@ import (
 // could make it.
 func slower(t *testing.T, dir string, f float64) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "slower")
+	return rewriteRuns(t, dir, "slower", func(r *dataset.Record) {
+		if r.Result.T99.Reached {
+			rec := r.Cell.Scenario.RecoverAt
+			r.Result.T99.At = rec + time.Duration(float64(r.Result.T99.At-rec)*f)
+		}
+	})
+}
+
+// rewriteRuns copies the runs of dataset dir into a new dataset named
+// name, each record changed by fn first.
+func rewriteRuns(t *testing.T, dir, name string, fn func(r *dataset.Record)) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
 	l, err := dataset.List(os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)
@@ -43,12 +55,8 @@ func slower(t *testing.T, dir string, f float64) string {
 		}
 		rw := dataset.NewRunsWriter(w, meta)
 		for _, r := range recs {
-			res := r.Result
-			if res.T99.Reached {
-				rec := r.Cell.Scenario.RecoverAt
-				res.T99.At = rec + time.Duration(float64(res.T99.At-rec)*f)
-			}
-			rw.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, res)
+			fn(&r)
+			rw.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
 		}
 		if err := rw.Close(); err != nil {
 			t.Fatal(err)

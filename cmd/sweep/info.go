@@ -488,10 +488,10 @@ func policiesJSON(w io.Writer) error {
 	return writeJSON(w, doc)
 }
 
-// metricKeys are the columns of the metrics the analysis summarises.
+// metricKeys are the columns of the metrics the cells table summarises.
 func metricKeys() []string {
 	var out []string
-	for _, m := range analysis.Metrics {
+	for _, m := range analysis.AllMetrics() {
 		out = append(out, m.Key)
 	}
 	return out
