@@ -5,6 +5,7 @@
 #
 #   scripts/bench-cpu.sh REV            this tree against git revision REV
 #   ROUNDS=9 scripts/bench-cpu.sh REV   more rounds (default 5)
+#   ROWS='Table1/decorrelated:1000' …   only these benchmarks (name:runs)
 #
 # Each round runs every benchmark below once per build (-benchtime Nx), old
 # then new; each line prints a build's CPU ns per event over the rounds,
@@ -18,7 +19,7 @@ rm -rf "$out/old"; mkdir -p "$out/old"
 git archive "$rev" | tar -x -C "$out/old"
 (cd "$out/old" && go test -c -o ../old.test ./sim)
 go test -c -o "$out/new.test" ./sim
-rows="Table1/fixed-5s:1000 Table1/exponential:1000 Table1/full-jitter:1000 Table1/equal-jitter:1000 Table1/decorrelated:1000 Queue/fixed-5s:500 Queue/decorrelated:500 Queue/open-loop:40 MillionClients:3"
+rows=${ROWS:-"Table1/fixed-5s:1000 Table1/exponential:1000 Table1/full-jitter:1000 Table1/equal-jitter:1000 Table1/decorrelated:1000 Queue/fixed-5s:500 Queue/decorrelated:500 Queue/open-loop:40 MillionClients:3"}
 : > "$out/cpu.txt"
 for r in $(seq "${ROUNDS:-5}"); do
   for b in old new; do

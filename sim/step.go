@@ -368,9 +368,8 @@ func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk in
 	nk = -1
 	if next <= st.lastT { // also false for NaN
 		nk = max(st.tk.arrival(next), k+1)
-		if c := &s.cal; c.dense { // calendar.push, inlined for the article's runs
-			c.bitmap[int(i>>6)*c.stride+nk] |= 1 << (uint32(i) & 63)
-			c.count[nk]++
+		if c := &s.cal; c.dense { // calendar.push's dense half, inlined for the article's runs
+			c.set(nk, i)
 		} else {
 			c.push(nk, i)
 		}
@@ -393,24 +392,18 @@ func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
 		return 0
 	}
 	c := &s.cal
-	stride := c.stride
-	col := c.bitmap[k:] // word w of tick k is col[w·stride]
-	left := int(c.count[k])
 	c.count[k] = 0
-	for w := 0; left > 0; w++ {
-		x := col[w*stride]
-		if x == 0 {
-			continue
-		}
-		col[w*stride] = 0
-		for ; x != 0; x &= x - 1 {
-			left--
-			if served > 0 {
-				served--
-				continue
-			}
-			if dl, _ := s.reject(st, int32(w<<6+bits.TrailingZeros64(x)), k, t); dl < 0 {
-				quit++
+	for j := range c.sw {
+		for sm := c.summary(k, j); sm != 0; sm &= sm - 1 {
+			w := j<<6 + bits.TrailingZeros64(sm)
+			for x := c.word(k, w); x != 0; x &= x - 1 {
+				if served > 0 {
+					served--
+					continue
+				}
+				if dl, _ := s.reject(st, int32(w<<6+bits.TrailingZeros64(x)), k, t); dl < 0 {
+					quit++
+				}
 			}
 		}
 	}
