@@ -132,7 +132,7 @@ func TestReadChecksColumnTypes(t *testing.T) {
 		}
 		// A scan checks every column's type, not only those it reads.
 		want := strings.Replace(tt.want, " row 0:", ":", 1)
-		if _, err := ScanRuns(bytes.NewReader(tt.file), []string{ColSeed}, func(*Batch) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ScanRuns(bytes.NewReader(tt.file), []string{ColSeed}, func(Batch) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: ScanRuns = %v, want %q", tt.name, err, want)
 		}
 		if tt.name == "run_key as BIGINT" {
@@ -258,13 +258,13 @@ func TestScanRefusesCorruptColumnsItDoesNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ScanRuns(bytes.NewReader(b), []string{ColSeed}, func(*Batch) error { return nil })
+	_, err = ScanRuns(bytes.NewReader(b), []string{ColSeed}, func(Batch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), `corrupt Parquet file: column "t90_s"`) {
 		t.Errorf("ScanRuns of a corrupt part = %v", err)
 	}
 	runs, _, _ := sampleParts(t)
 	n := 0
-	if _, err := ScanRuns(bytes.NewReader(runs), []string{ColSeed, ColT99After}, func(b *Batch) error { n += b.Len(); return nil }); err != nil || n == 0 {
+	if _, err := ScanRuns(bytes.NewReader(runs), []string{ColSeed, ColT99After}, func(b Batch) error { n += b.Len(); return nil }); err != nil || n == 0 {
 		t.Errorf("ScanRuns of a good part: %d rows, %v", n, err)
 	}
 }

@@ -15,7 +15,13 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+
+	"github.com/herdsweep/herdsweep/dataset"
 )
+
+// The program reads its datasets as Parquet: analysis and reports know
+// only dataset.Format.
+func init() { dataset.SetFormat(dataset.Parquet{}) }
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
