@@ -71,19 +71,3 @@ func Stored() Format {
 	}
 	return format
 }
-
-// Parquet is the Format of herdsweep's Parquet files.
-type Parquet struct{}
-
-func (Parquet) ScanRuns(r File, columns []string, fn func(Batch) error) (Meta, error) {
-	return ScanRuns(r, columns, fn)
-}
-func (Parquet) ReadRuns(r File) ([]Record, Meta, error)     { return ReadRuns(r) }
-func (Parquet) ReadRunKeys(r File) ([]string, Meta, error)  { return ReadRunKeys(r) }
-func (Parquet) ReadGroups(r File) ([]GroupRow, Meta, error) { return ReadGroups(r) }
-func (Parquet) ReadTimelinesOf(r File, keys map[string]bool) ([]TimelineRow, Meta, error) {
-	return ReadTimelinesOf(r, keys)
-}
-func (Parquet) FindRunsOf(r File, want Want) (*Found, Meta, Selected, error) {
-	return FindRunsOf(r, want)
-}

@@ -17,11 +17,12 @@ import (
 	"syscall"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 )
 
 // The program reads its datasets as Parquet: analysis and reports know
 // only dataset.Format.
-func init() { dataset.SetFormat(dataset.Parquet{}) }
+func init() { dataset.SetFormat(parquetio.Format{}) }
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/herdsweep/herdsweep/dataset"
 )
 
 // runsBatch is the Batch of ScanRuns: a slice of consecutive rows of a
@@ -19,7 +21,7 @@ import (
 type runsBatch struct {
 	rec  arrow.RecordBatch
 	cols map[string]int
-	// absent are the columns asked for that the file lacks (optionalColumn):
+	// absent are the columns asked for that the file lacks (dataset.OptionalColumn):
 	// each reads as its zero, or null where nullable, as ReadRuns reads them.
 	absent map[string]arrow.Field
 	zeros  map[string]arrow.Array
@@ -27,11 +29,11 @@ type runsBatch struct {
 
 func (b *runsBatch) Len() int { return int(b.rec.NumRows()) }
 
-func (b *runsBatch) Strings(name string) StringColumn { return b.col(name).(*array.String) }
+func (b *runsBatch) Strings(name string) dataset.StringColumn { return b.col(name).(*array.String) }
 
-func (b *runsBatch) Int64s(name string) Int64Column { return b.col(name).(*array.Int64) }
+func (b *runsBatch) Int64s(name string) dataset.Int64Column { return b.col(name).(*array.Int64) }
 
-func (b *runsBatch) Float64s(name string) Float64Column { return b.col(name).(*array.Float64) }
+func (b *runsBatch) Float64s(name string) dataset.Float64Column { return b.col(name).(*array.Float64) }
 
 func (b *runsBatch) Column(name string) any { return b.col(name) }
 
@@ -66,7 +68,9 @@ func (b *runsBatch) zero(f arrow.Field) arrow.Array {
 	return a
 }
 
-func (b *runsBatch) Seed(i int) (uint32, error) { return seed(b.col(ColSeed).(*array.Int64).Value(i)) }
+func (b *runsBatch) Seed(i int) (uint32, error) {
+	return seed(b.col(dataset.ColSeed).(*array.Int64).Value(i))
+}
 
 // ScanRuns reads the named columns of a runs file, row group by row group,
 // in batches of at most 65,536 rows, and calls fn with each batch in row
@@ -76,7 +80,7 @@ func (b *runsBatch) Seed(i int) (uint32, error) { return seed(b.col(ColSeed).(*a
 // typed accessors without checking. A panic of the Parquet library on a
 // corrupt file is returned as an error. An error from fn stops the scan
 // and is returned as is.
-func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(Batch) error) (meta Meta, err error) {
+func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(dataset.Batch) error) (meta dataset.Meta, err error) {
 	fields := runsFields()
 	nullable := map[string]bool{}
 	for _, f := range fields {
@@ -90,11 +94,11 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(Batch) error) 
 	}()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+		return dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if err := checkSchema(meta, RunsSchema); err != nil {
+	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
 		return meta, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
