@@ -215,15 +215,53 @@ func OptionalColumn(name string) bool {
 	return p != nil && p.OmitZero
 }
 
+// column is a column of a table and its documentation: each table's
+// fields and its documentation come from one list of them.
+type column struct {
+	Field
+	doc string
+}
+
+// docType is the column's type as `sweep schema` shows it.
+func (c column) docType() string {
+	t := string(c.Type)
+	if c.Type == Utf8 {
+		t = "string"
+	}
+	if c.Nullable {
+		t += " (null)"
+	}
+	return t
+}
+
+func fieldsOf(cols []column) []Field {
+	out := make([]Field, len(cols))
+	for i, c := range cols {
+		out[i] = c.Field
+	}
+	return out
+}
+
+func docsOf(cols []column) []Column {
+	out := make([]Column, len(cols))
+	for i, c := range cols {
+		out[i] = Column{c.Name, c.docType(), c.doc}
+	}
+	return out
+}
+
+// runsKeyColumns are the runs table's columns before the parameters.
+var runsKeyColumns = []column{
+	{Field{Name: ColRunKey, Type: Utf8}, "hash of sim version, every parameter and the seed: the run's identity"},
+	{Field{Name: ColCellKey, Type: Utf8}, "hash of sim version and every parameter: groups a cell's seeds"},
+	{Field{Name: ColSeed, Type: Int64}, "the Mulberry32 seed of the run"},
+	{Field{Name: ColLabel, Type: Utf8}, "the policy in words, and scenario parameters that differ from the article's"},
+	{Field{Name: ColPolicySpec, Type: Utf8}, "exactly the policy that ran (the first group's, for a mixed fleet): a preset's name (`grpc`, `cenkalti-backoff`), else the family and its non-zero parameters, `grpc base_s=1 cap_s=30 multiplier=2 width=0.2`; filter on this, not on `policy` (a family, which its presets share); absent (null) in parts written before it"},
+}
+
 // RunsFields are the runs table's columns, in order.
 func RunsFields() []Field {
-	fs := []Field{
-		{Name: ColRunKey, Type: Utf8},
-		{Name: ColCellKey, Type: Utf8},
-		{Name: ColSeed, Type: Int64},
-		{Name: ColLabel, Type: Utf8},
-		{Name: ColPolicySpec, Type: Utf8},
-	}
+	fs := fieldsOf(runsKeyColumns)
 	for _, p := range experiments.Params {
 		fs = append(fs, Field{Name: p.Key, Type: paramType(p.Type)})
 	}
@@ -235,13 +273,7 @@ func RunsFields() []Field {
 
 // RunsColumns documents the runs table, column by column.
 func RunsColumns() []Column {
-	cols := []Column{
-		{ColRunKey, "string", "hash of sim version, every parameter and the seed: the run's identity"},
-		{ColCellKey, "string", "hash of sim version and every parameter: groups a cell's seeds"},
-		{ColSeed, "int64", "the Mulberry32 seed of the run"},
-		{ColLabel, "string", "the policy in words, and scenario parameters that differ from the article's"},
-		{ColPolicySpec, "string", "exactly the policy that ran (the first group's, for a mixed fleet): a preset's name (`grpc`, `cenkalti-backoff`), else the family and its non-zero parameters, `grpc base_s=1 cap_s=30 multiplier=2 width=0.2`; filter on this, not on `policy` (a family, which its presets share); absent (null) in parts written before it"},
-	}
+	cols := docsOf(runsKeyColumns)
 	for _, p := range experiments.Params {
 		cols = append(cols, Column{p.Key, string(paramType(p.Type)), p.Doc})
 	}
@@ -263,33 +295,22 @@ const (
 	ColServed   = "served"
 )
 
-// TimelineFields are the timelines table's columns, in order.
-func TimelineFields() []Field {
-	return []Field{
-		{Name: ColRunKey, Type: Utf8},
-		{Name: ColCellKey, Type: Utf8},
-		{Name: ColSeed, Type: Int64},
-		{Name: ColTick, Type: Int64},
-		{Name: ColTime, Type: Float64},
-		{Name: ColArrivals, Type: Int64},
-		{Name: ColServed, Type: Int64},
-		{Name: ColGaveUp, Type: Int64},
-	}
+var timelineColumns = []column{
+	{Field{Name: ColRunKey, Type: Utf8}, "the run (joins runs.run_key)"},
+	{Field{Name: ColCellKey, Type: Utf8}, "the cell (joins runs.cell_key)"},
+	{Field{Name: ColSeed, Type: Int64}, "the run's seed"},
+	{Field{Name: ColTick, Type: Int64}, "tick index k; ticks without arrivals are left out"},
+	{Field{Name: ColTime, Type: Float64}, "tick time k·tick, s"},
+	{Field{Name: ColArrivals, Type: Int64}, "requests that arrived in the tick"},
+	{Field{Name: ColServed, Type: Int64}, "of which served"},
+	{Field{Name: ColGaveUp, Type: Int64}, "of the rejected, clients that gave up"},
 }
 
+// TimelineFields are the timelines table's columns, in order.
+func TimelineFields() []Field { return fieldsOf(timelineColumns) }
+
 // TimelineColumns documents the timelines table.
-func TimelineColumns() []Column {
-	return []Column{
-		{ColRunKey, "string", "the run (joins runs.run_key)"},
-		{ColCellKey, "string", "the cell (joins runs.cell_key)"},
-		{ColSeed, "int64", "the run's seed"},
-		{ColTick, "int64", "tick index k; ticks without arrivals are left out"},
-		{ColTime, "float64", "tick time k·tick, s"},
-		{ColArrivals, "int64", "requests that arrived in the tick"},
-		{ColServed, "int64", "of which served"},
-		{ColGaveUp, "int64", "of the rejected, clients that gave up"},
-	}
-}
+func TimelineColumns() []Column { return docsOf(timelineColumns) }
 
 // Groups columns: a mixed fleet's metrics, one row per policy group.
 const (
@@ -300,43 +321,27 @@ const (
 	ColClients = "clients"
 )
 
-// GroupsFields are the groups table's columns, in order.
-func GroupsFields() []Field {
-	f64n := func(n string) Field {
-		return Field{Name: n, Type: Float64, Nullable: true}
-	}
-	i64 := func(n string) Field { return Field{Name: n, Type: Int64} }
-	return []Field{
-		{Name: ColRunKey, Type: Utf8},
-		{Name: ColCellKey, Type: Utf8},
-		i64(ColSeed), i64(ColGroup),
-		{Name: ColShare, Type: Float64},
-		{Name: ColPolicy, Type: Utf8},
-		{Name: ColPreset, Type: Utf8},
-		{Name: ColLabel, Type: Utf8},
-		i64(ColClients), i64(ColSucceeded), i64(ColGaveUp), i64(ColSent), i64(ColSentAfterRecovery),
-		f64n(ColT50), f64n(ColT99), f64n(ColAllDone),
-	}
+var groupsColumns = []column{
+	{Field{Name: ColRunKey, Type: Utf8}, "the run (joins runs.run_key)"},
+	{Field{Name: ColCellKey, Type: Utf8}, "the cell (joins runs.cell_key)"},
+	{Field{Name: ColSeed, Type: Int64}, "the run's seed"},
+	{Field{Name: ColGroup, Type: Int64}, "0 for the cell's policy, 1… for the mix's groups"},
+	{Field{Name: ColShare, Type: Float64}, "the group's fraction of the clients"},
+	{Field{Name: ColPolicy, Type: Utf8}, "the group's policy family"},
+	{Field{Name: ColPreset, Type: Utf8}, "the library preset, if any"},
+	{Field{Name: ColLabel, Type: Utf8}, "the group's policy in words"},
+	{Field{Name: ColClients, Type: Int64}, "clients in the group"},
+	{Field{Name: ColSucceeded, Type: Int64}, "of which served"},
+	{Field{Name: ColGaveUp, Type: Int64}, "of which gave up"},
+	{Field{Name: ColSent, Type: Int64}, "requests the group sent"},
+	{Field{Name: ColSentAfterRecovery, Type: Int64}, "of which at or after recovery"},
+	{Field{Name: ColT50, Type: Float64, Nullable: true}, "first tick time at which 50 % of the group had succeeded, s"},
+	{Field{Name: ColT99, Type: Float64, Nullable: true}, "the same for 99 %, s; null = not finished"},
+	{Field{Name: ColAllDone, Type: Float64, Nullable: true}, "the same for 100 %, s"},
 }
 
+// GroupsFields are the groups table's columns, in order.
+func GroupsFields() []Field { return fieldsOf(groupsColumns) }
+
 // GroupsColumns documents the groups table.
-func GroupsColumns() []Column {
-	return []Column{
-		{ColRunKey, "string", "the run (joins runs.run_key)"},
-		{ColCellKey, "string", "the cell (joins runs.cell_key)"},
-		{ColSeed, "int64", "the run's seed"},
-		{ColGroup, "int64", "0 for the cell's policy, 1… for the mix's groups"},
-		{ColShare, "float64", "the group's fraction of the clients"},
-		{ColPolicy, "string", "the group's policy family"},
-		{ColPreset, "string", "the library preset, if any"},
-		{ColLabel, "string", "the group's policy in words"},
-		{ColClients, "int64", "clients in the group"},
-		{ColSucceeded, "int64", "of which served"},
-		{ColGaveUp, "int64", "of which gave up"},
-		{ColSent, "int64", "requests the group sent"},
-		{ColSentAfterRecovery, "int64", "of which at or after recovery"},
-		{ColT50, "float64 (null)", "first tick time at which 50 % of the group had succeeded, s"},
-		{ColT99, "float64 (null)", "the same for 99 %, s; null = not finished"},
-		{ColAllDone, "float64 (null)", "the same for 100 %, s"},
-	}
-}
+func GroupsColumns() []Column { return docsOf(groupsColumns) }
