@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/herdsweep/herdsweep/experiments"
 )
@@ -295,16 +296,20 @@ const (
 	ColServed   = "served"
 )
 
-var timelineColumns = []column{
+// sideKeyColumns begin each side table: its rows' run.
+var sideKeyColumns = []column{
 	{Field{Name: ColRunKey, Type: Utf8}, "the run (joins runs.run_key)"},
 	{Field{Name: ColCellKey, Type: Utf8}, "the cell (joins runs.cell_key)"},
 	{Field{Name: ColSeed, Type: Int64}, "the run's seed"},
-	{Field{Name: ColTick, Type: Int64}, "tick index k; ticks without arrivals are left out"},
-	{Field{Name: ColTime, Type: Float64}, "tick time k·tick, s"},
-	{Field{Name: ColArrivals, Type: Int64}, "requests that arrived in the tick"},
-	{Field{Name: ColServed, Type: Int64}, "of which served"},
-	{Field{Name: ColGaveUp, Type: Int64}, "of the rejected, clients that gave up"},
 }
+
+var timelineColumns = append(slices.Clip(sideKeyColumns),
+	column{Field{Name: ColTick, Type: Int64}, "tick index k; ticks without arrivals are left out"},
+	column{Field{Name: ColTime, Type: Float64}, "tick time k·tick, s"},
+	column{Field{Name: ColArrivals, Type: Int64}, "requests that arrived in the tick"},
+	column{Field{Name: ColServed, Type: Int64}, "of which served"},
+	column{Field{Name: ColGaveUp, Type: Int64}, "of the rejected, clients that gave up"},
+)
 
 // TimelineFields are the timelines table's columns, in order.
 func TimelineFields() []Field { return fieldsOf(timelineColumns) }
@@ -321,24 +326,21 @@ const (
 	ColClients = "clients"
 )
 
-var groupsColumns = []column{
-	{Field{Name: ColRunKey, Type: Utf8}, "the run (joins runs.run_key)"},
-	{Field{Name: ColCellKey, Type: Utf8}, "the cell (joins runs.cell_key)"},
-	{Field{Name: ColSeed, Type: Int64}, "the run's seed"},
-	{Field{Name: ColGroup, Type: Int64}, "0 for the cell's policy, 1… for the mix's groups"},
-	{Field{Name: ColShare, Type: Float64}, "the group's fraction of the clients"},
-	{Field{Name: ColPolicy, Type: Utf8}, "the group's policy family"},
-	{Field{Name: ColPreset, Type: Utf8}, "the library preset, if any"},
-	{Field{Name: ColLabel, Type: Utf8}, "the group's policy in words"},
-	{Field{Name: ColClients, Type: Int64}, "clients in the group"},
-	{Field{Name: ColSucceeded, Type: Int64}, "of which served"},
-	{Field{Name: ColGaveUp, Type: Int64}, "of which gave up"},
-	{Field{Name: ColSent, Type: Int64}, "requests the group sent"},
-	{Field{Name: ColSentAfterRecovery, Type: Int64}, "of which at or after recovery"},
-	{Field{Name: ColT50, Type: Float64, Nullable: true}, "first tick time at which 50 % of the group had succeeded, s"},
-	{Field{Name: ColT99, Type: Float64, Nullable: true}, "the same for 99 %, s; null = not finished"},
-	{Field{Name: ColAllDone, Type: Float64, Nullable: true}, "the same for 100 %, s"},
-}
+var groupsColumns = append(slices.Clip(sideKeyColumns),
+	column{Field{Name: ColGroup, Type: Int64}, "0 for the cell's policy, 1… for the mix's groups"},
+	column{Field{Name: ColShare, Type: Float64}, "the group's fraction of the clients"},
+	column{Field{Name: ColPolicy, Type: Utf8}, "the group's policy family"},
+	column{Field{Name: ColPreset, Type: Utf8}, "the library preset, if any"},
+	column{Field{Name: ColLabel, Type: Utf8}, "the group's policy in words"},
+	column{Field{Name: ColClients, Type: Int64}, "clients in the group"},
+	column{Field{Name: ColSucceeded, Type: Int64}, "of which served"},
+	column{Field{Name: ColGaveUp, Type: Int64}, "of which gave up"},
+	column{Field{Name: ColSent, Type: Int64}, "requests the group sent"},
+	column{Field{Name: ColSentAfterRecovery, Type: Int64}, "of which at or after recovery"},
+	column{Field{Name: ColT50, Type: Float64, Nullable: true}, "first tick time at which 50 % of the group had succeeded, s"},
+	column{Field{Name: ColT99, Type: Float64, Nullable: true}, "the same for 99 %, s; null = not finished"},
+	column{Field{Name: ColAllDone, Type: Float64, Nullable: true}, "the same for 100 %, s"},
+)
 
 // GroupsFields are the groups table's columns, in order.
 func GroupsFields() []Field { return fieldsOf(groupsColumns) }
