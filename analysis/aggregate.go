@@ -25,7 +25,7 @@ type Metric struct {
 	// its value at a row, computed by the same function as get. nil: the
 	// column Key, a null no value.
 	cols []string
-	row  func(b *dataset.Batch, i int) (float64, bool)
+	row  func(b dataset.Batch, i int) (float64, bool)
 	// applies says which cells have the metric (nil: every cell); a cell
 	// it does not apply to has no Summary of it (Has) and is left out of
 	// assertions, comparisons and the cells table's values of it. It reads
@@ -66,7 +66,7 @@ func (m Metric) scanColumns() []string {
 
 // scan is m's value at row i of a batch holding its scanColumns; NaN: no
 // value.
-func (m Metric) scan(b *dataset.Batch, i int) float64 {
+func (m Metric) scan(b dataset.Batch, i int) float64 {
 	if m.row == nil {
 		v, _ := metricValue(b.Column(m.Key), i)
 		return v

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -195,7 +196,7 @@ func TestLoadErrors(t *testing.T) {
 	t.Parallel()
 	runsFile := func(m dataset.Meta) []byte {
 		var b bytes.Buffer
-		w := dataset.NewRunsWriter(&b, m)
+		w := parquetio.NewRunsWriter(&b, m)
 		recs := records(120, []synth{{sim.Decorrelated, 0, []float64{70}, 200, 2000}})
 		w.Append(experiments.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
 		if err := w.Close(); err != nil {
@@ -204,7 +205,7 @@ func TestLoadErrors(t *testing.T) {
 		return b.Bytes()
 	}
 	var tl bytes.Buffer
-	tw := dataset.NewTimelineWriter(&tl, dataset.Meta{})
+	tw := parquetio.NewTimelineWriter(&tl, dataset.Meta{})
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"io/fs"
 	"math"
 
-	"github.com/apache/arrow-go/v18/parquet"
-
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
@@ -73,8 +71,8 @@ func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 		p := part.Path()
 		var sel dataset.Selected
 		var found *dataset.Found
-		_, _, err := readParquet(fsys, p, func(r parquet.ReaderAtSeeker) ([]struct{}, dataset.Meta, error) {
-			f, meta, s, err := dataset.FindRunsOf(r, want)
+		_, _, err := readParquet(fsys, p, func(r dataset.File) ([]struct{}, dataset.Meta, error) {
+			f, meta, s, err := dataset.Stored().FindRunsOf(r, want)
 			found, sel = f, s
 			return nil, meta, err
 		})

@@ -11,4 +11,8 @@
 // needs fresh runs. Warnings that do not stop the work — too few seeds,
 // unfinished runs, a winner that changes between seeds — are data, carried
 // to the report beside the numbers they qualify.
+//
+// It reads datasets only through dataset.Format (typed column batches and
+// records), never a file-format library: the program sets the Parquet
+// implementation (dataset/parquetio).
 package analysis

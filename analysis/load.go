@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/apache/arrow-go/v18/parquet"
-
 	"github.com/herdsweep/herdsweep/dataset"
 )
 
@@ -46,7 +44,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 	example := ""
 	for _, part := range l.Runs {
 		p := part.Path()
-		recs, meta, err := readParquet(fsys, p, dataset.ReadRuns)
+		recs, meta, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}
@@ -85,13 +83,13 @@ type FileError struct {
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
-func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) ([]T, dataset.Meta, error)) ([]T, dataset.Meta, error) {
+func readParquet[T any](fsys fs.FS, p string, read func(dataset.File) ([]T, dataset.Meta, error)) ([]T, dataset.Meta, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, dataset.Meta{}, err
 	}
 	defer f.Close()
-	ra, ok := f.(parquet.ReaderAtSeeker)
+	ra, ok := f.(dataset.File)
 	if !ok {
 		return nil, dataset.Meta{}, fmt.Errorf("cannot seek in %s", p)
 	}
@@ -100,7 +98,7 @@ func readParquet[T any](fsys fs.FS, p string, read func(parquet.ReaderAtSeeker) 
 
 // sideRows reads the visible parts of a side table; a run's rows come from
 // the first part that holds it, so a run stored twice counts once.
-func sideRows[T any](fsys fs.FS, table string, read func(parquet.ReaderAtSeeker) ([]T, dataset.Meta, error), key func(T) string) ([]T, error) {
+func sideRows[T any](fsys fs.FS, table string, read func(dataset.File) ([]T, dataset.Meta, error), key func(T) string) ([]T, error) {
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
@@ -128,8 +126,8 @@ func sideRows[T any](fsys fs.FS, table string, read func(parquet.ReaderAtSeeker)
 // Timelines reads the timelines of the given runs from fsys's timelines/
 // folders; runs without one are left out.
 func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
-	rows, err := sideRows(fsys, dataset.TimelinesDir, func(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
-		return dataset.ReadTimelinesOf(r, runKeys)
+	rows, err := sideRows(fsys, dataset.TimelinesDir, func(r dataset.File) ([]dataset.TimelineRow, dataset.Meta, error) {
+		return dataset.Stored().ReadTimelinesOf(r, runKeys)
 	}, func(r dataset.TimelineRow) string { return r.RunKey })
 	if err != nil {
 		return nil, err
@@ -146,5 +144,5 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 // GroupRows reads every row of fsys's groups/ folders (mixed fleets); none
 // when there are none.
 func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
-	return sideRows(fsys, dataset.GroupsDir, dataset.ReadGroups, func(r dataset.GroupRow) string { return r.RunKey })
+	return sideRows(fsys, dataset.GroupsDir, dataset.Stored().ReadGroups, func(r dataset.GroupRow) string { return r.RunKey })
 }

@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -17,8 +18,8 @@ func TestLoadDeduplicatesAndIgnoresOrphans(t *testing.T) {
 	t.Parallel()
 	recs := records(120, []synth{{sim.Decorrelated, 0, []float64{70, 71}, 200, 2000}})
 	var runs, tl bytes.Buffer
-	w := dataset.NewRunsWriter(&runs, dataset.Meta{Sim: sim.Version})
-	tw := dataset.NewTimelineWriter(&tl, dataset.Meta{Sim: sim.Version})
+	w := parquetio.NewRunsWriter(&runs, dataset.Meta{Sim: sim.Version})
+	tw := parquetio.NewTimelineWriter(&tl, dataset.Meta{Sim: sim.Version})
 	timeline := &sim.Timeline{Tick: 100e6, Arrivals: []int32{0, 3, 2}, Served: []int32{0, 1, 2}, GaveUp: []int32{0, 0, 0}}
 	for _, r := range recs {
 		run := experiments.Run{Cell: r.Cell, Seed: r.Seed}

@@ -36,7 +36,7 @@ var (
 			return goodputShare(r.Result.Goodput, r.Result.Offered, int64(r.Cell.Scenario.Clients))
 		},
 		reads: dataset.ColGoodput, cols: []string{dataset.ColGoodput, dataset.ColOffered, paramClients},
-		row: func(b *dataset.Batch, i int) (float64, bool) {
+		row: func(b dataset.Batch, i int) (float64, bool) {
 			return goodputShare(b.Int64s(dataset.ColGoodput).Value(i), b.Int64s(dataset.ColOffered).Value(i), b.Int64s(paramClients).Value(i))
 		}, applies: queueing}
 	// TimedOutShare is the share of the requests sent that were answered
@@ -44,7 +44,7 @@ var (
 	TimedOutShare = Metric{Key: "timed_out_share", Title: "timed out", Unit: "share of requests sent",
 		get:   func(r *dataset.Record) (float64, bool) { return timedOutShare(r.Result.TimedOut, r.Result.Sent) },
 		reads: dataset.ColTimedOut, cols: []string{dataset.ColTimedOut, dataset.ColSent},
-		row: func(b *dataset.Batch, i int) (float64, bool) {
+		row: func(b dataset.Batch, i int) (float64, bool) {
 			return timedOutShare(b.Int64s(dataset.ColTimedOut).Value(i), b.Int64s(dataset.ColSent).Value(i))
 		}, applies: queueing}
 	// WastedShare is the share of the server's time spent on requests
@@ -52,7 +52,7 @@ var (
 	WastedShare = Metric{Key: "wasted_share", Title: "wasted work", Unit: "share of server time",
 		get:   func(r *dataset.Record) (float64, bool) { return r.Result.WastedFraction(), true },
 		reads: dataset.ColWasted, cols: []string{dataset.ColWasted, dataset.ColBusy},
-		row: func(b *dataset.Batch, i int) (float64, bool) {
+		row: func(b dataset.Batch, i int) (float64, bool) {
 			res := sim.Result{WastedMS: b.Float64s(dataset.ColWasted).Value(i), BusyMS: b.Float64s(dataset.ColBusy).Value(i)}
 			return res.WastedFraction(), true
 		}, applies: queueing}
@@ -61,7 +61,7 @@ var (
 	LatencyP99 = Metric{Key: dataset.ColLatencyP99, Title: "p99 latency", Unit: "ms, requests answered in time",
 		get:   func(r *dataset.Record) (float64, bool) { return latencyOf(r.Result.LatencyP99, r.Result.Goodput) },
 		reads: dataset.ColLatencyP99, cols: []string{dataset.ColLatencyP99, dataset.ColGoodput},
-		row: func(b *dataset.Batch, i int) (float64, bool) {
+		row: func(b dataset.Batch, i int) (float64, bool) {
 			return latencyOf(b.Float64s(dataset.ColLatencyP99).Value(i), b.Int64s(dataset.ColGoodput).Value(i))
 		}, applies: queueing}
 )
@@ -130,7 +130,7 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 			continue
 		}
 		p := part.Path()
-		recs, _, err := readParquet(fsys, p, dataset.ReadRuns)
+		recs, _, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}

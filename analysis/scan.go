@@ -8,10 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet"
-
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
@@ -125,7 +121,7 @@ func scanColumns(metrics []Metric) []string {
 
 // absentMetrics is the mask of the metrics that do not apply to the cell
 // of row i, read from its appliesParams.
-func absentMetrics(metrics []Metric, b *dataset.Batch, i int) uint64 {
+func absentMetrics(metrics []Metric, b dataset.Batch, i int) uint64 {
 	var mask uint64
 	c := experiments.Cell{Scenario: sim.Article()}
 	read := false
@@ -200,7 +196,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 		p := part.Path()
 		row := 0
 		fresh := map[int]*cellAcc{} // row → a cell first met there, its parameters to read
-		meta, err := scanPart(fsys, p, cols, func(b *dataset.Batch) error {
+		meta, err := scanPart(fsys, p, cols, func(b dataset.Batch) error {
 			ck := b.Strings(dataset.ColCellKey)
 			for i := range b.Len() {
 				s, err := b.Seed(i)
@@ -283,7 +279,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	}
 	if out.Repeated > 0 {
 		p := l.Runs[example.part].Path()
-		keys, _, err := readParquet(fsys, p, dataset.ReadRunKeys)
+		keys, _, err := readParquet(fsys, p, dataset.Stored().ReadRunKeys)
 		if err != nil || example.row >= len(keys) {
 			return nil, &FileError{Path: p, Err: fmt.Errorf("reading its run keys again: %v", err)}
 		}
@@ -295,17 +291,17 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	return out, nil
 }
 
-func scanPart(fsys fs.FS, p string, cols []string, fn func(*dataset.Batch) error) (dataset.Meta, error) {
+func scanPart(fsys fs.FS, p string, cols []string, fn func(dataset.Batch) error) (dataset.Meta, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return dataset.Meta{}, err
 	}
 	defer f.Close()
-	ra, ok := f.(parquet.ReaderAtSeeker)
+	ra, ok := f.(dataset.File)
 	if !ok {
 		return dataset.Meta{}, fmt.Errorf("cannot seek in %s", p)
 	}
-	return dataset.ScanRuns(ra, cols, fn)
+	return dataset.Stored().ScanRuns(ra, cols, fn)
 }
 
 // newCellAcc starts the cell of the given key; readCells sets its
@@ -320,10 +316,10 @@ func newCellAcc(key string, metrics int) *cellAcc {
 
 // readCells reads the label and parameters of the cells first met in part
 // p, at the rows given, setting them in the order of the columns as
-// dataset.ReadRuns does.
+// dataset.Stored().ReadRuns does.
 func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 	row := 0
-	_, err := scanPart(fsys, p, cellColumns(), func(b *dataset.Batch) error {
+	_, err := scanPart(fsys, p, cellColumns(), func(b dataset.Batch) error {
 		for i := range b.Len() {
 			acc := fresh[row+i]
 			if acc == nil {
@@ -345,31 +341,31 @@ func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 }
 
 // setParam sets parameter p of c from its column at row i.
-func setParam(b *dataset.Batch, p *experiments.Param, c *experiments.Cell, i int) {
+func setParam(b dataset.Batch, p *experiments.Param, c *experiments.Cell, i int) {
 	switch a := b.Column(p.Key).(type) {
-	case *array.Int64:
+	case dataset.Int64Column:
 		p.Set(c, a.Value(i))
-	case *array.Float64:
+	case dataset.Float64Column:
 		p.Set(c, a.Value(i))
-	case *array.String:
+	case dataset.StringColumn:
 		p.Set(c, strings.Clone(a.Value(i)))
-	case *array.Boolean:
+	case dataset.BoolColumn:
 		p.Set(c, a.Value(i))
 	}
 }
 
 // value reads a metric's column at row i: a null is no value.
-func metricValue(a arrow.Array, i int) (float64, bool) {
+func metricValue(a any, i int) (float64, bool) {
 	switch a := a.(type) {
-	case *array.Float64:
+	case dataset.Float64Column:
 		if a.IsNull(i) {
 			return math.NaN(), false
 		}
 		return a.Value(i), true
-	case *array.Int64:
+	case dataset.Int64Column:
 		return float64(a.Value(i)), true
 	}
-	panic(fmt.Sprintf("analysis: metric column of type %s", a.DataType()))
+	panic(fmt.Sprintf("analysis: metric column of type %T", a))
 }
 
 // finish orders the cell's seeds and values and summarises each metric.
@@ -434,7 +430,7 @@ func (out *Scanned) keep(fsys fs.FS, l *dataset.Listing, cells map[string]*cellA
 			continue
 		}
 		p := part.Path()
-		recs, _, err := readParquet(fsys, p, dataset.ReadRuns)
+		recs, _, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
 		if err != nil {
 			return &FileError{Path: p, Err: err}
 		}

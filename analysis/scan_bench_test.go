@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -22,7 +23,7 @@ func tinyDataset(b testing.TB, cells, seeds int) fstest.MapFS {
 	rng := rand.New(rand.NewPCG(5, 6))
 	fsys := fstest.MapFS{}
 	var buf bytes.Buffer
-	var w *dataset.RunsWriter
+	var w *parquetio.RunsWriter
 	rows, parts := 0, 0
 	flush := func() {
 		if err := w.Close(); err != nil {
@@ -38,7 +39,7 @@ func tinyDataset(b testing.TB, cells, seeds int) fstest.MapFS {
 		cell := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()}
 		for s := range seeds {
 			if w == nil {
-				w = dataset.NewRunsWriter(&buf, dataset.Meta{Sim: sim.Version, Tool: "bench"})
+				w = parquetio.NewRunsWriter(&buf, dataset.Meta{Sim: sim.Version, Tool: "bench"})
 			}
 			at := func(ticks int) sim.Milestone {
 				return sim.Milestone{At: sc.RecoverAt + time.Duration(ticks)*10*time.Millisecond, Reached: rng.IntN(20) > 0}

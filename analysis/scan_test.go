@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -106,7 +107,7 @@ func realDataset(t testing.TB) fstest.MapFS {
 	}
 	part := func(idx ...int) []byte {
 		var b bytes.Buffer
-		w := dataset.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
+		w := parquetio.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
 		for _, i := range idx {
 			w.Append(runs[i], recs[i].Result)
 		}
@@ -214,7 +215,7 @@ func TestScanMatchesLoadAndAggregates(t *testing.T) {
 func TestScanErrors(t *testing.T) {
 	t.Parallel()
 	var tl bytes.Buffer
-	tw := dataset.NewTimelineWriter(&tl, dataset.Meta{})
+	tw := parquetio.NewTimelineWriter(&tl, dataset.Meta{})
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestScanKeepsFewBytesPerRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		w := dataset.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
+		w := parquetio.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
 		for i := range runs {
 			w.Append(runs[i], recs[i].Result)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -44,7 +45,7 @@ func queueDataset(t testing.TB) (fstest.MapFS, []Record) {
 	}
 	part := func(from, to int) []byte {
 		var b bytes.Buffer
-		w := dataset.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
+		w := parquetio.NewRunsWriter(&b, dataset.Meta{Sim: sim.Version, Tool: "test"})
 		for i := from; i < to; i++ {
 			w.Append(runs[i], recs[i].Result)
 		}

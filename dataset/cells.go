@@ -1,13 +1,6 @@
 package dataset
 
 import (
-	"io"
-	"math"
-	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/herdsweep/herdsweep/experiments"
 )
 
@@ -52,22 +45,22 @@ var statColumns = []struct {
 // cellsColumns is the cells table's one column list: name, type, nullable,
 // documentation, for the given metrics (columns of the runs table).
 func cellsColumns(metrics []string) []struct {
-	f   arrow.Field
+	f   Field
 	doc string
 } {
 	type col = struct {
-		f   arrow.Field
+		f   Field
 		doc string
 	}
-	str := func(n, doc string) col { return col{arrow.Field{Name: n, Type: arrow.BinaryTypes.String}, doc} }
-	i64 := func(n, doc string) col { return col{arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int64}, doc} }
+	str := func(n, doc string) col { return col{Field{Name: n, Type: Utf8}, doc} }
+	i64 := func(n, doc string) col { return col{Field{Name: n, Type: Int64}, doc} }
 	cols := []col{
 		str(ColCellKey, "the cell (joins runs.cell_key)"),
 		str(ColLabel, "the policy in words, and scenario parameters that differ from the article's"),
 		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
 	}
 	for _, p := range experiments.Params {
-		cols = append(cols, col{arrow.Field{Name: p.Key, Type: paramType(p.Type)}, p.Doc})
+		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type)}, p.Doc})
 	}
 	cols = append(cols,
 		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated"),
@@ -77,7 +70,7 @@ func cellsColumns(metrics []string) []struct {
 			i64(m+"_n", "runs with a value of "+m),
 			i64(m+"_unfinished", "runs that never reached it (null in the runs table): counted, not dropped"))
 		for _, s := range statColumns {
-			cols = append(cols, col{arrow.Field{Name: m + s.suffix, Type: arrow.PrimitiveTypes.Float64, Nullable: true}, m + ": " + s.doc})
+			cols = append(cols, col{Field{Name: m + s.suffix, Type: Float64, Nullable: true}, m + ": " + s.doc})
 		}
 	}
 	return cols
@@ -87,8 +80,8 @@ func cellsColumns(metrics []string) []struct {
 func CellsColumns(metrics []string) []Column {
 	var out []Column
 	for _, c := range cellsColumns(metrics) {
-		t := c.f.Type.String()
-		if c.f.Type == arrow.BinaryTypes.String {
+		t := string(c.f.Type)
+		if c.f.Type == Utf8 {
 			t = "string"
 		}
 		if c.f.Nullable {
@@ -99,60 +92,21 @@ func CellsColumns(metrics []string) []Column {
 	return out
 }
 
-// CellsWriter writes a cells table: one row per cell.
-type CellsWriter struct {
-	writer
-	metrics int
-}
-
-// NewCellsWriter returns a writer of the cells table of the given metrics
-// to w.
-func NewCellsWriter(w io.Writer, meta Meta, metrics []string) *CellsWriter {
-	var fields []arrow.Field
+// CellsFields are the cells table's columns for the given metrics, in
+// order: after the cell's, per metric its _n and _unfinished counts and
+// its Stat's values (EachValue).
+func CellsFields(metrics []string) []Field {
+	var out []Field
 	for _, c := range cellsColumns(metrics) {
-		fields = append(fields, c.f)
+		out = append(out, c.f)
 	}
-	return &CellsWriter{*newWriter(w, fields, meta.metadata(CellsSchema)), len(metrics)}
+	return out
 }
 
-// Append adds a cell: its key, label, sweeps and runs, and one Stat per
-// metric, in the order the writer was given them.
-func (w *CellsWriter) Append(key, label string, c experiments.Cell, sweeps []string, runs int, stats []Stat) {
-	if len(stats) != w.metrics {
-		panic("dataset: CellsWriter.Append: one Stat per metric")
+// EachValue calls fn with each of s's values stored in the cells table, in
+// the order of its columns.
+func (s Stat) EachValue(fn func(float64)) {
+	for _, sc := range statColumns {
+		fn(sc.get(s))
 	}
-	b := w.b
-	i := 0
-	next := func() array.Builder { i++; return b.Field(i - 1) }
-	next().(*array.StringBuilder).Append(key)
-	next().(*array.StringBuilder).Append(label)
-	next().(*array.StringBuilder).Append(c.PolicySpec())
-	for pi := range experiments.Params {
-		switch v := experiments.Params[pi].Get(c).(type) {
-		case int64:
-			next().(*array.Int64Builder).Append(v)
-		case float64:
-			next().(*array.Float64Builder).Append(v)
-		case string:
-			next().(*array.StringBuilder).Append(v)
-		case bool:
-			next().(*array.BooleanBuilder).Append(v)
-		}
-	}
-	next().(*array.StringBuilder).Append(strings.Join(sweeps, ","))
-	next().(*array.Int64Builder).Append(int64(runs))
-	for _, s := range stats {
-		next().(*array.Int64Builder).Append(int64(s.N))
-		next().(*array.Int64Builder).Append(int64(s.Unfinished))
-		for _, sc := range statColumns {
-			v := sc.get(s)
-			fb := next().(*array.Float64Builder)
-			if s.Unfinished > 0 || s.N == 0 || math.IsNaN(v) {
-				fb.AppendNull()
-			} else {
-				fb.Append(v)
-			}
-		}
-	}
-	w.rows++
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 
 	"github.com/herdsweep/herdsweep/internal/num"
 )
@@ -59,7 +60,7 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		meta.Sim = sc.Metas[0].Sim
 	}
 	buf := &partBuffer{}
-	w := dataset.NewCellsWriter(buf, meta, names)
+	w := parquetio.NewCellsWriter(buf, meta, names)
 	for _, a := range sc.Aggregates {
 		stats := make([]dataset.Stat, len(metrics))
 		for i, m := range metrics {

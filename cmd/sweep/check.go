@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
@@ -249,9 +250,9 @@ func (c *checker) runs() error {
 // covers it; only the keys otherwise.
 func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, error) {
 	if !c.mine(p) {
-		return dataset.ReadKeys(f, dataset.RunsDir)
+		return parquetio.ReadKeys(f, dataset.RunsDir)
 	}
-	recs, meta, err := dataset.ReadRuns(f)
+	recs, meta, err := parquetio.ReadRuns(f)
 	if err != nil {
 		return nil, meta, err
 	}
@@ -378,13 +379,13 @@ func (c *checker) side(table string) error {
 func sideKeys(f *os.File, table string) ([]string, error) {
 	var keys []string
 	if table == dataset.TimelinesDir {
-		rows, _, err := dataset.ReadTimelines(f)
+		rows, _, err := parquetio.ReadTimelines(f)
 		for _, r := range rows {
 			keys = append(keys, r.RunKey)
 		}
 		return keys, err
 	}
-	rows, _, err := dataset.ReadGroups(f)
+	rows, _, err := parquetio.ReadGroups(f)
 	for _, r := range rows {
 		keys = append(keys, r.RunKey)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 )
 
@@ -40,7 +41,7 @@ func rewriteRuns(t *testing.T, dir, name string, fn func(r *dataset.Record)) str
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, meta, err := dataset.ReadRuns(in)
+		recs, meta, err := parquetio.ReadRuns(in)
 		in.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +54,7 @@ func rewriteRuns(t *testing.T, dir, name string, fn func(r *dataset.Record)) str
 		if err != nil {
 			t.Fatal(err)
 		}
-		rw := dataset.NewRunsWriter(w, meta)
+		rw := parquetio.NewRunsWriter(w, meta)
 		for _, r := range recs {
 			fn(&r)
 			rw.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -65,19 +66,19 @@ func loadDiffTables(dir string) (map[string]*diffTable, error) {
 			switch table {
 			case dataset.RunsDir:
 				var recs []dataset.Record
-				recs, _, err = dataset.ReadRuns(f)
+				recs, _, err = parquetio.ReadRuns(f)
 				for _, r := range recs {
 					t.add(r.RunKey, fmt.Sprintf("%+v", r), fmt.Sprintf("%s seed %d (%s)", r.Label, r.Seed, p.Sweep))
 				}
 			case dataset.TimelinesDir:
 				var rows []dataset.TimelineRow
-				rows, _, err = dataset.ReadTimelines(f)
+				rows, _, err = parquetio.ReadTimelines(f)
 				for _, r := range rows {
 					t.add(r.RunKey+"/"+strconv.Itoa(r.Tick), fmt.Sprintf("%+v", r), fmt.Sprintf("run %s tick %d (%s)", r.RunKey, r.Tick, p.Sweep))
 				}
 			default:
 				var rows []dataset.GroupRow
-				rows, _, err = dataset.ReadGroups(f)
+				rows, _, err = parquetio.ReadGroups(f)
 				for _, r := range rows {
 					t.add(r.RunKey+"/"+strconv.Itoa(r.Group), fmt.Sprintf("%+v", r), fmt.Sprintf("run %s group %d (%s)", r.RunKey, r.Group, p.Sweep))
 				}

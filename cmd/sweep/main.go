@@ -15,7 +15,14 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 )
+
+// The program reads its datasets as Parquet: analysis and reports know
+// only dataset.Format.
+func init() { dataset.SetFormat(parquetio.Format{}) }
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())

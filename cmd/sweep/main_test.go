@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -559,7 +560,7 @@ func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
 	parts := filepath.Join(dir, "runs", "sweep=a")
 	os.MkdirAll(parts, 0o755)
 	var buf bytes.Buffer
-	w := dataset.NewRunsWriter(&buf, dataset.Meta{Sim: "herd-0"})
+	w := parquetio.NewRunsWriter(&buf, dataset.Meta{Sim: "herd-0"})
 	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -48,7 +49,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	parts := make([][]byte, nparts)
 	for p := range parts {
 		var buf bytes.Buffer
-		w := dataset.NewRunsWriter(&buf, dataset.Meta{Tool: "test", Sim: sim.Version, Sweep: "cache"})
+		w := parquetio.NewRunsWriter(&buf, dataset.Meta{Tool: "test", Sim: sim.Version, Sweep: "cache"})
 		for _, r := range recs[p*len(recs)/nparts : (p+1)*len(recs)/nparts] {
 			w.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 
@@ -374,10 +375,10 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		t0 := time.Now()
 		cur.runs.Append(out.Job.Run, out.Result)
 		if out.Timeline != nil {
-			cur.side[dataset.TimelinesDir].(*dataset.TimelineWriter).Append(out.Job.Run, out.Timeline)
+			cur.side[dataset.TimelinesDir].(*parquetio.TimelineWriter).Append(out.Job.Run, out.Timeline)
 		}
 		if out.Result.NGroups > 0 {
-			cur.side[dataset.GroupsDir].(*dataset.GroupsWriter).Append(out.Job.Run, out.Result)
+			cur.side[dataset.GroupsDir].(*parquetio.GroupsWriter).Append(out.Job.Run, out.Result)
 		}
 		stats.writing += time.Since(t0)
 		stats.done++

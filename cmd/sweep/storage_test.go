@@ -103,7 +103,7 @@ func firstPart(t *testing.T, dir, table string) string {
 // changed, which makes the Parquet library panic.
 func corruptRuns(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile("../../dataset/testdata/corrupt-runs.parquet")
+	b, err := os.ReadFile("../../dataset/parquetio/testdata/corrupt-runs.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -309,7 +310,7 @@ func readKeys(path, table string) ([]string, dataset.Meta, error) {
 		return nil, dataset.Meta{}, err
 	}
 	defer f.Close()
-	return dataset.ReadKeys(f, table)
+	return parquetio.ReadKeys(f, table)
 }
 
 // elsewhere returns the runs stored in the other sweeps' folders of the
@@ -356,7 +357,7 @@ type tableWriter interface {
 
 // part is what one commit writes: the runs and the side tables.
 type part struct {
-	runs    *dataset.RunsWriter
+	runs    *parquetio.RunsWriter
 	runsBuf *partBuffer
 	side    map[string]tableWriter // by folder
 	sideBuf map[string]*partBuffer
@@ -365,11 +366,11 @@ type part struct {
 // newPart starts a part of at most rows runs (0: unknown).
 func newPart(meta dataset.Meta, rows int) *part {
 	p := &part{runsBuf: &partBuffer{}, side: map[string]tableWriter{}, sideBuf: map[string]*partBuffer{}}
-	p.runs = dataset.NewRunsWriter(p.runsBuf, meta)
+	p.runs = parquetio.NewRunsWriter(p.runsBuf, meta)
 	p.runs.Reserve(rows)
 	p.sideBuf[dataset.TimelinesDir], p.sideBuf[dataset.GroupsDir] = &partBuffer{}, &partBuffer{}
-	p.side[dataset.TimelinesDir] = dataset.NewTimelineWriter(p.sideBuf[dataset.TimelinesDir], meta)
-	p.side[dataset.GroupsDir] = dataset.NewGroupsWriter(p.sideBuf[dataset.GroupsDir], meta)
+	p.side[dataset.TimelinesDir] = parquetio.NewTimelineWriter(p.sideBuf[dataset.TimelinesDir], meta)
+	p.side[dataset.GroupsDir] = parquetio.NewGroupsWriter(p.sideBuf[dataset.GroupsDir], meta)
 	return p
 }
 

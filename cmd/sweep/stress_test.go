@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 )
 
 // tables is a dataset's rows as a reader sees them, one string per row,
@@ -47,7 +48,7 @@ func readTables(t *testing.T, dir string) tables {
 			r := bytes.NewReader(b)
 			switch table {
 			case "runs":
-				recs, _, err := dataset.ReadRuns(r)
+				recs, _, err := parquetio.ReadRuns(r)
 				if err != nil {
 					t.Fatalf("%s: %v", p, err)
 				}
@@ -55,7 +56,7 @@ func readTables(t *testing.T, dir string) tables {
 					rows = append(rows, fmt.Sprintf("%+v", x))
 				}
 			case "timelines":
-				tl, _, err := dataset.ReadTimelines(r)
+				tl, _, err := parquetio.ReadTimelines(r)
 				if err != nil {
 					t.Fatalf("%s: %v", p, err)
 				}
@@ -63,7 +64,7 @@ func readTables(t *testing.T, dir string) tables {
 					rows = append(rows, fmt.Sprintf("%+v", x))
 				}
 			case "groups":
-				gr, _, err := dataset.ReadGroups(r)
+				gr, _, err := parquetio.ReadGroups(r)
 				if err != nil {
 					t.Fatalf("%s: %v", p, err)
 				}

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"context"
@@ -11,38 +11,33 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/herdsweep/herdsweep/dataset"
 )
 
-// Batch is a slice of consecutive rows of a runs file holding only the
-// columns a scan asked for. Its arrays are valid only during the call that
-// receives it: a string kept beyond it must be copied (strings.Clone).
-type Batch struct {
+// runsBatch is the Batch of ScanRuns: a slice of consecutive rows of a
+// runs file holding only the columns a scan asked for. Its arrays are
+// valid only during the call that receives it.
+type runsBatch struct {
 	rec  arrow.RecordBatch
 	cols map[string]int
-	// absent are the columns asked for that the file lacks (optionalColumn):
+	// absent are the columns asked for that the file lacks (dataset.OptionalColumn):
 	// each reads as its zero, or null where nullable, as ReadRuns reads them.
 	absent map[string]arrow.Field
 	zeros  map[string]arrow.Array
 }
 
-// Len is the number of rows in the batch.
-func (b *Batch) Len() int { return int(b.rec.NumRows()) }
+func (b *runsBatch) Len() int { return int(b.rec.NumRows()) }
 
-// Strings returns the named utf8 column; it panics if the scan did not ask
-// for it (a programmer's error).
-func (b *Batch) Strings(name string) *array.String { return b.col(name).(*array.String) }
+func (b *runsBatch) Strings(name string) dataset.StringColumn { return b.col(name).(*array.String) }
 
-// Int64s returns the named int64 column.
-func (b *Batch) Int64s(name string) *array.Int64 { return b.col(name).(*array.Int64) }
+func (b *runsBatch) Int64s(name string) dataset.Int64Column { return b.col(name).(*array.Int64) }
 
-// Float64s returns the named float64 column; a null is a milestone never
-// reached.
-func (b *Batch) Float64s(name string) *array.Float64 { return b.col(name).(*array.Float64) }
+func (b *runsBatch) Float64s(name string) dataset.Float64Column { return b.col(name).(*array.Float64) }
 
-// Column returns the named column, whatever its type.
-func (b *Batch) Column(name string) arrow.Array { return b.col(name) }
+func (b *runsBatch) Column(name string) any { return b.col(name) }
 
-func (b *Batch) col(name string) arrow.Array {
+func (b *runsBatch) col(name string) arrow.Array {
 	i, ok := b.cols[name]
 	if !ok {
 		if f, ok := b.absent[name]; ok {
@@ -54,7 +49,7 @@ func (b *Batch) col(name string) arrow.Array {
 }
 
 // zero is the column f, absent from the file, for the batch's rows.
-func (b *Batch) zero(f arrow.Field) arrow.Array {
+func (b *runsBatch) zero(f arrow.Field) arrow.Array {
 	if a := b.zeros[f.Name]; a != nil && a.Len() == b.Len() {
 		return a
 	}
@@ -73,9 +68,9 @@ func (b *Batch) zero(f arrow.Field) arrow.Array {
 	return a
 }
 
-// Seed returns the seed of row i, checked to be a Mulberry32 seed. The
-// scan must have asked for the seed column.
-func (b *Batch) Seed(i int) (uint32, error) { return seed(b.Int64s(ColSeed).Value(i)) }
+func (b *runsBatch) Seed(i int) (uint32, error) {
+	return seed(b.col(dataset.ColSeed).(*array.Int64).Value(i))
+}
 
 // ScanRuns reads the named columns of a runs file, row group by row group,
 // in batches of at most 65,536 rows, and calls fn with each batch in row
@@ -85,7 +80,7 @@ func (b *Batch) Seed(i int) (uint32, error) { return seed(b.Int64s(ColSeed).Valu
 // typed accessors without checking. A panic of the Parquet library on a
 // corrupt file is returned as an error. An error from fn stops the scan
 // and is returned as is.
-func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error) (meta Meta, err error) {
+func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(dataset.Batch) error) (meta dataset.Meta, err error) {
 	fields := runsFields()
 	nullable := map[string]bool{}
 	for _, f := range fields {
@@ -99,11 +94,11 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 	}()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+		return dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if err := checkSchema(meta, RunsSchema); err != nil {
+	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
 		return meta, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
@@ -156,7 +151,7 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(*Batch) error)
 				}
 			}
 			rows += rec.NumRows()
-			if err := fn(&Batch{rec: rec, cols: cols, absent: absent, zeros: zeros}); err != nil {
+			if err := fn(&runsBatch{rec: rec, cols: cols, absent: absent, zeros: zeros}); err != nil {
 				fnErr = err
 				return err
 			}

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -42,7 +43,7 @@ func sampleRuns(t testing.TB) ([]experiments.Run, []sim.Result, []*sim.Timeline)
 	return runs, res, tls
 }
 
-var meta = Meta{Tool: "test", Sim: sim.Version, ConfigHash: "abc", Command: "sweep run", Created: "2026-01-01T00:00:00Z", Sweep: "s"}
+var meta = dataset.Meta{Tool: "test", Sim: sim.Version, ConfigHash: "abc", Command: "sweep run", Created: "2026-01-01T00:00:00Z", Sweep: "s"}
 
 func TestRunsRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -61,7 +62,7 @@ func TestRunsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := meta
-	want.Schema = RunsSchema
+	want.Schema = dataset.RunsSchema
 	want.TimelineRows, want.GroupRows = 1234, 0
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("meta (-want +got):\n%s", diff)
@@ -105,8 +106,8 @@ func TestRunsReadByParquetGo(t *testing.T) {
 	if f.NumRows() != int64(len(runs)) {
 		t.Errorf("parquet-go: %d rows, want %d", f.NumRows(), len(runs))
 	}
-	if v, ok := f.Lookup(KeySchema); !ok || v != RunsSchema {
-		t.Errorf("parquet-go: %s = %q, want %q", KeySchema, v, RunsSchema)
+	if v, ok := f.Lookup(dataset.KeySchema); !ok || v != dataset.RunsSchema {
+		t.Errorf("parquet-go: %s = %q, want %q", dataset.KeySchema, v, dataset.RunsSchema)
 	}
 	type row struct {
 		Sent  int64    `parquet:"sent_after_recovery"`
@@ -184,7 +185,7 @@ func TestTimelinesRoundTrip(t *testing.T) {
 		t.Errorf("ReadTimelinesOf: %d rows (first %+v), want %d of run 1", len(some), some[0], total-next)
 	}
 	// A timelines file is not a runs file.
-	if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err == nil || !strings.Contains(err.Error(), `schema "timelines/1": want "`+RunsSchema+`"`) {
+	if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err == nil || !strings.Contains(err.Error(), `schema "timelines/1": want "`+dataset.RunsSchema+`"`) {
 		t.Errorf("ReadRuns(timelines) = %v", err)
 	}
 }

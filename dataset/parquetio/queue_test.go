@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -54,7 +56,7 @@ func TestPartWithoutQueueColumnsReads(t *testing.T) {
 	t.Parallel()
 	var old []arrow.Field
 	for _, f := range runsFields() {
-		if !optionalColumn(f.Name) {
+		if !dataset.OptionalColumn(f.Name) {
 			old = append(old, f)
 		}
 	}
@@ -80,19 +82,19 @@ func TestScanOfPartWithoutQueueColumns(t *testing.T) {
 	t.Parallel()
 	var old []arrow.Field
 	for _, f := range runsFields() {
-		if !optionalColumn(f.Name) {
+		if !dataset.OptionalColumn(f.Name) {
 			old = append(old, f)
 		}
 	}
-	cols := []string{ColCellKey, ColGoodput, ColRecoveredAfter, ColSeed, "concurrency", ColSent}
+	cols := []string{dataset.ColCellKey, dataset.ColGoodput, dataset.ColRecoveredAfter, dataset.ColSeed, "concurrency", dataset.ColSent}
 	n := 0
-	_, err := ScanRuns(bytes.NewReader(rawFile(t, old, "")), cols, func(b *Batch) error {
+	_, err := ScanRuns(bytes.NewReader(rawFile(t, old, "")), cols, func(b dataset.Batch) error {
 		n += b.Len()
-		if b.Int64s(ColGoodput).Value(0) != 0 || b.Int64s("concurrency").Value(0) != 0 || !b.Float64s(ColRecoveredAfter).IsNull(0) {
-			t.Errorf("absent columns read as %v, %v, %v", b.Int64s(ColGoodput), b.Int64s("concurrency"), b.Float64s(ColRecoveredAfter))
+		if b.Int64s(dataset.ColGoodput).Value(0) != 0 || b.Int64s("concurrency").Value(0) != 0 || !b.Float64s(dataset.ColRecoveredAfter).IsNull(0) {
+			t.Errorf("absent columns read as %v, %v, %v", b.Int64s(dataset.ColGoodput), b.Int64s("concurrency"), b.Float64s(dataset.ColRecoveredAfter))
 		}
-		if b.Strings(ColCellKey).Value(0) != "x" || b.Int64s(ColSent).Len() != 1 {
-			t.Errorf("present columns misread: %v, %v", b.Strings(ColCellKey), b.Int64s(ColSent))
+		if b.Strings(dataset.ColCellKey).Value(0) != "x" || b.Column(dataset.ColSent).(*array.Int64).Len() != 1 {
+			t.Errorf("present columns misread: %v, %v", b.Strings(dataset.ColCellKey), b.Int64s(dataset.ColSent))
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -24,26 +25,26 @@ func TestReadRunsOfSelects(t *testing.T) {
 	c0, c2 := runs[0].Cell, runs[4].Cell // 300 clients; 2,000 clients
 	for _, tt := range []struct {
 		name string
-		want Want
+		want dataset.Want
 		rows []int // of all
-		sel  Selected
+		sel  dataset.Selected
 	}{
-		{"one cell", Want{Cells: map[string]experiments.Cell{c0.Key(): c0}}, []int{0, 1}, Selected{RowGroups: 1, Read: 1}},
-		{"two cells, bounds that hold them", Want{Cells: map[string]experiments.Cell{c0.Key(): c0, c2.Key(): c2},
-			Bounds: map[string]Bound{"clients": {300, 2000}}}, []int{0, 1, 4, 5}, Selected{RowGroups: 1, Read: 1}},
-		{"a cell the file lacks", Want{Cells: map[string]experiments.Cell{"nope": c0}}, nil, Selected{RowGroups: 1, Scanned: 1}},
-		{"bounds outside the file's", Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]Bound{"clients": {5000, 9000}}},
-			nil, Selected{RowGroups: 1, Pruned: 1}},
-		{"a float bound outside", Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]Bound{"capacity_rps": {121, 300}}},
-			nil, Selected{RowGroups: 1, Pruned: 1}},
-		{"another simulator", Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Sim: sim.Version + "-other"}, nil, Selected{RowGroups: 1, Pruned: 1}},
+		{"one cell", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}}, []int{0, 1}, dataset.Selected{RowGroups: 1, Read: 1}},
+		{"two cells, bounds that hold them", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0, c2.Key(): c2},
+			Bounds: map[string]dataset.Bound{"clients": {Lo: 300, Hi: 2000}}}, []int{0, 1, 4, 5}, dataset.Selected{RowGroups: 1, Read: 1}},
+		{"a cell the file lacks", dataset.Want{Cells: map[string]experiments.Cell{"nope": c0}}, nil, dataset.Selected{RowGroups: 1, Scanned: 1}},
+		{"bounds outside the file's", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"clients": {Lo: 5000, Hi: 9000}}},
+			nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
+		{"a float bound outside", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"capacity_rps": {Lo: 121, Hi: 300}}},
+			nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
+		{"another simulator", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Sim: sim.Version + "-other"}, nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, m, sel, err := ReadRunsOf(bytes.NewReader(part), tt.want)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []Record
+			var want []dataset.Record
 			for _, i := range tt.rows {
 				want = append(want, all[i])
 			}
@@ -58,7 +59,7 @@ func TestReadRunsOfSelects(t *testing.T) {
 			}
 		})
 	}
-	if _, _, _, err := ReadRunsOf(bytes.NewReader([]byte("garbage")), Want{}); err == nil {
+	if _, _, _, err := ReadRunsOf(bytes.NewReader([]byte("garbage")), dataset.Want{}); err == nil {
 		t.Error("garbage read without an error")
 	}
 }
@@ -74,7 +75,7 @@ func TestReadRunsOfReadsOnlyTheResultsAsked(t *testing.T) {
 		var b bytes.Buffer
 		w := NewRunsWriter(&b, meta)
 		if plainKeys {
-			w.plain = append(w.plain, ColCellKey)
+			w.plain = append(w.plain, dataset.ColCellKey)
 		}
 		for i := range runs {
 			w.Append(runs[i], res[i])
@@ -90,16 +91,16 @@ func TestReadRunsOfReadsOnlyTheResultsAsked(t *testing.T) {
 	}
 	c := runs[4].Cell // 2,000 clients: never finishes, null milestones
 	cells := map[string]experiments.Cell{c.Key(): c}
-	var want []Record
+	var want []dataset.Record
 	for _, r := range all[4:6] {
-		want = append(want, Record{CellKey: r.CellKey, Seed: r.Seed, Label: r.Label, Cell: r.Cell,
+		want = append(want, dataset.Record{CellKey: r.CellKey, Seed: r.Seed, Label: r.Label, Cell: r.Cell,
 			Result: sim.Result{Clients: r.Result.Clients, PeakRPS: r.Result.PeakRPS, T99: r.Result.T99, GaveUp: r.Result.GaveUp}})
 	}
 	if want[0].Result.PeakRPS == 0 || want[0].Result.T99.Reached {
 		t.Fatalf("the sample should have a peak and an unreached t99: %+v", want[0].Result)
 	}
 	for _, plain := range []bool{false, true} {
-		got, _, _, err := ReadRunsOf(bytes.NewReader(part(plain)), Want{Cells: cells, Results: []string{ColPeakRPS, ColT99, ColGaveUp}})
+		got, _, _, err := ReadRunsOf(bytes.NewReader(part(plain)), dataset.Want{Cells: cells, Results: []string{dataset.ColPeakRPS, dataset.ColT99, dataset.ColGaveUp}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestReadRunsOfReadsOnlyTheResultsAsked(t *testing.T) {
 			t.Errorf("plain cell keys %v: records (-want +got):\n%s", plain, diff)
 		}
 	}
-	if _, _, _, err := ReadRunsOf(bytes.NewReader(part(false)), Want{Cells: cells, Results: []string{ColT99After}}); err == nil {
+	if _, _, _, err := ReadRunsOf(bytes.NewReader(part(false)), dataset.Want{Cells: cells, Results: []string{dataset.ColT99After}}); err == nil {
 		t.Errorf("a derived column read without an error")
 	}
 }

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -67,7 +68,7 @@ func readAny(table string, b []byte) (int, error) {
 func rawFile(t *testing.T, fields []arrow.Field, null string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := newWriter(&buf, fields, meta.metadata(RunsSchema))
+	w := newWriter(&buf, fields, fileMetadata(meta, dataset.RunsSchema))
 	for i, f := range fields {
 		b := w.b.Field(i)
 		if f.Name == null {
@@ -119,11 +120,11 @@ func TestReadChecksColumnTypes(t *testing.T) {
 		file []byte
 		want string
 	}{
-		{"run_key as BIGINT", rawFile(t, retype(ColRunKey, arrow.PrimitiveTypes.Int64), ""), `column "run_key" is int64: want utf8`},
-		{"seed as string", rawFile(t, retype(ColSeed, arrow.BinaryTypes.String), ""), `column "seed" is utf8: want int64`},
+		{"run_key as BIGINT", rawFile(t, retype(dataset.ColRunKey, arrow.PrimitiveTypes.Int64), ""), `column "run_key" is int64: want utf8`},
+		{"seed as string", rawFile(t, retype(dataset.ColSeed, arrow.BinaryTypes.String), ""), `column "seed" is utf8: want int64`},
 		{"clients as float", rawFile(t, retype("clients", arrow.PrimitiveTypes.Float64), ""), `column "clients" is float64: want int64`},
-		{"t99 as int", rawFile(t, retype(ColT99, arrow.PrimitiveTypes.Int32), ""), `column "t99_s" is int32: want float64`},
-		{"null seed", rawFile(t, nullable, ColSeed), `column "seed" row 0: null in a column that has none`},
+		{"t99 as int", rawFile(t, retype(dataset.ColT99, arrow.PrimitiveTypes.Int32), ""), `column "t99_s" is int32: want float64`},
+		{"null seed", rawFile(t, nullable, dataset.ColSeed), `column "seed" row 0: null in a column that has none`},
 		{"no run_key", rawFile(t, drop, ""), `no column "run_key"`},
 	}
 	for _, tt := range tests {
@@ -132,7 +133,7 @@ func TestReadChecksColumnTypes(t *testing.T) {
 		}
 		// A scan checks every column's type, not only those it reads.
 		want := strings.Replace(tt.want, " row 0:", ":", 1)
-		if _, err := ScanRuns(bytes.NewReader(tt.file), []string{ColSeed}, func(*Batch) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ScanRuns(bytes.NewReader(tt.file), []string{dataset.ColSeed}, func(dataset.Batch) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: ScanRuns = %v, want %q", tt.name, err, want)
 		}
 		if tt.name == "run_key as BIGINT" {
@@ -148,7 +149,7 @@ func TestReadChecksSeedRange(t *testing.T) {
 	t.Parallel()
 	for _, v := range []int64{-1, 1 << 32} {
 		var buf bytes.Buffer
-		w := newWriter(&buf, runsFields(), meta.metadata(RunsSchema))
+		w := newWriter(&buf, runsFields(), fileMetadata(meta, dataset.RunsSchema))
 		for i := range runsFields() {
 			switch b := w.b.Field(i).(type) {
 			case *array.StringBuilder:
@@ -258,13 +259,13 @@ func TestScanRefusesCorruptColumnsItDoesNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ScanRuns(bytes.NewReader(b), []string{ColSeed}, func(*Batch) error { return nil })
+	_, err = ScanRuns(bytes.NewReader(b), []string{dataset.ColSeed}, func(dataset.Batch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), `corrupt Parquet file: column "t90_s"`) {
 		t.Errorf("ScanRuns of a corrupt part = %v", err)
 	}
 	runs, _, _ := sampleParts(t)
 	n := 0
-	if _, err := ScanRuns(bytes.NewReader(runs), []string{ColSeed, ColT99After}, func(b *Batch) error { n += b.Len(); return nil }); err != nil || n == 0 {
+	if _, err := ScanRuns(bytes.NewReader(runs), []string{dataset.ColSeed, dataset.ColT99After}, func(b dataset.Batch) error { n += b.Len(); return nil }); err != nil || n == 0 {
 		t.Errorf("ScanRuns of a good part: %d rows, %v", n, err)
 	}
 }

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"context"
@@ -14,40 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 )
-
-// Want names the runs a selective read keeps: the rows whose cell key is
-// in Cells. A kept row's cell is the one Cells maps its key to (the same
-// parameters, as the key is their hash), so the parameter columns are not
-// read, only the keys, the seed and the results. Bounds give, per numeric column, the least and greatest value
-// those cells hold: a row group whose statistics show all its values of a
-// column outside that column's bound holds none of the cells and is not
-// read at all (only the file's footer is).
-type Want struct {
-	Cells map[string]experiments.Cell
-	// Sim, when set, is the simulator version of every wanted cell (its
-	// keys hash it): a file of another version holds none of them and is
-	// not read beyond its footer.
-	Sim    string
-	Bounds map[string]Bound
-	// Results, when not nil, are the only result columns read besides
-	// cell_key and seed (which are always read): a field of a record whose
-	// column is not named, run_key included, is left zero. Decoding the
-	// columns a caller never looks at is most of a selective read's time.
-	Results []string
-}
-
-// Bound is the closed interval [Lo, Hi] of a column's wanted values.
-type Bound struct{ Lo, Hi float64 }
-
-// Selected says how much of a file a selective read touched.
-type Selected struct {
-	RowGroups int // in the file
-	Pruned    int // skipped by their statistics, unread
-	Scanned   int // whose cell keys were read, holding none of the cells
-	Read      int // read whole: they hold some of the cells
-}
 
 // ReadRunsOf reads the rows of a runs file whose cell key is in want.Cells,
 // row group by row group: a row group the bounds rule out by its
@@ -57,12 +26,12 @@ type Selected struct {
 // columns want.Results leaves out, which are zero). The file's
 // schema is checked as ReadRuns checks it, so a file ReadRuns refuses is
 // refused here too, even when none of its rows is wanted.
-func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, sel Selected, err error) {
+func ReadRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (recs []dataset.Record, meta dataset.Meta, sel dataset.Selected, err error) {
 	f, meta, sel, err := FindRunsOf(r, want)
 	if err != nil || f.Len() == 0 {
 		return nil, meta, sel, err
 	}
-	recs = make([]Record, f.Len())
+	recs = make([]dataset.Record, f.Len())
 	for i := range recs {
 		f.RecordInto(i, &recs[i])
 	}
@@ -74,16 +43,24 @@ func ReadRunsOf(r parquet.ReaderAtSeeker, want Want) (recs []Record, meta Meta, 
 // run's record only when Record asks for it. A record is over a kilobyte
 // (a cell and a result), and a search often asks for a fraction of the
 // runs it may ask for. A nil *Found holds no run.
-func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, sel Selected, err error) {
+func FindRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (*dataset.Found, dataset.Meta, dataset.Selected, error) {
+	f, meta, sel, err := findRunsOf(r, want)
+	if f == nil || err != nil {
+		return nil, meta, sel, err
+	}
+	return f.Found, meta, sel, nil
+}
+
+func findRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (found *foundRuns, meta dataset.Meta, sel dataset.Selected, err error) {
 	defer recoverCorrupt(&err)
 	fields := runsFields()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return nil, Meta{}, sel, fmt.Errorf("not a Parquet file: %w", err)
+		return nil, dataset.Meta{}, sel, fmt.Errorf("not a Parquet file: %w", err)
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
-	if err := checkSchema(meta, RunsSchema); err != nil {
+	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
 		return nil, meta, sel, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
@@ -103,7 +80,7 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 			return nil, meta, sel, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
 		}
 	}
-	resFields := slices.DeleteFunc(resultFields(fields, want.Results), func(f arrow.Field) bool { return f.Name == ColCellKey }) // wantedRows gives it
+	resFields := slices.DeleteFunc(resultFields(fields, want.Results), func(f arrow.Field) bool { return f.Name == dataset.ColCellKey }) // wantedRows gives it
 	resNames := make([]string, len(resFields))
 	for i, f := range resFields {
 		resNames[i] = f.Name
@@ -115,7 +92,7 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 	if err := checkChunks(pf, r); err != nil {
 		return nil, meta, sel, err
 	}
-	keyIdx, err := checkColumns(sc, fields, []string{ColCellKey})
+	keyIdx, err := checkColumns(sc, fields, []string{dataset.ColCellKey})
 	if err != nil {
 		return nil, meta, sel, err
 	}
@@ -135,7 +112,7 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 			// The cell keys are read as a dictionary: each distinct key
 			// is looked up once, and no string is built per row.
 			kprops := pqarrow.ArrowReadProperties{BatchSize: 1 << 16}
-			kprops.SetReadDict(md.Schema.ColumnIndexByName(ColCellKey), true)
+			kprops.SetReadDict(md.Schema.ColumnIndexByName(dataset.ColCellKey), true)
 			if kr, err = pqarrow.NewFileReader(pf, kprops, memory.DefaultAllocator); err != nil {
 				return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
 			}
@@ -150,7 +127,8 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 		}
 		sel.Read++
 		if found == nil {
-			found = &Found{fields: resFields, cells: want.Cells, labels: map[string]string{}}
+			found = &foundRuns{Found: &dataset.Found{}, fields: resFields, cells: want.Cells, labels: map[string]string{}}
+			found.Runs = found
 		}
 		if err := found.read(fr, resIdx, rg, rows, keys); err != nil {
 			return nil, meta, sel, err
@@ -165,16 +143,16 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want Want) (found *Found, meta Meta, s
 // when names is not nil.
 func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 	var out []arrow.Field
-	params := map[string]bool{ColLabel: true, ColPolicySpec: true}
+	params := map[string]bool{dataset.ColLabel: true, dataset.ColPolicySpec: true}
 	for _, p := range experiments.Params {
 		params[p.Key] = true
 	}
 	for _, f := range fields {
 		switch f.Name {
-		case ColT50After, ColT90After, ColT99After, ColAllDoneAfter:
+		case dataset.ColT50After, dataset.ColT90After, dataset.ColT99After, dataset.ColAllDoneAfter:
 			continue
 		}
-		if names != nil && f.Name != ColCellKey && f.Name != ColSeed && !slices.Contains(names, f.Name) {
+		if names != nil && f.Name != dataset.ColCellKey && f.Name != dataset.ColSeed && !slices.Contains(names, f.Name) {
 			continue
 		}
 		if !params[f.Name] {
@@ -195,7 +173,7 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]expe
 		case *array.Dictionary:
 			dict, ok := a.Dictionary().(*array.String)
 			if !ok {
-				return fmt.Errorf("corrupt Parquet file: column %q holds %s", ColCellKey, a.Dictionary().DataType())
+				return fmt.Errorf("corrupt Parquet file: column %q holds %s", dataset.ColCellKey, a.Dictionary().DataType())
 			}
 			wanted := make([]string, dict.Len()) // the key of a wanted entry, "" for the others
 			some := false
@@ -212,7 +190,7 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]expe
 				}
 			}
 		default:
-			return fmt.Errorf("corrupt Parquet file: column %q is %s", ColCellKey, a.DataType())
+			return fmt.Errorf("corrupt Parquet file: column %q is %s", dataset.ColCellKey, a.DataType())
 		}
 		row += rec.Column(0).Len()
 		return nil
@@ -220,12 +198,11 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]expe
 	return rows, keys, err
 }
 
-// Found is the runs FindRunsOf found in a runs file: each one's cell key
-// and seed, and the decoded result columns of the row groups that hold
-// them. It is not safe for concurrent use.
-type Found struct {
-	Keys   []string // cell key of each run found, in row order
-	Seeds  []uint32
+// foundRuns is the dataset.Found of FindRunsOf: the decoded result columns of
+// the row groups that hold the runs found, from which a run's record is
+// built when asked for.
+type foundRuns struct {
+	*dataset.Found
 	at     []foundAt
 	groups [][][]arrow.Array // per row group read, per field, its chunks
 	fields []arrow.Field     // the result columns read, not the cell key
@@ -237,19 +214,11 @@ type Found struct {
 // groups) and its row there.
 type foundAt struct{ group, row int32 }
 
-// Len is the number of runs found.
-func (f *Found) Len() int {
-	if f == nil {
-		return 0
-	}
-	return len(f.Keys)
-}
-
 // RecordInto writes run i's record into r, as ReadRuns gives it (but for
 // the fields of the columns Want.Results left out, which are zero). Every
 // field is written: r may hold another record.
-func (f *Found) RecordInto(i int, r *Record) {
-	*r = Record{}
+func (f *foundRuns) RecordInto(i int, r *dataset.Record) {
+	*r = dataset.Record{}
 	c := f.cells[f.Keys[i]]
 	l, ok := f.labels[f.Keys[i]]
 	if !ok {
@@ -260,14 +229,14 @@ func (f *Found) RecordInto(i int, r *Record) {
 	r.Result.Clients = c.Scenario.Clients
 	at := f.at[i]
 	for j, fd := range f.fields {
-		if fd.Name == ColSeed {
+		if fd.Name == dataset.ColSeed {
 			continue
 		}
 		row := int(at.row)
 		for _, ch := range f.groups[at.group][j] {
 			if row < ch.Len() {
 				if err := setField(r, fd.Name, ch, row); err != nil {
-					panic(fmt.Sprintf("dataset: column %q: %v", fd.Name, err)) // types and nulls were checked when read
+					panic(fmt.Sprintf("parquetio: column %q: %v", fd.Name, err)) // types and nulls were checked when read
 				}
 				break
 			}
@@ -279,7 +248,7 @@ func (f *Found) RecordInto(i int, r *Record) {
 // read decodes the result columns (indices idx, f.fields) of row group rg
 // and adds its rows (ascending) with the given cell keys: their types,
 // nulls and seeds are checked here, so that Record cannot fail.
-func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys []string) error {
+func (f *foundRuns) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys []string) error {
 	tbl, err := fr.ReadRowGroups(context.Background(), idx, []int{rg})
 	if err != nil {
 		return fmt.Errorf("corrupt Parquet file: %w", err)
@@ -288,7 +257,7 @@ func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys
 	var seeds []arrow.Array
 	for j, fd := range f.fields {
 		col := column(tbl, fd.Name)
-		if col == nil && !optionalColumn(fd.Name) {
+		if col == nil && !dataset.OptionalColumn(fd.Name) {
 			return fmt.Errorf("no column %q", fd.Name)
 		} // an optional column the part lacks: zero, as ReadRuns leaves it
 		for _, ch := range col {
@@ -300,7 +269,7 @@ func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys
 			}
 		}
 		g[j] = col
-		if fd.Name == ColSeed {
+		if fd.Name == dataset.ColSeed {
 			seeds = col
 		}
 	}
@@ -315,7 +284,7 @@ func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys
 		for _, ch := range seeds {
 			if at < ch.Len() {
 				if s, err = seed(ch.(*array.Int64).Value(at)); err != nil {
-					return fmt.Errorf("column %q row %d: %w", ColSeed, row, err)
+					return fmt.Errorf("column %q row %d: %w", dataset.ColSeed, row, err)
 				}
 				break
 			}
@@ -328,7 +297,7 @@ func (f *Found) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, keys
 
 // excluded reports whether a row group's statistics show that every value
 // of some bounded column lies outside its bound.
-func excluded(md *metadata.FileMetaData, rg int, bounds map[string]Bound) bool {
+func excluded(md *metadata.FileMetaData, rg int, bounds map[string]dataset.Bound) bool {
 	g := md.RowGroup(rg)
 	for name, b := range bounds {
 		c := md.Schema.ColumnIndexByName(name)

@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"context"
@@ -14,33 +14,24 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Record is one row of the runs table.
-type Record struct {
-	RunKey  string
-	CellKey string
-	Seed    uint32
-	Label   string
-	Cell    experiments.Cell
-	Result  sim.Result
-}
-
 // ReadMeta returns a file's metadata without reading its rows.
-func ReadMeta(r parquet.ReaderAtSeeker) (meta Meta, err error) {
+func ReadMeta(r parquet.ReaderAtSeeker) (meta dataset.Meta, err error) {
 	defer recoverCorrupt(&err)
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+		return dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
 	}
 	defer pf.Close()
 	return fileMeta(pf), nil
 }
 
 // checkSchema refuses a file of another schema version than want.
-func checkSchema(meta Meta, want string) error {
+func checkSchema(meta dataset.Meta, want string) error {
 	if meta.Schema == want {
 		return nil
 	}
@@ -59,29 +50,29 @@ func recoverCorrupt(err *error) {
 	}
 }
 
-func fileMeta(pf *file.Reader) Meta {
-	m := Meta{TimelineRows: -1, GroupRows: -1}
+func fileMeta(pf *file.Reader) dataset.Meta {
+	m := dataset.Meta{TimelineRows: -1, GroupRows: -1}
 	kv := pf.MetaData().KeyValueMetadata()
 	for i, k := range kv.Keys() {
 		v := kv.Values()[i]
 		switch k {
-		case KeySchema:
+		case dataset.KeySchema:
 			m.Schema = v
-		case KeyTool:
+		case dataset.KeyTool:
 			m.Tool = v
-		case KeySim:
+		case dataset.KeySim:
 			m.Sim = v
-		case KeyConfigHash:
+		case dataset.KeyConfigHash:
 			m.ConfigHash = v
-		case KeyCommand:
+		case dataset.KeyCommand:
 			m.Command = v
-		case KeyCreated:
+		case dataset.KeyCreated:
 			m.Created = v
-		case KeySweep:
+		case dataset.KeySweep:
 			m.Sweep = v
-		case KeyPartTimelines:
+		case dataset.KeyPartTimelines:
 			m.TimelineRows = count(v)
-		case KeyPartGroups:
+		case dataset.KeyPartGroups:
 			m.GroupRows = count(v)
 		}
 	}
@@ -101,7 +92,7 @@ func count(v string) int {
 // must have the types of fields (only the named columns are read when
 // columns is not nil). A panic of the Parquet library on a corrupt file is
 // returned as an error.
-func readTable(r parquet.ReaderAtSeeker, want string, fields []arrow.Field, columns []string) (tbl arrow.Table, meta Meta, err error) {
+func readTable(r parquet.ReaderAtSeeker, want string, fields []arrow.Field, columns []string) (tbl arrow.Table, meta dataset.Meta, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if tbl != nil {
@@ -112,7 +103,7 @@ func readTable(r parquet.ReaderAtSeeker, want string, fields []arrow.Field, colu
 	}()
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+		return nil, dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
 	}
 	defer pf.Close()
 	meta = fileMeta(pf)
@@ -159,7 +150,7 @@ func checkColumns(sc *arrow.Schema, fields []arrow.Field, columns []string) ([]i
 	var idx []int
 	for _, c := range columns {
 		is := sc.FieldIndices(c)
-		if len(is) == 0 && optionalColumn(c) {
+		if len(is) == 0 && dataset.OptionalColumn(c) {
 			continue
 		}
 		if len(is) != 1 {
@@ -211,7 +202,7 @@ func column(tbl arrow.Table, name string) []arrow.Array {
 func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a arrow.Array, i, row int) error) error {
 	for _, f := range fields {
 		chunks := column(tbl, f.Name)
-		if chunks == nil && optionalColumn(f.Name) {
+		if chunks == nil && dataset.OptionalColumn(f.Name) {
 			continue
 		}
 		if chunks == nil {
@@ -238,22 +229,22 @@ func eachValue(tbl arrow.Table, fields []arrow.Field, set func(field string, a a
 
 // ReadRunKeys returns the run_key column of a runs file: what a resumed
 // sweep skips.
-func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, Meta, error) {
-	return ReadKeys(r, RunsDir)
+func ReadRunKeys(r parquet.ReaderAtSeeker) ([]string, dataset.Meta, error) {
+	return ReadKeys(r, dataset.RunsDir)
 }
 
 // ReadKeys returns the run_key column of a file of the given table (RunsDir,
 // TimelinesDir or GroupsDir), one per row.
-func ReadKeys(r parquet.ReaderAtSeeker, table string) ([]string, Meta, error) {
-	schema, fields := RunsSchema, runsFields()
+func ReadKeys(r parquet.ReaderAtSeeker, table string) ([]string, dataset.Meta, error) {
+	schema, fields := dataset.RunsSchema, runsFields()
 	switch table {
-	case TimelinesDir:
-		schema, fields = TimelineSchema, timelineFields()
-	case GroupsDir:
-		schema, fields = GroupsSchema, groupsFields()
+	case dataset.TimelinesDir:
+		schema, fields = dataset.TimelineSchema, timelineFields()
+	case dataset.GroupsDir:
+		schema, fields = dataset.GroupsSchema, groupsFields()
 	}
 	fields = fields[:1]
-	tbl, meta, err := readTable(r, schema, fields, []string{ColRunKey})
+	tbl, meta, err := readTable(r, schema, fields, []string{dataset.ColRunKey})
 	if err != nil {
 		return nil, meta, err
 	}
@@ -270,14 +261,14 @@ func ReadKeys(r parquet.ReaderAtSeeker, table string) ([]string, Meta, error) {
 }
 
 // ReadRuns reads every row of a runs file.
-func ReadRuns(r parquet.ReaderAtSeeker) ([]Record, Meta, error) {
-	tbl, meta, err := readTable(r, RunsSchema, runsFields(), nil)
+func ReadRuns(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) {
+	tbl, meta, err := readTable(r, dataset.RunsSchema, runsFields(), nil)
 	if err != nil {
 		return nil, meta, err
 	}
 	defer tbl.Release()
 	n := int(tbl.NumRows())
-	recs := make([]Record, n)
+	recs := make([]dataset.Record, n)
 	for i := range recs {
 		recs[i].Cell.Scenario = sim.Article()
 	}
@@ -292,7 +283,7 @@ func ReadRuns(r parquet.ReaderAtSeeker) ([]Record, Meta, error) {
 	return recs, meta, nil
 }
 
-func setField(r *Record, name string, a arrow.Array, i int) error {
+func setField(r *dataset.Record, name string, a arrow.Array, i int) error {
 	str := func() string { return a.(*array.String).Value(i) }
 	i64 := func() int64 { return a.(*array.Int64).Value(i) }
 	f64 := func() float64 { return a.(*array.Float64).Value(i) }
@@ -303,76 +294,76 @@ func setField(r *Record, name string, a arrow.Array, i int) error {
 		return sim.Milestone{At: seconds(f64()), Reached: true}
 	}
 	switch name {
-	case ColRunKey:
+	case dataset.ColRunKey:
 		r.RunKey = str()
-	case ColCellKey:
+	case dataset.ColCellKey:
 		r.CellKey = str()
-	case ColSeed:
+	case dataset.ColSeed:
 		s, err := seed(i64())
 		if err != nil {
 			return err
 		}
 		r.Seed = s
-	case ColLabel:
+	case dataset.ColLabel:
 		r.Label = str()
-	case ColPolicySpec:
+	case dataset.ColPolicySpec:
 		// derived from the parameters
-	case ColSent:
+	case dataset.ColSent:
 		r.Result.Sent = i64()
-	case ColSentAfterRecovery:
+	case dataset.ColSentAfterRecovery:
 		r.Result.SentAfterRecovery = i64()
-	case ColPeakArrivals:
+	case dataset.ColPeakArrivals:
 		r.Result.PeakArrivals = int(i64())
-	case ColPeakRPS:
+	case dataset.ColPeakRPS:
 		r.Result.PeakRPS = f64()
-	case ColT50:
+	case dataset.ColT50:
 		r.Result.T50 = ms()
-	case ColT90:
+	case dataset.ColT90:
 		r.Result.T90 = ms()
-	case ColT99:
+	case dataset.ColT99:
 		r.Result.T99 = ms()
-	case ColAllDone:
+	case dataset.ColAllDone:
 		r.Result.AllDone = ms()
-	case ColT50After, ColT90After, ColT99After, ColAllDoneAfter:
+	case dataset.ColT50After, dataset.ColT90After, dataset.ColT99After, dataset.ColAllDoneAfter:
 		// derived from the milestones and recover_s
-	case ColSucceeded:
+	case dataset.ColSucceeded:
 		r.Result.Succeeded = int(i64())
-	case ColGaveUp:
+	case dataset.ColGaveUp:
 		r.Result.GaveUp = int(i64())
-	case ColPending:
+	case dataset.ColPending:
 		r.Result.Pending = int(i64())
-	case ColEnd:
+	case dataset.ColEnd:
 		r.Result.End = seconds(f64())
-	case ColGoodput:
+	case dataset.ColGoodput:
 		r.Result.Goodput = i64()
-	case ColTimedOut:
+	case dataset.ColTimedOut:
 		r.Result.TimedOut = i64()
-	case ColRejected:
+	case dataset.ColRejected:
 		r.Result.Rejected = i64()
-	case ColOffered:
+	case dataset.ColOffered:
 		r.Result.Offered = i64()
-	case ColOfferedGaveUp:
+	case dataset.ColOfferedGaveUp:
 		r.Result.OfferedGaveUp = i64()
-	case ColBusy:
+	case dataset.ColBusy:
 		r.Result.BusyMS = f64()
-	case ColWasted:
+	case dataset.ColWasted:
 		r.Result.WastedMS = f64()
-	case ColLatencyMean:
+	case dataset.ColLatencyMean:
 		r.Result.LatencyMean = f64()
-	case ColLatencyP50:
+	case dataset.ColLatencyP50:
 		r.Result.LatencyP50 = f64()
-	case ColLatencyP90:
+	case dataset.ColLatencyP90:
 		r.Result.LatencyP90 = f64()
-	case ColLatencyP99:
+	case dataset.ColLatencyP99:
 		r.Result.LatencyP99 = f64()
-	case ColRecoveredAfter:
+	case dataset.ColRecoveredAfter:
 		// derived from the milestone Recovered and recover_s: kept after recovery
 		m := ms()
 		if m.Reached {
 			m.At += r.Cell.Scenario.RecoverAt
 		}
 		r.Result.Recovered = m
-	case ColLocalRejections:
+	case dataset.ColLocalRejections:
 		r.Result.LocalRejections = i64()
 	default:
 		p := experiments.ParamByKey(name)
@@ -407,27 +398,16 @@ func seed(v int64) (uint32, error) {
 
 func seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
 
-// TimelineRow is one row of the timelines table.
-type TimelineRow struct {
-	RunKey, CellKey string
-	Seed            uint32
-	Tick            int
-	T               float64 // s
-	Arrivals        int
-	Served          int
-	GaveUp          int
-}
-
 // ReadTimelines reads every row of a timelines file.
-func ReadTimelines(r parquet.ReaderAtSeeker) ([]TimelineRow, Meta, error) {
+func ReadTimelines(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
 	return ReadTimelinesOf(r, nil)
 }
 
 // ReadTimelinesOf reads the rows of a timelines file whose run_key is in
 // keys (every row when keys is nil).
-func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]TimelineRow, Meta, error) {
+func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]dataset.TimelineRow, dataset.Meta, error) {
 	fields := timelineFields()
-	tbl, meta, err := readTable(r, TimelineSchema, fields, nil)
+	tbl, meta, err := readTable(r, dataset.TimelineSchema, fields, nil)
 	if err != nil {
 		return nil, meta, err
 	}
@@ -451,32 +431,32 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 	for n, r := range keep {
 		out[r] = n
 	}
-	rows := make([]TimelineRow, len(keep))
+	rows := make([]dataset.TimelineRow, len(keep))
 	err = eachValue(tbl, fields, func(name string, ch arrow.Array, i, row int) error {
 		if out[row] < 0 {
 			return nil
 		}
 		t := &rows[out[row]]
 		switch name {
-		case ColRunKey:
+		case dataset.ColRunKey:
 			t.RunKey = ch.(*array.String).Value(i)
-		case ColCellKey:
+		case dataset.ColCellKey:
 			t.CellKey = ch.(*array.String).Value(i)
-		case ColSeed:
+		case dataset.ColSeed:
 			s, err := seed(ch.(*array.Int64).Value(i))
 			if err != nil {
 				return err
 			}
 			t.Seed = s
-		case ColTick:
+		case dataset.ColTick:
 			t.Tick = int(ch.(*array.Int64).Value(i))
-		case ColTime:
+		case dataset.ColTime:
 			t.T = ch.(*array.Float64).Value(i)
-		case ColArrivals:
+		case dataset.ColArrivals:
 			t.Arrivals = int(ch.(*array.Int64).Value(i))
-		case ColServed:
+		case dataset.ColServed:
 			t.Served = int(ch.(*array.Int64).Value(i))
-		case ColGaveUp:
+		case dataset.ColGaveUp:
 			t.GaveUp = int(ch.(*array.Int64).Value(i))
 		}
 		return nil
@@ -487,25 +467,14 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]Timeline
 	return rows, meta, nil
 }
 
-// GroupRow is one row of the groups table.
-type GroupRow struct {
-	RunKey, CellKey string
-	Seed            uint32
-	Group           int
-	Share           float64
-	Policy, Preset  string
-	Label           string
-	Result          sim.GroupResult
-}
-
 // ReadGroups reads every row of a groups file.
-func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
-	tbl, meta, err := readTable(r, GroupsSchema, groupsFields(), nil)
+func ReadGroups(r parquet.ReaderAtSeeker) ([]dataset.GroupRow, dataset.Meta, error) {
+	tbl, meta, err := readTable(r, dataset.GroupsSchema, groupsFields(), nil)
 	if err != nil {
 		return nil, meta, err
 	}
 	defer tbl.Release()
-	rows := make([]GroupRow, tbl.NumRows())
+	rows := make([]dataset.GroupRow, tbl.NumRows())
 	err = eachValue(tbl, groupsFields(), func(name string, ch arrow.Array, i, row int) error {
 		g := &rows[row]
 		str := func() string { return ch.(*array.String).Value(i) }
@@ -517,41 +486,41 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]GroupRow, Meta, error) {
 			return sim.Milestone{At: seconds(ch.(*array.Float64).Value(i)), Reached: true}
 		}
 		switch name {
-		case ColRunKey:
+		case dataset.ColRunKey:
 			g.RunKey = str()
-		case ColCellKey:
+		case dataset.ColCellKey:
 			g.CellKey = str()
-		case ColSeed:
+		case dataset.ColSeed:
 			s, err := seed(i64())
 			if err != nil {
 				return err
 			}
 			g.Seed = s
-		case ColGroup:
+		case dataset.ColGroup:
 			g.Group = int(i64())
-		case ColShare:
+		case dataset.ColShare:
 			g.Share = ch.(*array.Float64).Value(i)
-		case ColPolicy:
+		case dataset.ColPolicy:
 			g.Policy = str()
-		case ColPreset:
+		case dataset.ColPreset:
 			g.Preset = str()
-		case ColLabel:
+		case dataset.ColLabel:
 			g.Label = str()
-		case ColClients:
+		case dataset.ColClients:
 			g.Result.Clients = int(i64())
-		case ColSucceeded:
+		case dataset.ColSucceeded:
 			g.Result.Succeeded = int(i64())
-		case ColGaveUp:
+		case dataset.ColGaveUp:
 			g.Result.GaveUp = int(i64())
-		case ColSent:
+		case dataset.ColSent:
 			g.Result.Sent = i64()
-		case ColSentAfterRecovery:
+		case dataset.ColSentAfterRecovery:
 			g.Result.SentAfterRecovery = i64()
-		case ColT50:
+		case dataset.ColT50:
 			g.Result.T50 = ms()
-		case ColT99:
+		case dataset.ColT99:
 			g.Result.T99 = ms()
-		case ColAllDone:
+		case dataset.ColAllDone:
 			g.Result.AllDone = ms()
 		}
 		return nil

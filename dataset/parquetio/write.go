@@ -1,4 +1,4 @@
-package dataset
+package parquetio
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -99,11 +100,13 @@ type cellColumns struct {
 
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
 // file's key-value metadata.
-func NewRunsWriter(w io.Writer, meta Meta) *RunsWriter {
-	rw := &RunsWriter{writer: *newWriter(w, runsFields(), meta.metadata(RunsSchema))}
-	rw.plain = []string{ColRunKey, ColSeed}
-	for _, m := range metricColumns {
-		rw.plain = append(rw.plain, m.name)
+func NewRunsWriter(w io.Writer, meta dataset.Meta) *RunsWriter {
+	rw := &RunsWriter{writer: *newWriter(w, runsFields(), fileMetadata(meta, dataset.RunsSchema))}
+	rw.plain = []string{dataset.ColRunKey, dataset.ColSeed}
+	for _, f := range dataset.RunsFields() {
+		if dataset.IsMetric(f.Name) {
+			rw.plain = append(rw.plain, f.Name)
+		}
 	}
 	n := len(rw.schema.Fields())
 	rw.str, rw.i64 = make([]*array.StringBuilder, n), make([]*array.Int64Builder, n)
@@ -131,8 +134,8 @@ func (w *RunsWriter) Reserve(rows int) { w.b.Reserve(rows) }
 // committed with it hold, for `sweep check`. Call it before Close.
 func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 	w.extra = [][2]string{
-		{KeyPartTimelines, strconv.Itoa(timelineRows)},
-		{KeyPartGroups, strconv.Itoa(groupRows)},
+		{dataset.KeyPartTimelines, strconv.Itoa(timelineRows)},
+		{dataset.KeyPartGroups, strconv.Itoa(groupRows)},
 	}
 }
 
@@ -214,8 +217,8 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 type TimelineWriter struct{ writer }
 
 // NewTimelineWriter returns a writer of the timelines table to w.
-func NewTimelineWriter(w io.Writer, meta Meta) *TimelineWriter {
-	return &TimelineWriter{*newWriter(w, timelineFields(), meta.metadata(TimelineSchema))}
+func NewTimelineWriter(w io.Writer, meta dataset.Meta) *TimelineWriter {
+	return &TimelineWriter{*newWriter(w, timelineFields(), fileMetadata(meta, dataset.TimelineSchema))}
 }
 
 // Append adds the timeline of run r. Ticks where nothing arrived are left
@@ -244,8 +247,8 @@ func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
 type GroupsWriter struct{ writer }
 
 // NewGroupsWriter returns a writer of the groups table to w.
-func NewGroupsWriter(w io.Writer, meta Meta) *GroupsWriter {
-	return &GroupsWriter{*newWriter(w, groupsFields(), meta.metadata(GroupsSchema))}
+func NewGroupsWriter(w io.Writer, meta dataset.Meta) *GroupsWriter {
+	return &GroupsWriter{*newWriter(w, groupsFields(), fileMetadata(meta, dataset.GroupsSchema))}
 }
 
 // Append adds run r's groups; a run of one policy adds none.
