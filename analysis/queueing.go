@@ -124,7 +124,7 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 		return nil, err
 	}
 	var out []Record
-	seen := map[string]bool{}
+	seen := map[runID]bool{} // a run is its cell and seed, as in LoadCells
 	for _, part := range l.Runs {
 		if !slices.Contains(sweeps, part.Sweep) {
 			continue
@@ -135,7 +135,7 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 			return nil, &FileError{Path: p, Err: err}
 		}
 		for _, r := range recs {
-			k := fmt.Sprintf("%s/%d", r.CellKey, r.Seed)
+			k := runID{r.CellKey, r.Seed}
 			if !cells[r.CellKey] || seen[k] {
 				continue
 			}
