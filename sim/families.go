@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -282,11 +283,39 @@ type curve struct {
 const curveTab = 64
 
 func newCurve(p Policy) curve {
-	c := curve{base: ms(p.Base), cap: capMS(p), mult: p.Multiplier, tab: new([curveTab]float64)}
-	for n := range c.tab {
-		c.tab[n] = c.calc(int32(n))
-	}
+	c := curve{base: ms(p.Base), cap: capMS(p), mult: p.Multiplier}
+	c.tab = curveTables.of(c)
 	return c
+}
+
+// curveTables remembers the tables of the last curves built, by their
+// parameters: a run builds its policy's delayer, and 64 math.Pow calls
+// and an allocation were a tenth of a run of exponential backoff without
+// jitter (BenchmarkTable1). A table is never written once published, so
+// runs on other goroutines may share it; a slot lost to a race is only a
+// table computed again.
+var curveTables curveMemo
+
+type curveMemo [16]atomic.Pointer[curveTable]
+
+type curveTable struct {
+	key [3]uint64 // the bits of base, cap and mult
+	tab [curveTab]float64
+}
+
+func (m *curveMemo) of(c curve) *[curveTab]float64 {
+	key := [3]uint64{math.Float64bits(c.base), math.Float64bits(c.cap), math.Float64bits(c.mult)} // bits: -0 is not 0 here
+	h := key[0]*31 ^ key[1]*17 ^ key[2]
+	slot := &m[(h^h>>29^h>>47)%uint64(len(m))]
+	if t := slot.Load(); t != nil && t.key == key {
+		return &t.tab
+	}
+	t := &curveTable{key: key}
+	for n := range t.tab {
+		t.tab[n] = c.calc(int32(n))
+	}
+	slot.Store(t)
+	return &t.tab
 }
 
 func (c curve) calc(n int32) float64 { return minf(c.cap, c.base*math.Pow(c.mult, float64(n))) }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +206,28 @@ func TestFamiliesAreDocumented(t *testing.T) {
 		seen[f.Kind] = true
 		if f.Title == "" || f.Formula == "" || f.Source == "" || len(f.Params) == 0 {
 			t.Errorf("family %s lacks a title, formula, source or parameters: %+v", f.Kind, f)
+		}
+	}
+}
+
+// TestCurveTablesMatchTheirCurve: a remembered table is the table of the
+// curve asked for, bit for bit, whatever was built before it (few values,
+// so that tables are reused and slots collide; -0 and 0 are different).
+func TestCurveTablesMatchTheirCurve(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 12))
+	bases := []time.Duration{0, time.Millisecond, 50 * time.Millisecond, time.Second, 3 * time.Second}
+	caps := []time.Duration{0, time.Second, time.Minute, 5 * time.Minute}
+	mults := []float64{1, 1.5, 2, 3, 0, math.Copysign(0, -1), 0.5}
+	for range 3000 {
+		p := Policy{Base: bases[r.IntN(len(bases))], Cap: caps[r.IntN(len(caps))], Multiplier: mults[r.IntN(len(mults))]}
+		c := newCurve(p)
+		if c.tab == nil {
+			t.Fatalf("%+v: no table", p)
+		}
+		for n := range int32(curveTab) {
+			if got, want := c.at(n), c.calc(n); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%+v: at(%d) = %v, want %v", p, n, got, want)
+			}
 		}
 	}
 }

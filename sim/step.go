@@ -391,6 +391,9 @@ func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
 		st.active += s.cal.moveColumn(k, served, nk)
 		return 0
 	}
+	if e, ok := st.d.(*expDelay); ok { // the delay follows the attempt count alone
+		return s.stepCurve(st, &e.curve, k, served, t)
+	}
 	c := &s.cal
 	c.count[k] = 0
 	for j := range c.sw {
@@ -405,6 +408,58 @@ func (s *Sim) stepDense(st *runState, k, served int, t float64) (quit int) {
 					quit++
 				}
 			}
+		}
+	}
+	return quit
+}
+
+// stepCurve is stepDense for exponential backoff without jitter, whose
+// delay is a function of the attempt count alone (no draw, no response):
+// reject's rule is applied once per attempt count met in the tick, and
+// the clients of a word that go to one tick are set together, as
+// moveColumn does for a fixed interval. Clients of a tick mostly share
+// their count (they were rejected together), so this is one word OR per
+// word instead of a delay, an arrival and a set per client: the same bits.
+func (s *Sim) stepCurve(st *runState, e *curve, k, served int, t float64) (quit int) {
+	const none, gone = -1, -2 // past the horizon; at the attempt limit
+	c := &s.cal
+	c.count[k] = 0
+	att, nk := int32(-1), none // the last attempt count met and its tick
+	flush := func(w int, m uint64) {
+		switch n := bits.OnesCount64(m); nk {
+		case none:
+		case gone:
+			quit += n
+		default:
+			c.bitmap[w*c.stride+nk] |= m
+			c.sum[nk*c.sw+w>>6] |= 1 << (w & 63)
+			c.count[nk] += int32(n)
+			st.active += n
+		}
+	}
+	for j := range c.sw {
+		for sm := c.summary(k, j); sm != 0; sm &= sm - 1 {
+			w := j<<6 + bits.TrailingZeros64(sm)
+			var m uint64 // clients of word w bound for tick nk
+			for x := c.word(k, w); x != 0; x &= x - 1 {
+				if served > 0 {
+					served--
+					continue
+				}
+				cl := &s.clients[w<<6+bits.TrailingZeros64(x)]
+				cl.att++
+				if cl.att != att {
+					flush(w, m)
+					m, att, nk = 0, cl.att, none
+					if st.maxAtt > 0 && att >= st.maxAtt {
+						nk = gone
+					} else if next := t + e.at(att); next <= st.lastT { // also false for NaN
+						nk = max(st.tk.arrival(next), k+1)
+					}
+				}
+				m |= x & -x
+			}
+			flush(w, m)
 		}
 	}
 	return quit
