@@ -124,7 +124,7 @@ func everyPolicy() []Policy {
 		Policy{Kind: FullJitter, Base: time.Second, Cap: 20 * time.Second, Multiplier: 2, BucketTokens: 12, BucketCost: 5},
 		Policy{Kind: Exponential, Cap: 0, Multiplier: 1.5}.Normalize(),
 		Policy{Kind: Decorrelated, Cap: 30 * time.Second, MaxAttempts: 3}.Normalize(),
-		Policy{Kind: Exponential, Cap: 30 * time.Second, MaxAttempts: 4}.Normalize(), // stepCurve at an attempt limit
+		Policy{Kind: Exponential, Cap: 30 * time.Second, MaxAttempts: 4}.Normalize(),  // stepCurve at an attempt limit
 		Policy{Kind: Decorrelated, Base: 30 * time.Millisecond, Cap: 2 * time.Second}, // delays within a tick: due at the next one
 		Policy{Kind: WatchDog, Base: 2 * time.Second, Multiplier: 1.5, Cap: 2 * time.Minute, Width: 0.5}.Normalize(),
 		Policy{Kind: HTTPRetry, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 4, HonorRetryAfter: true}.Normalize(),
