@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/sim"
@@ -29,13 +30,15 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			}
 		}
 	}
+	// lines[pi][i]: policy i's points in panel pi; stuck[pi]: the hollow dots.
+	lines := make([][]Series, len(byPanel))
+	stuck := make([]Series, len(byPanel))
 	for pi, qs := range byPanel {
-		pn := Panel{Title: panels[pi]}
-		lines := make([]Series, len(pols))
+		lines[pi] = make([]Series, len(pols))
 		for i, p := range pols {
-			lines[i] = Series{Name: name(p), Colour: i, Mark: Line}
+			lines[pi][i] = Series{Name: name(p), Colour: i, Mark: Line}
 		}
-		stuck := Series{Name: "not back in some seed (drawn at the horizon)", Colour: -1, Mark: Hollow}
+		stuck[pi] = Series{Name: "not back in some seed (drawn at the horizon)", Colour: -1, Mark: Hollow}
 		for _, q := range qs {
 			sc := q.Scenario
 			x := (sc.RecoverAt - sc.OutageStart).Seconds()
@@ -45,26 +48,87 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			for _, a := range q.Ranked {
 				i := slices.Index(pols, a.Cell.Policy)
 				if b, n := analysis.Back(a); b < n {
-					stuck.Points = append(stuck.Points, Point{X: x, Y: w, Lo: nan(), Hi: nan()})
+					stuck[pi].Points = append(stuck[pi].Points, Point{X: x, Y: w, Lo: nan(), Hi: nan()})
 					continue
 				}
 				s := a.Summary(analysis.Recovered)
 				lo, hi, _ := s.Bounds()
-				lines[i].Points = append(lines[i].Points, Point{X: x, Y: s.Mean, Lo: lo, Hi: hi})
+				lines[pi][i].Points = append(lines[pi][i].Points, Point{X: x, Y: s.Mean, Lo: lo, Hi: hi})
 			}
 		}
-		for _, s := range lines {
-			if len(s.Points) > 0 {
+	}
+	// Policies with the same points in every panel would hide each other:
+	// one line stands for them, its legend says so and the caption names
+	// them.
+	same := make([]int, len(pols)) // the first policy with i's points everywhere
+	var shared []string
+	for i := range pols {
+		same[i] = i
+		for j := range i {
+			if same[j] == j && samePoints(lines, i, j) {
+				same[i] = j
+				break
+			}
+		}
+	}
+	for j := range pols {
+		var others []string
+		for i := j + 1; i < len(pols); i++ {
+			if same[i] == j {
+				others = append(others, name(pols[i]))
+			}
+		}
+		if same[j] != j || len(others) == 0 || !drawn(lines, j) {
+			continue
+		}
+		for pi := range lines {
+			lines[pi][j].Name += fmt.Sprintf(" (and %d more, same times)", len(others))
+		}
+		shared = append(shared, name(pols[j])+" = "+strings.Join(others, " = "))
+	}
+	for pi := range byPanel {
+		pn := Panel{Title: panels[pi]}
+		for i, s := range lines[pi] {
+			if same[i] == i && len(s.Points) > 0 {
 				pn.Series = append(pn.Series, s)
 			}
 		}
-		if len(stuck.Points) > 0 {
-			pn.Series = append(pn.Series, stuck)
+		if len(stuck[pi].Points) > 0 {
+			pn.Series = append(pn.Series, stuck[pi])
 		}
 		f.Panels = append(f.Panels, pn)
 	}
 	f.X.Ticks = sortedKeys(ticks)
 	f.HLines = []Ref{{horizon, fmt.Sprintf("horizon: %g s after recovery", horizon)}}
 	f.Caption = fmt.Sprintf("%s: the mean time after recovery from which goodput stays within %g %% of demand, against the outage's length, a line per policy, a panel per load; bands are 95 %% intervals over the seeds. Grey hollow dots at the horizon are policies not back in some seed (the table above names them): stuck, or still draining.", server, 100*sim.RecoveryBand)
+	if len(shared) > 0 {
+		f.Caption += " " + SharedLines + strings.Join(shared, "; ") + "."
+	}
 	return f
+}
+
+// SharedLines opens the caption's list of policies drawn as one line
+// (each set "A = B = C", sets separated by "; "), after the legend's
+// "A (and 2 more, same times)".
+const SharedLines = "One line stands for each set of policies with the same times everywhere: "
+
+// samePoints reports whether policies i and j have the same points in
+// every panel.
+func samePoints(lines [][]Series, i, j int) bool {
+	for _, l := range lines {
+		if !slices.Equal(l[i].Points, l[j].Points) {
+			return false
+		}
+	}
+	return true
+}
+
+// drawn reports whether policy i has a point in some panel.
+func drawn(lines [][]Series, i int) bool {
+	for _, l := range lines {
+		if len(l[i].Points) > 0 {
+			return true
+		}
+	}
+	return false
 }

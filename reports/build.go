@@ -67,6 +67,9 @@ type Scenario struct {
 type Figure struct {
 	plots.Figure
 	PNG, SVG string // "plots/NAME.png", "plots/NAME.svg"
+	// Server is, for a queueing figure, the index of its server among the
+	// report's queueing servers (byServer's order).
+	Server int
 }
 
 // Report is everything the report says, built from a dataset by Build and

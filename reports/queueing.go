@@ -89,10 +89,11 @@ func queueingWarnings(aggs []*analysis.Aggregate, qs []analysis.QueueScenario) [
 
 // queueFigures draws, for each server (analysis.SameServer) whose
 // scenarios differ in their outage, the time back against the outage: a
-// panel per load. A server measured at one outage has none.
+// panel per load. A server measured at one outage has none, nor one where
+// no policy is back in every seed anywhere (noQueueFigure says why).
 func queueFigures(qs []analysis.QueueScenario) []Figure {
 	var out []Figure
-	for _, group := range byServer(qs) {
+	for si, group := range byServer(qs) {
 		var panels []string
 		var byPanel [][]analysis.QueueScenario
 		for _, q := range group {
@@ -111,9 +112,31 @@ func queueFigures(qs []analysis.QueueScenario) []Figure {
 		if len(out) > 0 {
 			f.Name = fmt.Sprintf("%s-%d", f.Name, len(out)+1)
 		}
-		out = append(out, Figure{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg"})
+		out = append(out, Figure{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg", Server: si})
 	}
 	return out
+}
+
+// noQueueFigure says why a server's scenarios (byServer's group) have no
+// figure.
+func noQueueFigure(group []analysis.QueueScenario) string {
+	outages := map[time.Duration]bool{}
+	back := false
+	for _, q := range group {
+		outages[q.Scenario.RecoverAt-q.Scenario.OutageStart] = true
+		for _, a := range q.Ranked {
+			if b, n := analysis.Back(a); b == n {
+				back = true
+			}
+		}
+	}
+	switch {
+	case len(outages) < 2:
+		return "No figure of the time back against the outage: this server was measured at one outage."
+	case !back:
+		return "No figure of the time back against the outage: no policy was back in every seed of any of these scenarios."
+	}
+	return "No figure of the time back against the outage: too few points to draw."
 }
 
 // byServer splits scenarios, in the order RankQueueing gives them, into
@@ -281,7 +304,7 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 	ew.printf("Each cell is the mean time back after recovery (s) over the seeds back, and how many seeds were not back by the horizon. ")
 	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
 	ew.printf("Each scenario's ranking, with goodput, timed-out share, wasted work and latency: [%s](%s).\n\n", QueueingPage, QueueingPage)
-	for _, group := range byServer(qs) {
+	for si, group := range byServer(qs) {
 		server := serverWords(group[0].Scenario)
 		ew.printf("%s.\n\n", upperFirst(server))
 		ew.printf("| policy |")
@@ -309,10 +332,11 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 			ew.printf("| %s | %s |\n", cell(name), strings.Join(cells, " | "))
 		}
 		ew.printf("\n")
-		for _, f := range figs {
-			if strings.HasSuffix(f.Title, " — "+serverShort(group[0].Scenario)) {
-				ew.printf("![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.PNG, f.Caption, f.SVG)
-			}
+		if i := slices.IndexFunc(figs, func(f Figure) bool { return f.Server == si }); i >= 0 {
+			f := figs[i]
+			ew.printf("![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.PNG, f.Caption, f.SVG)
+		} else {
+			ew.printf("%s\n\n", noQueueFigure(group))
 		}
 	}
 }
