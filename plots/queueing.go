@@ -82,7 +82,7 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			continue
 		}
 		for pi := range lines {
-			lines[pi][j].Name += fmt.Sprintf(" (and %d more, same times)", len(others))
+			lines[pi][j].Name += fmt.Sprintf(" (+%d)", len(others))
 		}
 		shared = append(shared, name(pols[j])+" = "+strings.Join(others, " = "))
 	}
@@ -109,8 +109,8 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 
 // SharedLines opens the caption's list of policies drawn as one line
 // (each set "A = B = C", sets separated by "; "), after the legend's
-// "A (and 2 more, same times)".
-const SharedLines = "One line stands for each set of policies with the same times everywhere: "
+// "A (+2)".
+const SharedLines = "(+N): a line that stands for N more policies with the same times everywhere: "
 
 // samePoints reports whether policies i and j have the same points in
 // every panel.

@@ -352,7 +352,7 @@ func checkQueueing(t *testing.T, r *Report, files map[string]string, in Input) {
 	}
 }
 
-var moreRE = regexp.MustCompile(`^(.*) \(and ([0-9]+) more, same times\)$`)
+var moreRE = regexp.MustCompile(`^(.*) \(\+([0-9]+)\)$`)
 
 // checkQueueFigures checks each queueing figure's data against the
 // records: a line point per policy and outage exactly where the policy came
@@ -366,8 +366,8 @@ func checkQueueFigures(t *testing.T, r *Report, files map[string]string, trs []*
 		if !strings.Contains(files["report.md"], "]("+f.PNG+")") || files[f.PNG] == "" || files[f.SVG] == "" {
 			t.Errorf("%s: not embedded, or not written as PNG and SVG", f.Name)
 		}
-		// A line may stand for several policies: "A (and 2 more, same
-		// times)" in the legend, "A = B = C" in the caption.
+		// A line may stand for several policies: "A (+2)" in the legend,
+		// "A = B = C" in the caption.
 		sets := map[string][]string{}
 		if _, list, ok := strings.Cut(f.Caption, plots.SharedLines); ok {
 			for _, set := range strings.Split(strings.TrimSuffix(list, "."), "; ") {
