@@ -158,13 +158,16 @@ func QueueCapacity(sc sim.Scenario) (float64, bool) {
 }
 
 // QueueLoad is the share of a queueing server's capacity its open-loop
-// traffic asks for; false when QueueCapacity has none.
-func QueueLoad(sc sim.Scenario) (float64, bool) {
+// traffic asks for, the least and the most during the run (they differ
+// only with a daily curve: sim.Scenario.ArrivalRates); false when
+// QueueCapacity has none.
+func QueueLoad(sc sim.Scenario) (lo, hi float64, ok bool) {
 	c, ok := QueueCapacity(sc)
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	return sc.ArrivalRate / c, true
+	rlo, rhi := sc.ArrivalRates()
+	return rlo / c, rhi / c, true
 }
 
 // Back counts the seeds in which a's runs returned to steady state, of all

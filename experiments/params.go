@@ -196,6 +196,10 @@ var Params = []Param{
 	{Key: "arrival_rps", Type: Float, Field: "ArrivalRate", OmitZero: true, Doc: "queueing server: new requests/s arriving throughout the run (Poisson), each with its own retries; 0 = none",
 		get: func(c *Cell) any { return c.Scenario.ArrivalRate },
 		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
+	{Key: "arrival_curve", Type: String, Field: "ArrivalCurve", OmitZero: true, Doc: "queueing server: open-loop traffic following a daily curve, multipliers of arrival_rps separated by spaces or commas, one per equal slot of the day (24: hourly), e.g. \"0.3 0.2 … 1.4\"; empty = constant",
+		get: func(c *Cell) any { return c.Scenario.ArrivalCurve },
+		set: func(c *Cell, v any) { c.Scenario.ArrivalCurve = v.(string) }},
+	omitZero(durParam("arrival_clock_s", "ArrivalClock", "queueing server: with arrival_curve, the time of day at time 0, s after midnight (32400 = 09:00)", false, func(c *Cell) *time.Duration { return &c.Scenario.ArrivalClock })),
 	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
 	// Client components (sim/components.go), each off at zero.
 	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: "ClientsPerProcess", Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",

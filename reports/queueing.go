@@ -201,8 +201,21 @@ func serverWords(sc sim.Scenario) string {
 	} else {
 		parts = append(parts, "a queue that "+strings.Join(bound, ", "))
 	}
+	if sc.ArrivalCurve != "" {
+		c, _ := sim.ParseCurve(sc.ArrivalCurve)
+		parts = append(parts, fmt.Sprintf("new requests at %s requests/s × a daily curve of %d slots, the run starting at %s", thousands(sc.ArrivalRate), len(c), clockWords(sc.ArrivalClock)))
+	}
 	parts = append(parts, fmt.Sprintf("%v observed after recovery", sc.Horizon-sc.RecoverAt))
 	return strings.Join(parts, "; ")
+}
+
+// clockWords is a time of day, "09:00" or "09:00:30".
+func clockWords(d time.Duration) string {
+	h, m, s := int(d/time.Hour), int(d/time.Minute)%60, d%time.Minute
+	if s != 0 {
+		return fmt.Sprintf("%02d:%02d:%02g", h, m, s.Seconds())
+	}
+	return fmt.Sprintf("%02d:%02d", h, m)
 }
 
 // serverShort names a queueing server in a figure's title: "10 workers ×
@@ -224,26 +237,44 @@ func serverShort(sc sim.Scenario) string {
 	if sc.QueueLimit == 0 && sc.QueueWait == 0 && sc.ShedTarget == 0 {
 		s += ", unbounded queue"
 	}
+	if sc.ArrivalCurve != "" {
+		s += ", daily curve from " + clockWords(sc.ArrivalClock)
+	}
 	return s
 }
 
 // columnWords heads a scenario's column in report.md's grid: "70 % load,
 // 5s outage", or "350 requests/s, 5s outage".
 func columnWords(sc sim.Scenario) string {
-	if l, ok := analysis.QueueLoad(sc); ok {
-		return fmt.Sprintf("%s %% load, %v outage", num.Fixed(100*l, 0), outageOf(sc))
+	if lo, hi, ok := analysis.QueueLoad(sc); ok {
+		return fmt.Sprintf("%s %% load, %v outage", span(loadPercent, lo, hi), outageOf(sc))
 	}
-	return fmt.Sprintf("%s, %v outage", capacityWords(sc.ArrivalRate), outageOf(sc))
+	lo, hi := sc.ArrivalRates()
+	return fmt.Sprintf("%s requests/s, %v outage", span(thousands, lo, hi), outageOf(sc))
 }
 
-// loadWords is "70 % load (350 requests/s)", or the rate alone when the
-// mean service time is not a parameter.
+// loadWords is "70 % load (350 requests/s)", "60–87 % load (300–435
+// requests/s)" on a daily curve, or the rate alone when the mean service
+// time is not a parameter.
 func loadWords(sc sim.Scenario) string {
-	if l, ok := analysis.QueueLoad(sc); ok {
-		return fmt.Sprintf("%s %% load (%s)", num.Fixed(100*l, 0), capacityWords(sc.ArrivalRate))
+	lo, hi := sc.ArrivalRates()
+	rates := span(thousands, lo, hi) + " requests/s"
+	if llo, lhi, ok := analysis.QueueLoad(sc); ok {
+		return fmt.Sprintf("%s %% load (%s)", span(loadPercent, llo, lhi), rates)
 	}
-	return capacityWords(sc.ArrivalRate)
+	return rates
 }
+
+// span is lo and hi in words by f: "70", or "60–87" when they read
+// differently.
+func span(f func(float64) string, lo, hi float64) string {
+	if a, b := f(lo), f(hi); a != b {
+		return a + "–" + b
+	}
+	return f(lo)
+}
+
+func loadPercent(x float64) string { return num.Fixed(100*x, 0) }
 
 func outageOf(sc sim.Scenario) time.Duration { return sc.RecoverAt - sc.OutageStart }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -51,7 +52,8 @@ import (
 // lognormal, one for exponential but for the ziggurat's 2.2 % of
 // rejections, which draw again: expDraw) and its retry delay if rejected
 // or timed out (what its policy draws); an open-loop arrival then draws
-// the next gap (an exponential draw).
+// the next gap (an exponential draw; with a daily curve, a uniform draw
+// after each candidate gap, until one is kept: arrivalAfter).
 
 // queueFixedBytes is a queueRun's storage that does not grow with the run.
 const queueFixedBytes = latencyBuckets * 8
@@ -61,14 +63,17 @@ type queueRun struct {
 	kind                int     // index in ServiceKinds
 	svc, mu, sigma      float64 // ms: mean or median; lognormal's log-mean and log-sd
 	limit               int
-	maxWait, target     float64 // ms; 0 = none
-	timeout             float64 // ms; 0 = none
-	outageStart         float64 // ms: the server is down from then to recovery
-	rate                float64 // open-loop arrivals per ms; 0 = none
-	gap                 float64 // ms: 1 / rate, the mean gap between them
-	nextArrival         float64 // ms: the next open-loop arrival
-	aboveSince          float64 // ms: since when the queue's delay is above target; -1 = it is not
-	base                float64 // ms: a new client's first prev (its policy's base)
+	maxWait, target     float64   // ms; 0 = none
+	timeout             float64   // ms; 0 = none
+	outageStart         float64   // ms: the server is down from then to recovery
+	rate                float64   // open-loop arrivals per ms; 0 = none
+	gap                 float64   // ms: the mean gap between candidate arrivals, 1 / (rate × the curve's peak)
+	curve               []float64 // the daily curve's multipliers over its peak (nil: none)
+	slot                float64   // ms: a slot of the curve, a day / len(curve)
+	clock               float64   // ms: the time of day at time 0
+	nextArrival         float64   // ms: the next open-loop arrival
+	aboveSince          float64   // ms: since when the queue's delay is above target; -1 = it is not
+	base                float64   // ms: a new client's first prev (its policy's base)
 	free                workers
 	waiting             []float64 // with a QueueLimit: start times of admitted requests that have not started, FCFS
 	head                int       // waiting[head:] is the queue
@@ -89,7 +94,7 @@ type queueRun struct {
 
 // start prepares a queueing server's run of sc.
 func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
-	free, waiting := q.free, q.waiting
+	free, waiting, curve := q.free, q.waiting, q.curve
 	cd, good, off := q.cohortDone, q.good, q.offered
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
@@ -99,6 +104,16 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	}
 	if q.rate > 0 {
 		q.gap = 1 / q.rate
+	}
+	q.curve = curve[:0]
+	if sc.ArrivalCurve != "" {
+		c, _ := ParseCurve(sc.ArrivalCurve) // valid: Validate parsed it
+		peak := slices.Max(c)
+		for _, m := range c {
+			q.curve = append(q.curve, m/peak)
+		}
+		q.gap = 1 / float64(q.rate*peak)
+		q.slot, q.clock = ms(Day)/float64(len(c)), ms(sc.ArrivalClock)
 	}
 	q.free = free
 	q.free.reset(sc.Concurrency)
@@ -277,7 +292,7 @@ func (w *workers) replaceFirst(t float64) {
 func (s *Sim) loopQueue(st *runState) (int, error) {
 	q := st.q
 	if q.rate > 0 {
-		q.nextArrival = float64(expDraw(st.rng) * q.gap)
+		q.nextArrival = q.arrivalAfter(0, st.rng)
 	}
 	q.base = s.clients[0].prev
 	k := 0
@@ -303,7 +318,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 				q.offered[k]++
 				q.offeredN++
 				s.arriveQueued(st, q, fresh, k, a)
-				q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
+				q.nextArrival = q.arrivalAfter(a, st.rng)
 			}
 		}
 		if t >= st.recoverAt {
@@ -321,6 +336,26 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 	}
 	return k, nil
+}
+
+// arrivalAfter returns the time (ms) of the next open-loop arrival after
+// one at a: a Poisson process of rate q.rate, or with a daily curve the
+// candidates of one at the curve's peak rate, each kept with probability
+// its slot's multiplier over the peak (thinning: Lewis and Shedler, 1979),
+// one more draw per candidate; candidates past the horizon are not drawn
+// for.
+func (q *queueRun) arrivalAfter(a float64, rng *Mulberry32) float64 {
+	for {
+		a = a + float64(expDraw(rng)*q.gap)
+		if len(q.curve) == 0 || a >= q.horizon {
+			return a
+		}
+		day := math.Mod(q.clock+a, ms(Day))
+		m := q.curve[min(int(day/q.slot), len(q.curve)-1)]
+		if rng.Float64() < m {
+			return a
+		}
+	}
 }
 
 // fresh stands for a new open-loop request: it has no client state (no

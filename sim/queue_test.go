@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +132,15 @@ func randomQueueScenario(r *Mulberry32) Scenario {
 	if pick(3) == 0 && sc.RecoverAt > 0 {
 		sc.OutageStart = time.Duration(pick(int(sc.RecoverAt/time.Millisecond))) * time.Millisecond
 	}
+	if sc.ArrivalRate > 0 && pick(3) == 0 { // a daily curve, of slots short enough to be met in a run
+		m := make([]string, 2+pick(MaxCurve-1))
+		for i := range m {
+			m[i] = strconv.FormatFloat(float64(pick(5))/2, 'g', -1, 64)
+		}
+		m[pick(len(m))] = "1"
+		sc.ArrivalCurve = strings.Join(m, " ")
+		sc.ArrivalClock = time.Duration(pick(int(Day/time.Millisecond))) * time.Millisecond
+	}
 	return sc
 }
 
@@ -150,7 +160,7 @@ func TestQueueProperties(t *testing.T) {
 			t.Fatalf("%+v: %v", sc, err)
 		}
 		p := policies[i%len(policies)]
-		name := fmt.Sprintf("#%d %s c=%d %s %v timeout=%v rate=%g", i, p, sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout, sc.ArrivalRate)
+		name := fmt.Sprintf("#%d %s c=%d %s %v timeout=%v rate=%g curve=%d", i, p, sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout, sc.ArrivalRate, len(sc.ArrivalCurve))
 		var timedOut int64
 		s := Sim{Trace: func(e Event) {
 			if e.TimedOut {
@@ -294,6 +304,18 @@ func TestQueueValidate(t *testing.T) {
 			s.Concurrency, s.Service, s.ServiceTime, s.ArrivalRate, s.RecoverAt, s.OutageStart = 0, "", 0, 0, 10*time.Second, time.Second
 		}, "OutageStart: 1s: want 0 unless Concurrency > 0"},
 		{"counting server with arrivals", func(s *Scenario) { s.Concurrency, s.Service, s.ServiceTime = 0, "", 0 }, "ArrivalRate: 50: want 0 unless Concurrency > 0"},
+		{"daily curve", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "0.5, 1 2\t0", 9*time.Hour }, ""},
+		{"curve with a word", func(s *Scenario) { s.ArrivalCurve = "1 2 high" }, `ArrivalCurve: 1 2 high: want multipliers ≥ 0 separated by spaces or commas; "high" (number 3) is not one`},
+		{"negative multiplier", func(s *Scenario) { s.ArrivalCurve = "1 -2" }, `"-2" (number 2) is not one`},
+		{"all-zero curve", func(s *Scenario) { s.ArrivalCurve = "0 0" }, "want some multiplier > 0"},
+		{"blank curve", func(s *Scenario) { s.ArrivalCurve = " , " }, "want 1 to 1440 multipliers"},
+		{"curve too high", func(s *Scenario) { s.ArrivalCurve = "1 1e4" }, "want a peak multiplier (now 10000) with ArrivalRate × peak × Horizon at most 20000000"},
+		{"curve without traffic", func(s *Scenario) { s.ArrivalCurve, s.ArrivalRate = "1 2", 0 }, `ArrivalCurve: 1 2: want "" without open-loop traffic`},
+		{"clock without curve", func(s *Scenario) { s.ArrivalClock = time.Hour }, "ArrivalClock: 1h0m0s: want 0 without an ArrivalCurve"},
+		{"clock past midnight", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "1 2", 24*time.Hour }, "ArrivalClock: 24h0m0s: want the time of day at time 0: in [0, 24h)"},
+		{"counting server with a curve", func(s *Scenario) {
+			s.Concurrency, s.Service, s.ServiceTime, s.ArrivalRate, s.ArrivalCurve = 0, "", 0, 0, "1 2"
+		}, "ArrivalCurve: 1 2: want \"\" unless Concurrency > 0"},
 	}
 	for _, tt := range tests {
 		s := q
@@ -441,5 +463,53 @@ func TestSheddingBoundsLatency(t *testing.T) {
 	t.Logf("unbounded p99 %g; shed p99 %g, rejected %d, busy %.3f", unbounded.LatencyP99, shed.LatencyP99, shed.Rejected, busy)
 	if shed.Rejected == 0 || shed.LatencyP99 > 250 || busy < 0.95 {
 		t.Errorf("shedding at 50 ms: %d rejected, p99 %g ms, busy %.3f of the time; want some rejected, p99 ≤ 250 ms, busy ≥ 0.95", shed.Rejected, shed.LatencyP99, busy)
+	}
+}
+
+// TestDailyCurve: with a daily curve the new requests of each slot of the
+// day are a Poisson count of the slot's rate (ArrivalRate × its
+// multiplier), placed in the day by ArrivalClock. Four 6-hour slots of
+// multipliers 1, 0.25, 3 and 0: a run from 10:30 to 13:30 has 1.5 h at
+// ×0.25 then 1.5 h at ×3; one from 17:00 sends nothing after 18:00.
+func TestDailyCurve(t *testing.T) {
+	t.Parallel()
+	sc := openLoop(50, "fixed", time.Millisecond, 20, 0) // a server far from busy
+	sc.Horizon = 3 * time.Hour
+	sc.ArrivalCurve, sc.ArrivalClock = "1, 0.25, 3, 0", 10*time.Hour+30*time.Minute
+	var s Sim
+	r, err := s.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(7), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := sc.Tick.Seconds()
+	var before, after int
+	for k, n := range s.queue.offered {
+		if float64(k)*tick < 1.5*3600 { // 10:30 to 12:00: ×0.25
+			before += int(n)
+		} else {
+			after += int(n)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		got  int
+		mean float64
+	}{{"10:30–12:00 (×0.25)", before, 20 * 0.25 * 5400}, {"12:00–13:30 (×3)", after, 20 * 3 * 5400}} {
+		if z := (float64(c.got) - c.mean) / math.Sqrt(c.mean); math.Abs(z) > 5 {
+			t.Errorf("%s: %d new requests, want %.0f ± %.0f (z = %.1f)", c.what, c.got, c.mean, math.Sqrt(c.mean), z)
+		}
+	}
+	if r.Offered != int64(before+after) {
+		t.Errorf("Offered %d, the ticks' new requests %d", r.Offered, before+after)
+	}
+	// A slot of multiplier 0 sends nothing: from 18:00 the curve is 0.
+	sc.ArrivalClock = 17 * time.Hour
+	if _, err := s.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(7), nil); err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range s.queue.offered {
+		if float64(k)*tick >= 3600 && n != 0 {
+			t.Fatalf("tick %d (after 18:00, multiplier 0): %d new requests", k, n)
+		}
 	}
 }

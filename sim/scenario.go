@@ -3,8 +3,11 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Scenario is the world a run takes place in: how many clients failed, when
@@ -73,6 +76,15 @@ type Scenario struct {
 	// process from time 0 to the horizon, before, during and after the
 	// outage, each with its own retry state. 0 = only the failed cohort.
 	ArrivalRate float64
+	// ArrivalCurve: open-loop traffic whose rate follows a daily curve:
+	// n multipliers separated by spaces or commas, one per n-th of a day
+	// (24: hourly), the rate at clock time h of day being ArrivalRate ×
+	// the multiplier of h's slot (a non-homogeneous Poisson process,
+	// piecewise constant). "" = a constant ArrivalRate.
+	ArrivalCurve string
+	// ArrivalClock: the time of day at time 0, for ArrivalCurve; in
+	// [0, 24h).
+	ArrivalClock time.Duration
 	// OutageStart: a queueing server is up from 0 to this time, then down
 	// until RecoverAt; the cohort first sends at OutageStart + U(0,
 	// Spread). Before it the open-loop traffic reaches steady state.
@@ -216,6 +228,10 @@ func (s Scenario) validateQueue() error {
 			return &FieldError{"Timeout", s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
 		case s.ArrivalRate != 0:
 			return &FieldError{"ArrivalRate", s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+		case s.ArrivalCurve != "":
+			return &FieldError{"ArrivalCurve", s.ArrivalCurve, `"" unless Concurrency > 0: open-loop traffic needs a queueing server`}
+		case s.ArrivalClock != 0:
+			return &FieldError{"ArrivalClock", s.ArrivalClock, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
 		case s.OutageStart != 0:
 			return &FieldError{"OutageStart", s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
 		}
@@ -269,7 +285,53 @@ func (s Scenario) validateQueue() error {
 	if !(s.ArrivalRate >= 0) || s.ArrivalRate*s.Horizon.Seconds() > MaxOffered {
 		return &FieldError{"ArrivalRate", s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}
 	}
+	if s.ArrivalCurve == "" {
+		if s.ArrivalClock != 0 {
+			return &FieldError{"ArrivalClock", s.ArrivalClock, "0 without an ArrivalCurve: it places the curve in the day"}
+		}
+		return nil
+	}
+	if s.ArrivalRate == 0 {
+		return &FieldError{"ArrivalCurve", s.ArrivalCurve, `"" without open-loop traffic (ArrivalRate > 0): it shapes that traffic`}
+	}
+	c, err := ParseCurve(s.ArrivalCurve)
+	if err != nil {
+		return &FieldError{"ArrivalCurve", s.ArrivalCurve, err.Error()}
+	}
+	if peak := slices.Max(c); s.ArrivalRate*peak*s.Horizon.Seconds() > MaxOffered {
+		return &FieldError{"ArrivalCurve", s.ArrivalCurve, fmt.Sprintf("a peak multiplier (now %g) with ArrivalRate × peak × Horizon at most %d", peak, MaxOffered)}
+	}
+	if s.ArrivalClock < 0 || s.ArrivalClock >= Day || s.ArrivalClock%time.Millisecond != 0 {
+		return &FieldError{"ArrivalClock", s.ArrivalClock, "the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"}
+	}
 	return nil
+}
+
+// Day is the period of Scenario.ArrivalCurve.
+const Day = 24 * time.Hour
+
+// MaxCurve bounds the multipliers of Scenario.ArrivalCurve (one a minute).
+const MaxCurve = 1440
+
+// ParseCurve reads Scenario.ArrivalCurve: 1 to MaxCurve finite multipliers
+// ≥ 0, separated by spaces or commas, at least one of them > 0.
+func ParseCurve(text string) ([]float64, error) {
+	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 || len(fields) > MaxCurve {
+		return nil, fmt.Errorf("1 to %d multipliers of the rate, one per equal slot of a day (24: hourly), separated by spaces or commas; got %d", MaxCurve, len(fields))
+	}
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("multipliers ≥ 0 separated by spaces or commas; %q (number %d) is not one", f, i+1)
+		}
+		out[i] = v
+	}
+	if slices.Max(out) == 0 {
+		return nil, fmt.Errorf("some multiplier > 0: an all-zero curve sends nothing")
+	}
+	return out, nil
 }
 
 // serviceKind is the index of name in ServiceKinds, or -1.
@@ -300,6 +362,36 @@ func (s Scenario) ticks() int {
 	return int((s.Horizon + s.Tick - 1) / s.Tick)
 }
 
+// ArrivalRates are the lowest and highest rate (requests/s) of the
+// open-loop traffic during the run, from 0 to Horizon: ArrivalRate both,
+// without a curve; with one, ArrivalRate times the least and greatest
+// multiplier of the slots the run's clock times fall in.
+func (s Scenario) ArrivalRates() (lo, hi float64) {
+	c, err := ParseCurve(s.ArrivalCurve)
+	if s.ArrivalCurve == "" || err != nil {
+		return s.ArrivalRate, s.ArrivalRate
+	}
+	slot := Day / time.Duration(len(c))
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for t := s.ArrivalClock; t < s.ArrivalClock+s.Horizon; t = (t/slot + 1) * slot {
+		m := c[int(t%Day/slot)%len(c)]
+		lo, hi = min(lo, m), max(hi, m)
+		if t-s.ArrivalClock >= Day { // every slot seen
+			break
+		}
+	}
+	return s.ArrivalRate * lo, s.ArrivalRate * hi
+}
+
+// curvePeak is ArrivalCurve's largest multiplier: 1 without a curve (or
+// with one that does not parse).
+func (s Scenario) curvePeak() float64 {
+	if c, err := ParseCurve(s.ArrivalCurve); s.ArrivalCurve != "" && err == nil {
+		return slices.Max(c)
+	}
+	return 1
+}
+
 // MemoryBytes is an upper estimate of the memory a Sim takes for one run of
 // s (tested against what it holds after runs), with the per-tick timeline
 // when timeline is set: 40 bytes per client (its state, the calendar's
@@ -316,7 +408,7 @@ func (s Scenario) MemoryBytes(timeline bool) int64 {
 		b += 96 * ticks
 	}
 	if s.Concurrency > 0 { // see queueRun: workers, the waiting queue, per-tick counters
-		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.Horizon.Seconds()))
+		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.curvePeak() * s.Horizon.Seconds()))
 		b += 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
 	}
 	return b
