@@ -59,6 +59,7 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 				continue
 			}
 			pts = append(pts, Point{X: v, Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+			f.from(a)
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
 		if len(pts) > 0 {
@@ -148,6 +149,7 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 			shapes = append(shapes, sh)
 		}
 		byCap[c][sh] = append(byCap[c][sh], Point{X: p.Cap.Seconds(), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+		f.from(a)
 	}
 	sort.Float64s(cs)
 	if len(cs) > MaxPanels {

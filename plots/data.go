@@ -41,6 +41,7 @@ func Herd(scenario string, reps []*analysis.Aggregate, tls map[string][]dataset.
 			continue
 		}
 		capacity = a.Cell.Scenario.Capacity
+		f.fromSeed(a.Seeds[0])
 		rec := a.Cell.Scenario.RecoverAt.Seconds()
 		per := map[int]int{}
 		for _, r := range rows {
@@ -74,6 +75,7 @@ func Recovery(scenario string, reps []*analysis.Aggregate, tls map[string][]data
 		if len(rows) == 0 {
 			continue
 		}
+		f.fromSeed(a.Seeds[0])
 		rec := a.Cell.Scenario.RecoverAt.Seconds()
 		n := float64(a.Cell.Scenario.Clients)
 		s := Series{Name: analysis.ShortName(a.Cell.Policy), Colour: i}
@@ -166,6 +168,7 @@ func Ranking(scenario string, ranked []*analysis.Aggregate, feasible int, why fu
 			label += " (" + why(r.a) + ")"
 		}
 		f.Y.Categories[n-1-i] = label
+		f.from(r.a)
 		s := r.a.Summary(analysis.T99)
 		pt := Point{X: s.Mean, Y: y, Lo: s.Lo, Hi: s.Hi}
 		if r.ok {
@@ -202,6 +205,7 @@ func Pareto(scenario string, ranked []*analysis.Aggregate, feasible int) (Figure
 		if !t.Finished() || analysis.AllGaveUp(a) || pk.Mean <= 0 {
 			continue
 		}
+		f.from(a)
 		pt := Point{X: t.Mean, Y: pk.Mean, Lo: nan(), Hi: nan()}
 		switch {
 		case on[a]:
@@ -284,6 +288,7 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 				lines = append(lines, k)
 			}
 			pts[k] = append(pts[k], Point{X: x(a.Cell.Policy), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+			f.from(a)
 		}
 		sort.Slice(lines, func(i, j int) bool {
 			a, b := lines[i], lines[j]
@@ -377,6 +382,7 @@ func Heatmap(family string, aggs []*analysis.Aggregate, kind sim.Kind, cap time.
 		}
 		x, y := c.Scenario.Capacity, c.Policy.Width
 		xs[x], ys[y] = true, true
+		f.from(a)
 		val[[2]float64{x, y}] = math.NaN()
 		if s := a.Summary(analysis.T99); s.Finished() {
 			val[[2]float64{x, y}] = s.Mean

@@ -3,6 +3,9 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/herdsweep/herdsweep/analysis"
 )
 
 // Point is one point of a series. Lo and Hi bound its 95 % interval (NaN
@@ -69,6 +72,28 @@ type Figure struct {
 	ZName   string // a heat map's colour: its quantity (colour bar label)
 	ZLog    bool
 	Notes   []string // extra legend lines (Pareto: what the numbers are)
+	// seeds of the runs drawn (from, fromSeed), for the footer: Seeds.
+	seeds []uint32
+}
+
+// from records that the figure draws a's runs (every seed of them).
+func (f *Figure) from(a *analysis.Aggregate) {
+	f.seeds = append(f.seeds, a.Seeds...)
+	if len(f.seeds) > 1<<12 {
+		f.seeds = f.Seeds()
+	}
+}
+
+// fromSeed records that the figure draws one run of seed s.
+func (f *Figure) fromSeed(s uint32) { f.seeds = append(f.seeds, s) }
+
+// Seeds are the seeds of the runs the figure draws, ascending, each once:
+// what its footer names (a figure of the dataset's cells drawn from fewer
+// seeds than the dataset holds must not claim them all).
+func (f *Figure) Seeds() []uint32 {
+	out := slices.Clone(f.seeds)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Empty reports whether the figure has nothing to draw.

@@ -47,6 +47,7 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			ticks[x] = true
 			for _, a := range q.Ranked {
 				i := slices.Index(pols, a.Cell.Policy)
+				f.from(a)
 				if b, n := analysis.Back(a); b < n {
 					stuck[pi].Points = append(stuck[pi].Points, Point{X: x, Y: w, Lo: nan(), Hi: nan()})
 					continue

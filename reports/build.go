@@ -88,7 +88,8 @@ type Report struct {
 	QueueFigures []Figure
 	Figures      []Figure
 	Warnings     []string // dataset-wide; per-cell warnings are in the tables
-	Footer       string   // provenance printed under every figure
+	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
+	footerBase   string   // Footer without the seeds: a figure's footer names its own (footer)
 	Live         []LiveCheck
 }
 
@@ -173,6 +174,7 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	slices.Sort(all)
 	p := r.Provenance
 	r.Footer = fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", p.Tool, p.Sim, short(p.ConfigHash), ranges(slices.Compact(all)))
+	r.footerBase = fmt.Sprintf("herdsweep %s · simulator %s · config %s", p.Tool, p.Sim, short(p.ConfigHash))
 	figs, err := chooseFigures(single, r, in.Timelines)
 	if err != nil {
 		return nil, err
@@ -234,9 +236,10 @@ func (r *Report) Files() []File {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
 	for _, f := range slices.Concat(r.Figures, r.QueueFigures) {
+		foot := r.footer(f)
 		out = append(out,
-			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "png") }},
-			File{f.SVG, func(w io.Writer) error { return plots.Render(w, f.Figure, r.Footer, "svg") }})
+			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, foot, "png") }},
+			File{f.SVG, func(w io.Writer) error { return plots.Render(w, f.Figure, foot, "svg") }})
 	}
 	return out
 }
@@ -437,4 +440,15 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 		return nil
 	}
 	return analysis.CompareArticle(experiments.ArticleTables(), results)
+}
+
+// footer is the provenance printed under figure f: Footer with the seeds
+// of the runs f draws (a figure of a sweep with fewer seeds than the
+// dataset's widest must not claim them).
+func (r *Report) footer(f Figure) string {
+	seeds := f.Seeds()
+	if len(seeds) == 0 {
+		return r.Footer
+	}
+	return r.footerBase + " · seeds " + ranges(seeds)
 }

@@ -499,3 +499,34 @@ func checkQueueGrid(t *testing.T, r *Report, md string, firsts []map[string]bool
 		t.Errorf("report.md's grids have %d columns, the report %d queueing scenarios", si, len(r.Queueing))
 	}
 }
+
+// TestFigureFootersNameTheirSeeds: a figure's footer names the seeds of the
+// runs it draws, not every seed of the dataset: queueing cells run at
+// seeds 1–3 beside counting cells at 1–6, whose herd figure draws each
+// policy's first seed.
+func TestFigureFootersNameTheirSeeds(t *testing.T) {
+	six := []sim.Policy{sim.DefaultPolicy(sim.FullJitter), sim.DefaultPolicy(sim.Decorrelated)}
+	q := simulate(t, queueCells()[:16], 3, false) // one load, two outages
+	c := simulate(t, cellsOf(six, []float64{30, 60}, nil), 6, true)
+	in := c
+	in.Dataset.Records = append(slices.Clone(c.Dataset.Records), q.Dataset.Records...)
+	r, _ := build(t, in)
+	if !strings.HasSuffix(r.Footer, "seeds 1–6") {
+		t.Errorf("the dataset's footer %q, want seeds 1–6", r.Footer)
+	}
+	want := map[string]string{"queue-recovery": "seeds 1–3", "queue-recovery-2": "seeds 1–3", "herd": "seeds 1", "recovery": "seeds 1", "ranking": "seeds 1–6", "t99-capacity": "seeds 1–6"}
+	seen := 0
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures) {
+		w, ok := want[f.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if got := r.footer(f); !strings.HasSuffix(got, " · "+w) {
+			t.Errorf("%s: footer %q, want it to end with %q", f.Name, got, w)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of the %d figures checked were drawn", seen, len(want))
+	}
+}
