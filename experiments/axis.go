@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"github.com/herdsweep/herdsweep/internal/suggest"
 	"maps"
 	"math"
 	"slices"
@@ -78,7 +77,7 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			if sweepTable {
 				names = append(names, sweepKeys...)
 			}
-			l.fail(kp, "unknown key%s: want %s", suggest.DidYouMean(k, names), want)
+			l.fail(kp, "unknown key%s: want %s", suggestKey(k, names), want)
 			continue
 		}
 		if a := l.axis(kp, raw, p); a != nil {
@@ -361,7 +360,7 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 		}
 		p := ParamByKey(k)
 		if p == nil || !inPolicyTable(p) {
-			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table%s: want kind or a policy parameter (%s)", suggest.DidYouMean(k, append(policyTableKeyList(), "kind")), policyTableKeys())
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table%s: want kind or a policy parameter (%s)", suggestKey(k, append(policyTableKeyList(), "kind")), policyTableKeys())
 			continue
 		}
 		cv, err := p.coerce(v)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,8 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 	}{
 		{"syntax", "[sweep.s]\npolicy = [\"fixed\"\ncapacity_rps = 1", []string{"t.toml:3:"}},
 		{"unknown key", base + "[sweep.s]\npolicy = \"fixed\"\ncapcity_rps = 120\n", []string{"t.toml:6: sweep.s.capcity_rps: unknown key (did you mean \"capacity_rps\"?): want a parameter (policy, base_s"}},
+		{"a key users write for another", base + "[sweep.s]\npolicy = \"fixed\"\noutage_s = 600\n", []string{"t.toml:6: sweep.s.outage_s: unknown key (did you mean \"recover_s\"? the outage: the server is down from time 0"}},
+		{"retries for attempts", base + "[sweep.s]\npolicy = {kind = \"fixed\", max_retries = 3}\n", []string{"t.toml:5: sweep.s.policy.max_retries: unknown key in a policy table (did you mean \"max_attempts\"? attempts, the first included: N retries is max_attempts = N + 1)"}},
 		{"unknown policy", base + "[sweep.s]\npolicy = [\"fixed\", \"decor\"]\n", []string{`t.toml:5: sweep.s.policy: "decor": want a family (fixed, exponential, full-jitter`, "or a preset (grpc, aws-sdk-go-v2"}},
 		{"wrong type", base + "[sweep.s]\npolicy = \"fixed\"\nclients = \"many\"\n", []string{`t.toml:6: sweep.s.clients: "many": want a whole number`}},
 		{"empty axis", base + "[sweep.s]\npolicy = \"fixed\"\ncapacity_rps = []\n", []string{"t.toml:6: sweep.s.capacity_rps: empty list"}},
@@ -492,5 +495,25 @@ policy = ["grpc", {kind = "grpc", base_s = 0.5, width = 0.5}, {kind = "cenkalti-
 	}
 	if p := cells[2].Policy; p.Preset != "" || p.Cap != 30*time.Second || p.MaxElapsed != 15*time.Minute {
 		t.Errorf("{kind = \"cenkalti-backoff\", cap_s = 30}: %v, want the preset's values but its cap, and not called the preset", p)
+	}
+}
+
+// TestAliasesAreNotKeys: a parameter's alias is never a key sweeps.toml
+// accepts (it would shadow it), nor another parameter's alias.
+func TestAliasesAreNotKeys(t *testing.T) {
+	owner := map[string]string{}
+	for _, p := range Params {
+		for a := range p.Aliases {
+			if ParamByKey(a) != nil || slices.Contains(sweepKeys, a) {
+				t.Errorf("%s's alias %q is a key", p.Key, a)
+			}
+			if o, ok := owner[a]; ok {
+				t.Errorf("alias %q of both %s and %s", a, o, p.Key)
+			}
+			owner[a] = p.Key
+		}
+	}
+	if len(owner) == 0 {
+		t.Error("no aliases")
 	}
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,10 @@ type Param struct {
 	// the scope of every client component: with it off, this one means
 	// nothing (SwitchedOff).
 	SettingOf string
+	// Aliases are other keys users write for this parameter, each with
+	// why it is this one: an unknown key that is one gets this key as its
+	// suggestion (suggestKey), where an edit distance would not find it.
+	Aliases map[string]string
 
 	get func(c *Cell) any
 	set func(c *Cell, v any)
@@ -115,9 +120,11 @@ var Params = []Param{
 		get: func(c *Cell) any { return c.Policy.Multiplier },
 		set: func(c *Cell, v any) { c.Policy.Multiplier = v.(float64) }},
 	{Key: "width", Type: Float, Field: "Width", Policy: true, Doc: "jitter width, fraction of the delay",
+		Aliases: map[string]string{"jitter": "the jitter's width, ± a fraction of the delay"},
 		get: func(c *Cell) any { return c.Policy.Width },
 		set: func(c *Cell, v any) { c.Policy.Width = v.(float64) }},
 	{Key: "max_attempts", Type: Int, Field: "MaxAttempts", Policy: true, Doc: "requests per client before it gives up; 0 = unlimited",
+		Aliases: map[string]string{"max_retries": retriesWhy, "retries": retriesWhy, "attempts": retriesWhy},
 		get: func(c *Cell) any { return int64(c.Policy.MaxAttempts) },
 		set: func(c *Cell, v any) { c.Policy.MaxAttempts = int(v.(int64)) }},
 	{Key: "honor_retry_after", Type: Bool, Field: "HonorRetryAfter", Policy: true, Doc: "http-retry waits the server's Retry-After",
@@ -151,6 +158,7 @@ var Params = []Param{
 	// recover_s keeps the window after recovery as it is, whichever of the
 	// two a grid sets first.
 	{Key: "recover_s", Type: Float, Field: "RecoverAt", Doc: "outage length: the server recovers at this time, s",
+		Aliases: map[string]string{"outage_s": outageWhy, "outage": outageWhy, "outage_duration_s": outageWhy, "downtime_s": outageWhy},
 		get: func(c *Cell) any { return seconds(c.Scenario.RecoverAt) },
 		set: func(c *Cell, v any) {
 			d, _ := duration(v.(float64))
@@ -164,6 +172,7 @@ var Params = []Param{
 	// window_s is the horizon counted from recovery: a longer outage does
 	// not shorten the time clients have to come back.
 	{Key: "window_s", Type: Float, Field: "Window", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
+		Aliases: map[string]string{"horizon_s": windowWhy, "duration_s": windowWhy, "horizon": windowWhy},
 		get: func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
 		set: func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
@@ -513,6 +522,24 @@ func (p *Param) Set(c *Cell, v any) {
 	p.set(c, v)
 }
 
+// Why an alias is its parameter (Param.Aliases).
+const (
+	outageWhy  = "the outage: the server is down from time 0 (a queueing server: from outage_start_s) until recover_s"
+	windowWhy  = "a run lasts until recover_s + window_s"
+	retriesWhy = "attempts, the first included: N retries is max_attempts = N + 1"
+)
+
+// suggestKey is an unknown key's suggestion among names: a parameter it
+// is an alias of (with why), else the nearest name by DidYouMean.
+func suggestKey(k string, names []string) string {
+	for _, p := range Params {
+		if why, ok := p.Aliases[k]; ok && slices.Contains(names, p.Key) {
+			return fmt.Sprintf(" (did you mean %q? %s)", p.Key, why)
+		}
+	}
+	return suggest.DidYouMean(k, names)
+}
+
 // SetPolicyParam sets the policy parameter named key (a sweeps.toml key
 // that a policy table may hold) of p from its text, as the policy_spec
 // column writes it: a number (seconds for a _s key), true or false, or a
@@ -521,7 +548,7 @@ func (p *Param) Set(c *Cell, v any) {
 func SetPolicyParam(p *sim.Policy, key, text string) error {
 	pa := ParamByKey(key)
 	if pa == nil || !inPolicyTable(pa) {
-		return fmt.Errorf("unknown key %q%s", key, suggest.DidYouMean(key, policyTableKeyList()))
+		return fmt.Errorf("unknown key %q%s", key, suggestKey(key, policyTableKeyList()))
 	}
 	var raw any = text
 	var err error
