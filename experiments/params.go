@@ -121,12 +121,12 @@ var Params = []Param{
 		set: func(c *Cell, v any) { c.Policy.Multiplier = v.(float64) }},
 	{Key: "width", Type: Float, Field: "Width", Policy: true, Doc: "jitter width, fraction of the delay",
 		Aliases: map[string]string{"jitter": "the jitter's width, ± a fraction of the delay"},
-		get: func(c *Cell) any { return c.Policy.Width },
-		set: func(c *Cell, v any) { c.Policy.Width = v.(float64) }},
+		get:     func(c *Cell) any { return c.Policy.Width },
+		set:     func(c *Cell, v any) { c.Policy.Width = v.(float64) }},
 	{Key: "max_attempts", Type: Int, Field: "MaxAttempts", Policy: true, Doc: "requests per client before it gives up; 0 = unlimited",
 		Aliases: map[string]string{"max_retries": retriesWhy, "retries": retriesWhy, "attempts": retriesWhy},
-		get: func(c *Cell) any { return int64(c.Policy.MaxAttempts) },
-		set: func(c *Cell, v any) { c.Policy.MaxAttempts = int(v.(int64)) }},
+		get:     func(c *Cell) any { return int64(c.Policy.MaxAttempts) },
+		set:     func(c *Cell, v any) { c.Policy.MaxAttempts = int(v.(int64)) }},
 	{Key: "honor_retry_after", Type: Bool, Field: "HonorRetryAfter", Policy: true, Doc: "http-retry waits the server's Retry-After",
 		get: func(c *Cell) any { return c.Policy.HonorRetryAfter },
 		set: func(c *Cell, v any) { c.Policy.HonorRetryAfter = v.(bool) }},
@@ -159,7 +159,7 @@ var Params = []Param{
 	// two a grid sets first.
 	{Key: "recover_s", Type: Float, Field: "RecoverAt", Doc: "outage length: the server recovers at this time, s",
 		Aliases: map[string]string{"outage_s": outageWhy, "outage": outageWhy, "outage_duration_s": outageWhy, "downtime_s": outageWhy},
-		get: func(c *Cell) any { return seconds(c.Scenario.RecoverAt) },
+		get:     func(c *Cell) any { return seconds(c.Scenario.RecoverAt) },
 		set: func(c *Cell, v any) {
 			d, _ := duration(v.(float64))
 			c.Scenario.Horizon += d - c.Scenario.RecoverAt
@@ -173,8 +173,8 @@ var Params = []Param{
 	// not shorten the time clients have to come back.
 	{Key: "window_s", Type: Float, Field: "Window", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
 		Aliases: map[string]string{"horizon_s": windowWhy, "duration_s": windowWhy, "horizon": windowWhy},
-		get: func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
-		set: func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
+		get:     func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
+		set:     func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
 	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
 	durParam("retry_after_max_s", "RetryAfterMax", "> retry_after_s: each Retry-After drawn from U(retry_after_s, this), s; 0 = constant", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfterMax }),
 	{Key: "retry_after_backlog", Type: Bool, Field: "RetryAfterBacklog", Doc: "the Retry-After is the backlog over the capacity, whole seconds",
