@@ -51,7 +51,12 @@ type calendar struct {
 	out   []int32 // take's result, reused
 }
 
-const blockSize = 16
+// blockSize is the client indices a block holds: 256 bytes, four cache
+// lines. At 1,000,000 clients every block a push starts and every chain
+// link a take follows was a cache miss; blocks of 64 have a quarter as
+// many as blocks of 16 (2–4 CPU ns an event less, for 2 bytes a client
+// more).
+const blockSize = 64
 
 // slot is one tick's chain: 20 bytes, so that a push touches one cache line.
 type slot struct {
@@ -84,9 +89,9 @@ func (c *calendar) reset(ticks, clients int, sparse bool) {
 	// Room for the most blocks a run can hold at once, so that block never
 	// copies the arena as it grows: each client is due at one tick at most,
 	// so the chains hold at most clients/blockSize full blocks and one
-	// partial block a tick. (An open loop adds clients as it goes, so its
-	// arena grows as it needs.)
-	if most := (clients+blockSize-1)/blockSize + ticks; !sparse && cap(c.next) < most {
+	// partial block a tick that holds a client. (An open loop adds clients
+	// as it goes, so its arena grows as it needs.)
+	if most := (clients+blockSize-1)/blockSize + min(ticks, clients); !sparse && cap(c.next) < most {
 		c.next = slices.Grow(c.next, most-len(c.next))
 		c.arena = slices.Grow(c.arena, most*blockSize-len(c.arena))
 	}
@@ -111,13 +116,13 @@ func (c *calendar) block() int32 {
 		c.free = c.free[:n-1]
 		c.next[b] = 0
 		if n > blockAhead {
-			prefetch(unsafe.Pointer(&c.arena[int(c.free[n-1-blockAhead])*blockSize]))
+			c.prefetchBlock(c.free[n-1-blockAhead])
 		}
 		return b
 	}
 	b := int32(len(c.next))
-	if j := (int(b) + blockAhead) * blockSize; j < cap(c.arena) {
-		prefetch(unsafe.Pointer(&c.arena[:j+1][j]))
+	if e := (int(b) + blockAhead + 1) * blockSize; e <= cap(c.arena) {
+		prefetchLines(c.arena[:e][e-blockSize:])
 	}
 	c.next = append(c.next, 0)
 	c.arena = append(c.arena, make([]int32, blockSize)...)
@@ -185,24 +190,24 @@ func (c *calendar) flush() {
 // put appends client i to tick k's chain.
 func (c *calendar) put(k int, i int32) {
 	s := &c.ticks[k]
-	t := s.tail - 1
-	if t < 0 {
+	t, n := s.tail-1, s.n
+	switch {
+	case t < 0:
 		t = c.block()
-		*s = slot{head: t + 1, tail: t + 1}
-	} else {
-		if i < s.last {
-			s.unsorted = true
-		}
-		if s.n&(blockSize-1) == 0 {
-			b := c.block()
-			c.next[t] = b + 1
-			s.tail = b + 1
-			t = b
-		}
+		*s = slot{head: t + 1, tail: t + 1, n: 1, last: i}
+		c.arena[int(t)*blockSize] = i
+		return
+	case n&(blockSize-1) == 0:
+		b := c.block()
+		c.next[t] = b + 1
+		s.tail = b + 1
+		t = b
 	}
-	c.arena[int(t)*blockSize+int(s.n&(blockSize-1))] = i
-	s.n++
-	s.last = i
+	if i < s.last {
+		s.unsorted = true
+	}
+	c.arena[int(t)*blockSize+int(n&(blockSize-1))] = i
+	s.n, s.last = n+1, i
 }
 
 // take empties tick k and returns its clients in index order. The slice is
@@ -233,10 +238,10 @@ func (c *calendar) take(k int, o *sorter) []int32 {
 	// before it is read.
 	ahead := s.head - 1
 	for range chainAhead {
-		ahead = c.prefetchBlock(ahead)
+		ahead = c.prefetchChain(ahead)
 	}
 	for b := s.head - 1; b >= 0; {
-		ahead = c.prefetchBlock(ahead)
+		ahead = c.prefetchChain(ahead)
 		nb := c.next[b] - 1
 		n := blockSize
 		if nb < 0 {
@@ -262,14 +267,26 @@ const blockAhead = 4
 // chainAhead is how many blocks ahead take asks for a chain's blocks.
 const chainAhead = 8
 
-// prefetchBlock prefetches block b (if any, b ≥ 0) and returns the one
+// prefetchChain prefetches block b (if any, b ≥ 0) and returns the one
 // after it in its chain.
-func (c *calendar) prefetchBlock(b int32) int32 {
+func (c *calendar) prefetchChain(b int32) int32 {
 	if b < 0 {
 		return b
 	}
-	prefetch(unsafe.Pointer(&c.arena[int(b)*blockSize]))
+	c.prefetchBlock(b)
 	return c.next[b] - 1
+}
+
+// prefetchBlock asks for the cache lines of block b.
+func (c *calendar) prefetchBlock(b int32) {
+	prefetchLines(c.arena[int(b)*blockSize : int(b+1)*blockSize])
+}
+
+// prefetchLines asks for the cache lines of a block's storage.
+func prefetchLines(blk []int32) {
+	for j := 0; j < len(blk); j += 64 / 4 { // a line a prefetch
+		prefetch(unsafe.Pointer(&blk[j]))
+	}
 }
 
 func (c *calendar) footprint() int {
