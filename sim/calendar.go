@@ -182,6 +182,15 @@ const pendBatch = 256
 // flush puts the pending pushes into their chains.
 func (c *calendar) flush() {
 	for _, p := range c.pend[:c.np] {
+		s := &c.ticks[p.k]
+		if n := s.n; n&(blockSize-1) != 0 { // room in the tail block: put's common case, without the call
+			if p.i < s.last {
+				s.unsorted = true
+			}
+			c.arena[int(s.tail-1)*blockSize+int(n&(blockSize-1))] = p.i
+			s.n, s.last = n+1, p.i
+			continue
+		}
 		c.put(int(p.k), p.i)
 	}
 	c.np = 0
@@ -251,7 +260,7 @@ func (c *calendar) take(k int, o *sorter) []int32 {
 		c.free = append(c.free, b)
 		b = nb
 	}
-	s.head, s.tail = 0, 0
+	s.head, s.tail, s.n = 0, 0, 0
 	if s.unsorted {
 		out = slices.Grow(out, sortSlack)
 		o.sort(out)
