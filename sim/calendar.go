@@ -168,6 +168,11 @@ func (c *calendar) push(k int, i int32) {
 		c.set(k, i)
 		return
 	}
+	c.later(k, i)
+}
+
+// later is a sparse calendar's push.
+func (c *calendar) later(k int, i int32) {
 	c.pend[c.np] = pending{int32(k), i}
 	if c.np++; c.np == pendBatch {
 		c.flush()
