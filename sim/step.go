@@ -366,10 +366,10 @@ func (s *Sim) reject(st *runState, i int32, k int, t float64) (dl float64, nk in
 		return dl, -1
 	}
 	if nk = st.due(t, dl, k); nk >= 0 {
-		if c := &s.cal; c.dense { // calendar.push's dense half, inlined for the article's runs
+		if c := &s.cal; c.dense { // calendar.push's two halves, inlined
 			c.set(nk, i)
 		} else {
-			c.push(nk, i)
+			c.later(nk, i)
 		}
 		st.active++
 	}
