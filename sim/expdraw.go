@@ -17,18 +17,36 @@ package sim
 // Go on arm64, at a third to a half of its cost (BenchmarkExpDraw, three
 // runs on a loaded machine: 6–12 ns against 19–26).
 func expDraw(rng *Mulberry32) float64 {
+	x, j, ok := expFirst(rng)
+	if ok {
+		return x
+	}
+	return expMore(rng, x, j)
+}
+
+// expFirst is expDraw's first step, small enough to inline where a draw
+// is hot: one number j of the stream and x = j·w[i]; ok when x is the
+// draw (j < k[i]), else expMore(rng, x, j) finishes it.
+func expFirst(rng *Mulberry32) (x float64, j uint32, ok bool) {
+	j = rng.Uint32()
+	i := j & 0xff
+	return float64(float64(j) * zigW[i]), j, j < zigK[i]
+}
+
+// expMore finishes a draw whose first step (x, j) was not accepted at
+// once: the tail, or the wedge's test and, failing it, a new first step.
+func expMore(rng *Mulberry32, x float64, j uint32) float64 {
 	for {
-		j := rng.Uint32()
 		i := j & 0xff
-		x := float64(float64(j) * zigW[i])
-		if j < zigK[i] {
-			return x
-		}
 		if i == 0 {
 			return zigR - logPure(1-rng.Float64()) // 1 − U ∈ (0, 1]
 		}
 		u := rng.Float64()
 		if zigF[i]+float64(u*(zigF[i-1]-zigF[i])) < expPure(-x) {
+			return x
+		}
+		var ok bool
+		if x, j, ok = expFirst(rng); ok {
 			return x
 		}
 	}

@@ -280,6 +280,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		q.nextArrival = float64(expDraw(st.rng) * q.gap)
 	}
 	q.base = s.clients[0].prev
+	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
 		if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
@@ -298,12 +299,16 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 		if q.rate > 0 {
 			end := float64(float64(k+1) * st.tk.tick)
-			for q.nextArrival < end && q.nextArrival < q.horizon {
-				a := q.nextArrival
-				q.offered[k]++
-				q.offeredN++
-				s.arriveQueued(st, q, fresh, k, a)
-				q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
+			if plain {
+				s.openPlain(st, q, k, end)
+			} else {
+				for q.nextArrival < end && q.nextArrival < q.horizon {
+					a := q.nextArrival
+					q.offered[k]++
+					q.offeredN++
+					s.arriveQueued(st, q, fresh, k, a)
+					q.nextArrival = a + float64(expDraw(st.rng)*q.gap)
+				}
 			}
 		}
 		if t >= st.recoverAt {
@@ -321,6 +326,66 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 	}
 	return k, nil
+}
+
+// openPlain is the open-loop arrivals of tick k before end (ms) on a
+// plain run: no client component before the server, no trace, no retry
+// budget, no QueueLimit and no shedding, so that admitting a fresh request
+// needs no state but the workers'. It does what the general loop's
+// arriveQueued and admit do, in the same order and with the same draws,
+// with the common case written out (the request is admitted and answered
+// in time; its draws take the ziggurat's first step) and everything else
+// handed to arriveQueued (down or turned away) or settle (timed out).
+func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
+	rng, w, lat := st.rng, &q.free, q.lat
+	expo := q.kind == 1
+	lim := min(end, q.horizon)
+	for a := q.nextArrival; a < lim; {
+		q.offered[k]++
+		q.offeredN++
+		start := max(a, w.first())
+		wait := start - a
+		if (a < st.recoverAt && a >= q.outageStart) || (wait > 0 && q.maxWait > 0 && wait > q.maxWait) {
+			s.arriveQueued(st, q, fresh, k, a) // down or turned away: no draw before admit refuses it
+		} else {
+			q.arrivalsInTick++
+			st.r.Sent++
+			if a >= st.recoverAt {
+				st.r.SentAfterRecovery++
+			}
+			var sv float64
+			if expo {
+				x, j, ok := expFirst(rng)
+				if !ok {
+					x = expMore(rng, x, j)
+				}
+				sv = float64(q.svc * x)
+			} else {
+				sv = q.service(rng)
+			}
+			done := start + sv
+			w.replaceFirst(done)
+			q.busy += sv
+			if q.timeout > 0 && done-a > q.timeout {
+				q.wasted += sv
+				q.timedOut++
+				st.resp.up = true
+				s.settle(st, q, fresh, k, a, timedOut, done, false)
+			} else {
+				q.goodput++
+				lat.add(done - a)
+				if dk := st.tk.arrival(done); dk < st.nt {
+					q.good[dk]++
+				}
+			}
+		}
+		x, j, ok := expFirst(rng)
+		if !ok {
+			x = expMore(rng, x, j)
+		}
+		a += float64(x * q.gap)
+		q.nextArrival = a
+	}
 }
 
 // fresh stands for a new open-loop request: it has no client state (no
@@ -357,6 +422,13 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	if !down {
 		out, done = q.admit(a, st.rng)
 	}
+	s.settle(st, q, i, k, a, out, done, down)
+}
+
+// settle handles the outcome of client i's request (or a fresh one's)
+// that arrived at time a (ms) in tick k and was counted as sent: down, the
+// server was down; answered, it is answered at done.
+func (s *Sim) settle(st *runState, q *queueRun, i int32, k int, a float64, out outcome, done float64, down bool) {
 	if st.gate != nil { // the client learns at once: a timeout, an answer and a refusal alike
 		st.gate.outcome(i, k, a, out == answered, out == rejected && !down)
 	}
