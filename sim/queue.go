@@ -223,53 +223,55 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 // event). Only the earliest time is ever read, so the results are those of
 // the heap, bit for bit.
 type workers struct {
-	at   []float64 // per node: the time (ms); ≥ 0, never NaN
-	leaf []int32   // per node: the leaf its time is at
+	nd []wnode
+}
+
+// wnode is a node of the workers' tree: a time and the leaf it is at, side
+// by side so that a match reads one pair (a node and its sibling share a
+// cache line). Times ≥ 0 and not NaN order as their bits do, as signed
+// integers: the tree compares the bits.
+type wnode struct {
+	bits int64 // math.Float64bits of the time (ms)
+	leaf int64
 }
 
 // reset makes c idle workers (free at 0).
 func (w *workers) reset(c int) {
 	p := 1 << bits.Len(uint(max(c-1, 0))) // leaves: c rounded up to a power of two
-	w.at, w.leaf = grow(w.at, 2*p), grow(w.leaf, 2*p)
+	w.nd = grow(w.nd, 2*p)
 	for j := range p {
-		w.at[p+j], w.leaf[p+j] = 0, int32(p+j)
+		w.nd[p+j] = wnode{0, int64(p + j)}
 		if j >= c {
-			w.at[p+j] = math.Inf(1)
+			w.nd[p+j].bits = int64(math.Float64bits(math.Inf(1)))
 		}
 	}
 	for n := p - 1; n >= 1; n-- {
-		w.play(n)
+		l, r := w.nd[2*n], w.nd[2*n+1]
+		if r.bits < l.bits {
+			l = r
+		}
+		w.nd[n] = l
 	}
-}
-
-// play sets node n from its children (the left one on a tie).
-func (w *workers) play(n int) {
-	l, r := 2*n, 2*n+1
-	if w.at[r] < w.at[l] {
-		l = r
-	}
-	w.at[n], w.leaf[n] = w.at[l], w.leaf[l]
 }
 
 // first is the earliest time a worker is free.
-func (w *workers) first() float64 { return w.at[1] }
+func (w *workers) first() float64 { return math.Float64frombits(uint64(w.nd[1].bits)) }
+
+// at is node n's time.
+func (w *workers) at(n int) float64 { return math.Float64frombits(uint64(w.nd[n].bits)) }
 
 // replaceFirst gives the earliest free worker the time t, no earlier than
 // first().
 func (w *workers) replaceFirst(t float64) {
-	at, leaf := w.at, w.leaf
-	n := int(leaf[1])
-	at[n] = t
-	// Times ≥ 0 and not NaN order as their bits do: the sign of a
-	// difference of bits is a mask that picks the smaller without a branch.
-	tb, tl := int64(math.Float64bits(t)), int64(n)
+	nd := w.nd
+	cur := wnode{int64(math.Float64bits(t)), nd[1].leaf}
+	n := int(cur.leaf)
+	nd[n] = cur
 	for ; n > 1; n >>= 1 {
-		sb := int64(math.Float64bits(at[n^1]))
-		sl := int64(leaf[n^1])
-		less := (sb - tb) >> 63 // all ones when the sibling's time is smaller
-		tb ^= (tb ^ sb) & less
-		tl ^= (tl ^ sl) & less
-		at[n>>1], leaf[n>>1] = math.Float64frombits(uint64(tb)), int32(tl)
+		if sib := nd[n^1]; sib.bits < cur.bits {
+			cur = sib
+		}
+		nd[n>>1] = cur
 	}
 }
 
@@ -568,7 +570,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return (cap(q.free.at)+cap(q.waiting))*8 + cap(q.free.leaf)*4 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k
