@@ -342,18 +342,23 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	rng, w, lat := st.rng, &q.free, q.lat
 	expo := q.kind == 1
 	lim := min(end, q.horizon)
-	for a := q.nextArrival; a < lim; {
-		q.offered[k]++
-		q.offeredN++
+	// Counts are summed here and added at the end (the calls below only
+	// add to them too); the sums of times, whose order matters, are kept
+	// here and handed over around the calls.
+	var offered, sent, after, good int64
+	busy, latSum := q.busy, lat.sum
+	a := q.nextArrival
+	for ; a < lim; offered++ {
 		start := max(a, w.first())
 		wait := start - a
 		if (a < st.recoverAt && a >= q.outageStart) || (wait > 0 && q.maxWait > 0 && wait > q.maxWait) {
+			q.busy, lat.sum = busy, latSum
 			s.arriveQueued(st, q, fresh, k, a) // down or turned away: no draw before admit refuses it
+			busy, latSum = q.busy, lat.sum
 		} else {
-			q.arrivalsInTick++
-			st.r.Sent++
+			sent++
 			if a >= st.recoverAt {
-				st.r.SentAfterRecovery++
+				after++
 			}
 			var sv float64
 			if expo {
@@ -367,15 +372,19 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 			}
 			done := start + sv
 			w.replaceFirst(done)
-			q.busy += sv
+			busy += sv
 			if q.timeout > 0 && done-a > q.timeout {
 				q.wasted += sv
 				q.timedOut++
 				st.resp.up = true
+				q.busy, lat.sum = busy, latSum
 				s.settle(st, q, fresh, k, a, timedOut, done, false)
+				busy, latSum = q.busy, lat.sum
 			} else {
-				q.goodput++
-				lat.add(done - a)
+				good++
+				x := done - a
+				lat.counts[latencyBucket(x)]++
+				latSum += x
 				if dk := st.tk.arrival(done); dk < st.nt {
 					q.good[dk]++
 				}
@@ -386,8 +395,16 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 			x = expMore(rng, x, j)
 		}
 		a += float64(x * q.gap)
-		q.nextArrival = a
 	}
+	q.nextArrival = a
+	q.busy, lat.sum = busy, latSum
+	lat.n += good
+	q.goodput += good
+	q.offered[k] += int32(offered)
+	q.offeredN += offered
+	q.arrivalsInTick += int(sent)
+	st.r.Sent += sent
+	st.r.SentAfterRecovery += after
 }
 
 // fresh stands for a new open-loop request: it has no client state (no
