@@ -264,14 +264,15 @@ func (w *workers) at(n int) float64 { return math.Float64frombits(uint64(w.nd[n]
 // first().
 func (w *workers) replaceFirst(t float64) {
 	nd := w.nd
+	m := len(nd) - 1 // the nodes' count is a power of two: i&m is i, and proves it in range
 	cur := wnode{int64(math.Float64bits(t)), nd[1].leaf}
 	n := int(cur.leaf)
 	nd[n] = cur
 	for ; n > 1; n >>= 1 {
-		if sib := nd[n^1]; sib.bits < cur.bits {
+		if sib := nd[(n^1)&m]; sib.bits < cur.bits {
 			cur = sib
 		}
-		nd[n>>1] = cur
+		nd[(n>>1)&m] = cur
 	}
 }
 
