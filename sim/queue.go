@@ -338,33 +338,28 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 // plain run: no client component before the server, no trace, no retry
 // budget, no QueueLimit and no shedding, so that admitting a fresh request
 // needs no state but the workers'. It does what the general loop's
-// arriveQueued and admit do, in the same order and with the same draws,
-// with the common case written out (the request is admitted and answered
-// in time; its draws take the ziggurat's first step) and everything else
-// handed to arriveQueued (down or turned away) or settle (timed out).
+// arriveQueued does, in the same order and with the same draws, for the
+// common case written out: the server is up, the request admitted and
+// answered in time, its draws taking the ziggurat's first step. Any other
+// request goes to arriveQueued, with the stream set back to before its
+// service time's draw (if any), which arriveQueued then draws again.
 func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	rng, w, lat := st.rng, &q.free, q.lat
 	expo := q.kind == 1
 	lim := min(end, q.horizon)
-	// Counts are summed here and added at the end (the calls below only
-	// add to them too); the sums of times, whose order matters, are kept
-	// here and handed over around the calls.
+	// Counts are summed here and added at the end (arriveQueued only adds
+	// to them too); the sums of times, whose order matters, are kept here
+	// and handed over around its calls.
 	var offered, sent, after, good int64
 	busy, latSum := q.busy, lat.sum
 	a := q.nextArrival
 	for ; a < lim; offered++ {
 		start := max(a, w.first())
 		wait := start - a
-		if (a < st.recoverAt && a >= q.outageStart) || (wait > 0 && q.maxWait > 0 && wait > q.maxWait) {
-			q.busy, lat.sum = busy, latSum
-			s.arriveQueued(st, q, fresh, k, a) // down or turned away: no draw before admit refuses it
-			busy, latSum = q.busy, lat.sum
-		} else {
-			sent++
-			if a >= st.recoverAt {
-				after++
-			}
-			var sv float64
+		before := *rng
+		var sv, done float64
+		plain := !(a < st.recoverAt && a >= q.outageStart) && !(wait > 0 && q.maxWait > 0 && wait > q.maxWait)
+		if plain {
 			if expo {
 				x, j, ok := expFirst(rng)
 				if !ok {
@@ -374,24 +369,27 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 			} else {
 				sv = q.service(rng)
 			}
-			done := start + sv
+			done = start + sv
+			plain = !(q.timeout > 0 && done-a > q.timeout)
+		}
+		if !plain { // down, turned away or timed out
+			*rng = before
+			q.busy, lat.sum = busy, latSum
+			s.arriveQueued(st, q, fresh, k, a)
+			busy, latSum = q.busy, lat.sum
+		} else {
+			sent++
+			if a >= st.recoverAt {
+				after++
+			}
 			w.replaceFirst(done)
 			busy += sv
-			if q.timeout > 0 && done-a > q.timeout {
-				q.wasted += sv
-				q.timedOut++
-				st.resp.up = true
-				q.busy, lat.sum = busy, latSum
-				s.settle(st, q, fresh, k, a, timedOut, done, false)
-				busy, latSum = q.busy, lat.sum
-			} else {
-				good++
-				x := done - a
-				lat.counts[latencyBucket(x)]++
-				latSum += x
-				if dk := st.tk.arrival(done); dk < st.nt {
-					q.good[dk]++
-				}
+			good++
+			x := done - a
+			lat.counts[latencyBucket(x)]++
+			latSum += x
+			if dk := st.tk.arrival(done); dk < st.nt {
+				q.good[dk]++
 			}
 		}
 		x, j, ok := expFirst(rng)
@@ -445,13 +443,6 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	if !down {
 		out, done = q.admit(a, st.rng)
 	}
-	s.settle(st, q, i, k, a, out, done, down)
-}
-
-// settle handles the outcome of client i's request (or a fresh one's)
-// that arrived at time a (ms) in tick k and was counted as sent: down, the
-// server was down; answered, it is answered at done.
-func (s *Sim) settle(st *runState, q *queueRun, i int32, k int, a float64, out outcome, done float64, down bool) {
 	if st.gate != nil { // the client learns at once: a timeout, an answer and a refusal alike
 		st.gate.outcome(i, k, a, out == answered, out == rejected && !down)
 	}
