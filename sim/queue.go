@@ -426,8 +426,13 @@ func (s *Sim) loopClient(q *queueRun) int32 {
 // arriveQueued handles client i's request (or a fresh one's) arriving at
 // time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
-	if st.gate != nil && s.gateQueued(st, q, i, k, a) {
-		return
+	if st.gate != nil {
+		if i == fresh { // the components gate a client: a new request needs one at once
+			i = s.loopClient(q)
+		}
+		if s.gateQueued(st, q, i, k, a) {
+			return
+		}
 	}
 	q.arrivalsInTick++
 	st.r.Sent++

@@ -443,3 +443,33 @@ func TestSheddingBoundsLatency(t *testing.T) {
 		t.Errorf("shedding at 50 ms: %d rejected, p99 %g ms, busy %.3f of the time; want some rejected, p99 ≤ 250 ms, busy ≥ 0.95", shed.Rejected, shed.LatencyP99, busy)
 	}
 }
+
+// Open-loop traffic through client components that gate a request before
+// it is sent (adaptive throttling, a breaker, AWS's client-side rate
+// limiter): a new request gets its client at once, so the components can
+// gate it (before, its missing client state was indexed at −1 and the run
+// panicked); the throttle refuses some requests locally once the outage
+// fails them.
+func TestOpenLoopThroughGates(t *testing.T) {
+	t.Parallel()
+	sc := openLoop(10, "exponential", 20*time.Millisecond, 300, 0)
+	sc.Clients, sc.Horizon, sc.Timeout = 200, 60*time.Second, 400*time.Millisecond
+	sc.OutageStart, sc.RecoverAt = 10*time.Second, 20*time.Second
+	for _, c := range []Policy{
+		{ThrottleK: 2, ClientsPerProcess: 100},
+		{BreakerRatio: 0.1, ClientsPerProcess: 100},
+		{AWSAdaptive: true, ClientsPerProcess: 100},
+	} {
+		p := withComponents(DefaultPolicy(Decorrelated), c).Normalize()
+		r, err := Run(sc, p, 3)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if r.Offered < 17000 || r.Offered > 19000 || r.Goodput == 0 {
+			t.Errorf("%+v: %d new requests, %d answered in time: want about 18,000 (300/s for 60 s), some answered", c, r.Offered, r.Goodput)
+		}
+		if c.ThrottleK > 0 && r.LocalRejections == 0 {
+			t.Errorf("%+v: nothing refused locally", c)
+		}
+	}
+}
