@@ -216,12 +216,13 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 // its children's with the leaf it came from, so node 1 holds the earliest.
 // Admitting a request replaces that earliest time with a later one and
 // replays the matches on its leaf's path: one per level, each a load of a
-// sibling (independent of the others) and a select without a branch. A
-// binary heap's sift did the same work with branches that the new time's
-// random depth made unpredictable (a fifth of an open-loop run's profile;
-// the tree took BenchmarkQueue/open-loop from 46–51 to 33–38 CPU ns per
-// event). Only the earliest time is ever read, so the results are those of
-// the heap, bit for bit.
+// sibling (independent of the others), a compare and two conditional moves
+// (the select by masks before chained four dependent instructions a level,
+// this two). A binary heap's sift did the same work with branches that the
+// new time's random depth made unpredictable (a fifth of an open-loop
+// run's profile; the tree took BenchmarkQueue/open-loop from 46–51 to
+// 33–38 CPU ns per event). Only the earliest time is ever read, so the
+// results are those of the heap, bit for bit.
 type workers struct {
 	nd []wnode
 }
@@ -262,7 +263,7 @@ func (w *workers) at(n int) float64 { return math.Float64frombits(uint64(w.nd[n]
 
 // replaceFirst gives the earliest free worker the time t, no earlier than
 // first(). It is not inlined: inlined in openPlain, its loop's values
-// spilled to the stack for want of registers (measured 2–5 % slower).
+// spilled to the stack for want of registers (measured about 5 % slower).
 //
 //go:noinline
 func (w *workers) replaceFirst(t float64) {
