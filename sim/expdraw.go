@@ -17,22 +17,75 @@ package sim
 // Go on arm64, at a third to a half of its cost (BenchmarkExpDraw, three
 // runs on a loaded machine: 6–12 ns against 19–26).
 func expDraw(rng *Mulberry32) float64 {
+	x, j, ok := expFirst(rng)
+	if ok {
+		return x
+	}
+	return expMore(rng, x, j)
+}
+
+// expFirst is expDraw's first step, small enough to inline where a draw
+// is hot: one number j of the stream and x = j·w[i]; ok when x is the
+// draw (j < k[i]), else expMore(rng, x, j) finishes it.
+func expFirst(rng *Mulberry32) (x float64, j uint32, ok bool) {
+	j = rng.Uint32()
+	i := j & 0xff
+	return float64(float64(j) * zigW[i]), j, j < zigK[i]
+}
+
+// expMore finishes a draw whose first step (x, j) was not accepted at
+// once: the tail, or the wedge's test and, failing it, a new first step.
+func expMore(rng *Mulberry32, x float64, j uint32) float64 {
 	for {
-		j := rng.Uint32()
 		i := j & 0xff
-		x := float64(float64(j) * zigW[i])
-		if j < zigK[i] {
-			return x
-		}
 		if i == 0 {
 			return zigR - logPure(1-rng.Float64()) // 1 − U ∈ (0, 1]
 		}
 		u := rng.Float64()
-		if zigF[i]+float64(u*(zigF[i-1]-zigF[i])) < expPure(-x) {
+		if wedgeBelow(i, x, zigF[i]+float64(u*(zigF[i-1]-zigF[i]))) {
+			return x
+		}
+		var ok bool
+		if x, j, ok = expFirst(rng); ok {
 			return x
 		}
 	}
 }
+
+// wedgeBelow is the wedge's test of layer i (1 … 255): whether y, a height
+// in it, lies below e^−x at x, a point of it. It answers as y < expPure(−x)
+// does, and mostly without computing it: e^−x is convex, so it lies above
+// its tangent at the layer's edge X (f = e^−X: f·(1 + X − x)) and, for x
+// between the edge L of the layer above and X, below their chord. A y
+// below the tangent or above the chord by more than squeezeGap is decided
+// by them; a y between them, or an x short of L (rounding can put the
+// first x of a wedge just before L), by expPure. squeezeGap (10⁻¹²;
+// heights are 4.5·10⁻⁴ … 1) exceeds the bounds' and expPure's rounding
+// errors (under 10⁻¹⁵ here) many times over, so the answer is the same
+// bits; TestWedgeSqueeze checks it against expPure on every layer.
+func wedgeBelow(i uint32, x, y float64) bool {
+	if below, ok := wedgeSqueeze(i, x, y); ok {
+		return below
+	}
+	return y < expPure(-x)
+}
+
+// wedgeSqueeze is wedgeBelow's answer by the tangent and the chord, ok
+// when they decide it.
+func wedgeSqueeze(i uint32, x, y float64) (below, ok bool) {
+	hi, lo := zigF[i-1], zigF[i]
+	l, r := zigEdge[i-1], zigEdge[i]
+	if y < float64(lo*float64(1+float64(r-x)))-squeezeGap {
+		return true, true
+	}
+	if x >= l && y > lo+float64(float64(hi-lo)*float64(float64(r-x)/float64(r-l)))+squeezeGap {
+		return false, true
+	}
+	return false, false
+}
+
+// squeezeGap is wedgeBelow's margin.
+const squeezeGap = 1e-12
 
 // The ziggurat's constants (Marsaglia and Tsang's REXP, 256 layers): r,
 // where the tail starts, and v, the area of every layer.
@@ -47,6 +100,9 @@ var (
 	zigK [256]uint32
 	zigW [256]float64
 	zigF [256]float64
+	// zigEdge[i] is layer i's edge X (w[i]·2³², e^−X = f[i]); 0 for the
+	// top (i = 0 stands for the point above layer 1: x = 0, f = 1).
+	zigEdge [256]float64
 )
 
 // init builds the tables by Marsaglia and Tsang's setup (their zigset),
@@ -67,5 +123,8 @@ func init() {
 		te = de
 		zigF[i] = expPure(-de)
 		zigW[i] = de / m2
+	}
+	for i := 1; i < 256; i++ {
+		zigEdge[i] = float64(zigW[i] * m2)
 	}
 }

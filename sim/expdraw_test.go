@@ -122,6 +122,53 @@ func TestQueueMathIsTheSameEverywhere(t *testing.T) {
 	}
 }
 
+// The wedge's squeeze (tangent and chord) answers as the test by expPure
+// does, on every layer: at points of the wedge spread over it, its edges
+// included, and at heights spread over it, at e^−x itself and one ulp
+// either side of it; and it decides most of the spread points (else it
+// would save nothing).
+func TestWedgeSqueeze(t *testing.T) {
+	t.Parallel()
+	rng := NewMulberry32(8)
+	decided, points := 0, 0
+	for i := uint32(1); i < 256; i++ {
+		hi, lo := zigF[i-1], zigF[i]
+		for n := range 400 {
+			j := zigK[i] + uint32(rng.Float64()*float64(math.MaxUint32-zigK[i]))
+			switch n {
+			case 0:
+				j = zigK[i] // the wedge's first x, which may fall just short of the layer above's edge
+			case 1:
+				j = math.MaxUint32
+			}
+			x := float64(float64(j) * zigW[i])
+			e := expPure(-x)
+			ys := []float64{e, math.Nextafter(e, 0), math.Nextafter(e, 2)}
+			for range 20 {
+				ys = append(ys, lo+float64(rng.Float64()*(hi-lo)))
+			}
+			for m, y := range ys {
+				below, ok := wedgeSqueeze(i, x, y)
+				if ok && below != (y < e) {
+					t.Fatalf("layer %d, x %v, y %v: the squeeze says below %v, e^−x = %v", i, x, y, below, e)
+				}
+				if wedgeBelow(i, x, y) != (y < e) {
+					t.Fatalf("layer %d, x %v, y %v: wedgeBelow differs from y < e^−x = %v", i, x, y, e)
+				}
+				if m >= 3 {
+					points++
+					if ok {
+						decided++
+					}
+				}
+			}
+		}
+	}
+	if share := float64(decided) / float64(points); share < 0.9 {
+		t.Errorf("the squeeze decides %.3f of the wedges' points, want ≥ 0.9", share)
+	}
+}
+
 // BenchmarkExpDraw: the ziggurat against −ln(1 − U) with math.Log.
 func BenchmarkExpDraw(b *testing.B) {
 	rng := NewMulberry32(1)

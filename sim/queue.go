@@ -231,60 +231,67 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 // its children's with the leaf it came from, so node 1 holds the earliest.
 // Admitting a request replaces that earliest time with a later one and
 // replays the matches on its leaf's path: one per level, each a load of a
-// sibling (independent of the others) and a select without a branch. A
-// binary heap's sift did the same work with branches that the new time's
-// random depth made unpredictable (a fifth of an open-loop run's profile;
-// the tree took BenchmarkQueue/open-loop from 46–51 to 33–38 CPU ns per
-// event). Only the earliest time is ever read, so the results are those of
-// the heap, bit for bit.
+// sibling (independent of the others), a compare and two conditional moves
+// (the select by masks before chained four dependent instructions a level,
+// this two). A binary heap's sift did the same work with branches that the
+// new time's random depth made unpredictable (a fifth of an open-loop
+// run's profile; the tree took BenchmarkQueue/open-loop from 46–51 to
+// 33–38 CPU ns per event). Only the earliest time is ever read, so the
+// results are those of the heap, bit for bit.
 type workers struct {
-	at   []float64 // per node: the time (ms); ≥ 0, never NaN
-	leaf []int32   // per node: the leaf its time is at
+	nd []wnode
+}
+
+// wnode is a node of the workers' tree: a time and the leaf it is at, side
+// by side so that a match reads one pair (a node and its sibling share a
+// cache line). Times ≥ 0 and not NaN order as their bits do, as signed
+// integers: the tree compares the bits.
+type wnode struct {
+	bits int64 // math.Float64bits of the time (ms)
+	leaf int64
 }
 
 // reset makes c idle workers (free at 0).
 func (w *workers) reset(c int) {
 	p := 1 << bits.Len(uint(max(c-1, 0))) // leaves: c rounded up to a power of two
-	w.at, w.leaf = grow(w.at, 2*p), grow(w.leaf, 2*p)
+	w.nd = grow(w.nd, 2*p)
 	for j := range p {
-		w.at[p+j], w.leaf[p+j] = 0, int32(p+j)
+		w.nd[p+j] = wnode{0, int64(p + j)}
 		if j >= c {
-			w.at[p+j] = math.Inf(1)
+			w.nd[p+j].bits = int64(math.Float64bits(math.Inf(1)))
 		}
 	}
 	for n := p - 1; n >= 1; n-- {
-		w.play(n)
+		l, r := w.nd[2*n], w.nd[2*n+1]
+		if r.bits < l.bits {
+			l = r
+		}
+		w.nd[n] = l
 	}
-}
-
-// play sets node n from its children (the left one on a tie).
-func (w *workers) play(n int) {
-	l, r := 2*n, 2*n+1
-	if w.at[r] < w.at[l] {
-		l = r
-	}
-	w.at[n], w.leaf[n] = w.at[l], w.leaf[l]
 }
 
 // first is the earliest time a worker is free.
-func (w *workers) first() float64 { return w.at[1] }
+func (w *workers) first() float64 { return math.Float64frombits(uint64(w.nd[1].bits)) }
+
+// at is node n's time.
+func (w *workers) at(n int) float64 { return math.Float64frombits(uint64(w.nd[n].bits)) }
 
 // replaceFirst gives the earliest free worker the time t, no earlier than
-// first().
+// first(). It is not inlined: inlined in openPlain, its loop's values
+// spilled to the stack for want of registers (measured about 5 % slower).
+//
+//go:noinline
 func (w *workers) replaceFirst(t float64) {
-	at, leaf := w.at, w.leaf
-	n := int(leaf[1])
-	at[n] = t
-	// Times ≥ 0 and not NaN order as their bits do: the sign of a
-	// difference of bits is a mask that picks the smaller without a branch.
-	tb, tl := int64(math.Float64bits(t)), int64(n)
+	nd := w.nd
+	m := len(nd) - 1 // the nodes' count is a power of two: i&m is i, and proves it in range
+	cur := wnode{int64(math.Float64bits(t)), nd[1].leaf}
+	n := int(cur.leaf)
+	nd[n] = cur
 	for ; n > 1; n >>= 1 {
-		sb := int64(math.Float64bits(at[n^1]))
-		sl := int64(leaf[n^1])
-		less := (sb - tb) >> 63 // all ones when the sibling's time is smaller
-		tb ^= (tb ^ sb) & less
-		tl ^= (tl ^ sl) & less
-		at[n>>1], leaf[n>>1] = math.Float64frombits(uint64(tb)), int32(tl)
+		if sib := nd[(n^1)&m]; sib.bits < cur.bits {
+			cur = sib
+		}
+		nd[(n>>1)&m] = cur
 	}
 }
 
@@ -295,6 +302,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		q.nextArrival = q.arrivalAfter(0, st.rng)
 	}
 	q.base = s.clients[0].prev
+	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
 		if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
@@ -313,12 +321,16 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 		if q.rate > 0 {
 			end := float64(float64(k+1) * st.tk.tick)
-			for q.nextArrival < end && q.nextArrival < q.horizon {
-				a := q.nextArrival
-				q.offered[k]++
-				q.offeredN++
-				s.arriveQueued(st, q, fresh, k, a)
-				q.nextArrival = q.arrivalAfter(a, st.rng)
+			if plain {
+				s.openPlain(st, q, k, end)
+			} else {
+				for q.nextArrival < end && q.nextArrival < q.horizon {
+					a := q.nextArrival
+					q.offered[k]++
+					q.offeredN++
+					s.arriveQueued(st, q, fresh, k, a)
+					q.nextArrival = q.arrivalAfter(a, st.rng)
+				}
 			}
 		}
 		if t >= st.recoverAt {
@@ -358,6 +370,85 @@ func (q *queueRun) arrivalAfter(a float64, rng *Mulberry32) float64 {
 	}
 }
 
+// openPlain is the open-loop arrivals of tick k before end (ms) on a
+// plain run: no client component before the server, no trace, no retry
+// budget, no QueueLimit and no shedding, so that admitting a fresh request
+// needs no state but the workers'. It does what the general loop's
+// arriveQueued does, in the same order and with the same draws, for the
+// common case written out: the server is up, the request admitted and
+// answered in time, its draws taking the ziggurat's first step. Any other
+// request goes to arriveQueued, with the stream set back to before its
+// service time's draw (if any), which arriveQueued then draws again.
+func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
+	rng, w, lat := st.rng, &q.free, q.lat
+	expo := q.kind == 1
+	lim := min(end, q.horizon)
+	// Counts are summed here and added at the end (arriveQueued only adds
+	// to them too); the sums of times, whose order matters, are kept here
+	// and handed over around its calls.
+	var offered, sent, after, good int64
+	busy, latSum := q.busy, lat.sum
+	a := q.nextArrival
+	for ; a < lim; offered++ {
+		start := max(a, w.first())
+		wait := start - a
+		before := *rng
+		var sv, done float64
+		plain := !(a < st.recoverAt && a >= q.outageStart) && !(wait > 0 && q.maxWait > 0 && wait > q.maxWait)
+		if plain {
+			if expo {
+				x, j, ok := expFirst(rng)
+				if !ok {
+					x = expMore(rng, x, j)
+				}
+				sv = float64(q.svc * x)
+			} else {
+				sv = q.service(rng)
+			}
+			done = start + sv
+			plain = !(q.timeout > 0 && done-a > q.timeout)
+		}
+		if !plain { // down, turned away or timed out
+			*rng = before
+			q.busy, lat.sum = busy, latSum
+			s.arriveQueued(st, q, fresh, k, a)
+			busy, latSum = q.busy, lat.sum
+		} else {
+			sent++
+			if a >= st.recoverAt {
+				after++
+			}
+			w.replaceFirst(done)
+			busy += sv
+			good++
+			x := done - a
+			lat.counts[latencyBucket(x)]++
+			latSum += x
+			if dk := st.tk.arrival(done); dk < st.nt {
+				q.good[dk]++
+			}
+		}
+		if len(q.curve) > 0 { // a daily curve: thinned candidates
+			a = q.arrivalAfter(a, rng)
+			continue
+		}
+		x, j, ok := expFirst(rng)
+		if !ok {
+			x = expMore(rng, x, j)
+		}
+		a += float64(x * q.gap)
+	}
+	q.nextArrival = a
+	q.busy, lat.sum = busy, latSum
+	lat.n += good
+	q.goodput += good
+	q.offered[k] += int32(offered)
+	q.offeredN += offered
+	q.arrivalsInTick += int(sent)
+	st.r.Sent += sent
+	st.r.SentAfterRecovery += after
+}
+
 // fresh stands for a new open-loop request: it has no client state (no
 // index) until it must retry, and most never do.
 const fresh = -1
@@ -375,8 +466,13 @@ func (s *Sim) loopClient(q *queueRun) int32 {
 // arriveQueued handles client i's request (or a fresh one's) arriving at
 // time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
-	if st.gate != nil && s.gateQueued(st, q, i, k, a) {
-		return
+	if st.gate != nil {
+		if i == fresh { // the components gate a client: a new request needs one at once
+			i = s.loopClient(q)
+		}
+		if s.gateQueued(st, q, i, k, a) {
+			return
+		}
 	}
 	q.arrivalsInTick++
 	st.r.Sent++
@@ -531,7 +627,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return (cap(q.free.at)+cap(q.waiting))*8 + cap(q.free.leaf)*4 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k

@@ -502,6 +502,11 @@ func TestDailyCurve(t *testing.T) {
 	if r.Offered != int64(before+after) {
 		t.Errorf("Offered %d, the ticks' new requests %d", r.Offered, before+after)
 	}
+	// The general path (a trace) draws the same as the plain one (openPlain).
+	traced := Sim{Trace: func(Event) {}}
+	if again, err := traced.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(7), nil); err != nil || again != r {
+		t.Errorf("traced run: %+v, %v; want %+v", again, err, r)
+	}
 	// A slot of multiplier 0 sends nothing: from 18:00 the curve is 0.
 	sc.ArrivalClock = 17 * time.Hour
 	if _, err := s.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(7), nil); err != nil {
@@ -510,6 +515,36 @@ func TestDailyCurve(t *testing.T) {
 	for k, n := range s.queue.offered {
 		if float64(k)*tick >= 3600 && n != 0 {
 			t.Fatalf("tick %d (after 18:00, multiplier 0): %d new requests", k, n)
+		}
+	}
+}
+
+// Open-loop traffic through client components that gate a request before
+// it is sent (adaptive throttling, a breaker, AWS's client-side rate
+// limiter): a new request gets its client at once, so the components can
+// gate it (before, its missing client state was indexed at −1 and the run
+// panicked); the throttle refuses some requests locally once the outage
+// fails them.
+func TestOpenLoopThroughGates(t *testing.T) {
+	t.Parallel()
+	sc := openLoop(10, "exponential", 20*time.Millisecond, 300, 0)
+	sc.Clients, sc.Horizon, sc.Timeout = 200, 60*time.Second, 400*time.Millisecond
+	sc.OutageStart, sc.RecoverAt = 10*time.Second, 20*time.Second
+	for _, c := range []Policy{
+		{ThrottleK: 2, ClientsPerProcess: 100},
+		{BreakerRatio: 0.1, ClientsPerProcess: 100},
+		{AWSAdaptive: true, ClientsPerProcess: 100},
+	} {
+		p := withComponents(DefaultPolicy(Decorrelated), c).Normalize()
+		r, err := Run(sc, p, 3)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if r.Offered < 17000 || r.Offered > 19000 || r.Goodput == 0 {
+			t.Errorf("%+v: %d new requests, %d answered in time: want about 18,000 (300/s for 60 s), some answered", c, r.Offered, r.Goodput)
+		}
+		if c.ThrottleK > 0 && r.LocalRejections == 0 {
+			t.Errorf("%+v: nothing refused locally", c)
 		}
 	}
 }

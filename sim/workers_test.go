@@ -28,11 +28,11 @@ func TestWorkersTree(t *testing.T) {
 			if w.first() != want[0] {
 				t.Fatalf("%d workers: earliest free %v, want %v", c, w.first(), want[0])
 			}
-			p := len(w.at) / 2
+			p := len(w.nd) / 2
 			for n := 1; n < p; n++ {
-				m := min(w.at[2*n], w.at[2*n+1])
-				if w.at[n] != m || w.at[w.leaf[n]] != m || int(w.leaf[n]) < p {
-					t.Fatalf("%d workers: node %d holds %v from leaf %d, its children %v and %v", c, n, w.at[n], w.leaf[n], w.at[2*n], w.at[2*n+1])
+				m, l := min(w.at(2*n), w.at(2*n+1)), int(w.nd[n].leaf)
+				if w.at(n) != m || w.at(l) != m || l < p {
+					t.Fatalf("%d workers: node %d holds %v from leaf %d, its children %v and %v", c, n, w.at(n), l, w.at(2*n), w.at(2*n+1))
 				}
 			}
 		}
