@@ -502,7 +502,7 @@ func TestDailyCurve(t *testing.T) {
 	if r.Offered != int64(before+after) {
 		t.Errorf("Offered %d, the ticks' new requests %d", r.Offered, before+after)
 	}
-	// The general path (a trace) draws the same as the plain one (openPlain).
+	// A traced run draws the same.
 	traced := Sim{Trace: func(Event) {}}
 	if again, err := traced.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(7), nil); err != nil || again != r {
 		t.Errorf("traced run: %+v, %v; want %+v", again, err, r)
