@@ -299,7 +299,7 @@ func (s Scenario) validateQueue() error {
 		return &FieldError{"ArrivalCurve", s.ArrivalCurve, err.Error()}
 	}
 	if peak := slices.Max(c); s.ArrivalRate*peak*s.Horizon.Seconds() > MaxOffered {
-		return &FieldError{"ArrivalCurve", s.ArrivalCurve, fmt.Sprintf("a peak multiplier (now %g) with ArrivalRate × peak × Horizon at most %d", peak, MaxOffered)}
+		return &FieldError{"ArrivalCurve", s.ArrivalCurve, fmt.Sprintf("a peak multiplier (now %g) with ArrivalRate × peak at most %d requests over the run (%v)", peak, MaxOffered, s.Horizon)}
 	}
 	if s.ArrivalClock < 0 || s.ArrivalClock >= Day || s.ArrivalClock%time.Millisecond != 0 {
 		return &FieldError{"ArrivalClock", s.ArrivalClock, "the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"}
@@ -319,6 +319,19 @@ func ParseCurve(text string) ([]float64, error) {
 	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if len(fields) == 0 || len(fields) > MaxCurve {
 		return nil, fmt.Errorf("1 to %d multipliers of the rate, one per equal slot of a day (24: hourly), separated by spaces or commas; got %d", MaxCurve, len(fields))
+	}
+	// "1,,2" or ",1" most likely lost a multiplier: refused, not read as
+	// fewer slots (which would stretch every slot after it); one trailing
+	// comma is allowed.
+	parts := strings.Split(text, ",")
+	for i, p := range parts[:len(parts)-1] {
+		switch {
+		case strings.TrimSpace(p) != "":
+		case i == 0:
+			return nil, fmt.Errorf("multipliers ≥ 0 separated by spaces or commas; none before the first comma")
+		default:
+			return nil, fmt.Errorf("multipliers ≥ 0 separated by spaces or commas; none between commas %d and %d", i, i+1)
+		}
 	}
 	out := make([]float64, len(fields))
 	for i, f := range fields {
