@@ -601,6 +601,9 @@ func userWords(fe *sim.FieldError) (key, msg string) {
 	if v == "" { // a missing word: say so, not "key: : want"
 		v = `""`
 	}
+	if s, ok := v.(string); ok && len([]rune(s)) > maxShown { // a curve of 1,441 numbers: its start, not all of it
+		v = fmt.Sprintf("%s… (%d characters)", string([]rune(s)[:maxShown-20]), len([]rune(s)))
+	}
 	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
 		if p := paramByField(f); p != nil {
 			return p.Key
@@ -608,6 +611,9 @@ func userWords(fe *sim.FieldError) (key, msg string) {
 		return f
 	}))
 }
+
+// maxShown is the longest string value an error message repeats whole.
+const maxShown = 80
 
 // fieldNames matches the sim field names of Params, as whole words.
 var fieldNames = func() *regexp.Regexp {

@@ -199,6 +199,9 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		// Sizes are counted before anything is expanded.
 		{"a million cells", base + "[sweep.s]\npolicy = \"fixed\"\nclients = {from = 1, to = 1000}\ncapacity_rps = {from = 10, to = 10000, step = 10}\n", []string{"t.toml:4: sweep.s: more than 100000 cells"}},
 		{"too many runs", "[sweep.s]\nseeds = {from = 1, to = 100000}\npolicy = \"fixed\"\nclients = {from = 1, to = 101}\n", []string{"t.toml:1: sweep.s: 101 cells × 100000 seeds = 10100000 runs: more than 10000000"}},
+		// A long value is shown by its start: the message stays readable.
+		{"too many slots", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 1\nservice = \"fixed\"\nservice_s = 0.01\narrival_rps = 1\narrival_curve = \"" + strings.Repeat("1 ", 1440) + "1\"\n",
+			[]string{"t.toml:10: sweep.s.arrival_curve: " + strings.Repeat("1 ", 30) + "… (2881 characters): want 1 to 1440 multipliers", "; got 1441"}},
 		{"a long list", "[sweep.s]\npolicy = \"fixed\"\nseeds = [" + strings.Repeat("1, ", MaxList) + "1]\n", []string{"t.toml:3: sweep.s.seeds: a list of 100001 values: want at most 100000"}},
 	}
 	for _, tt := range tests {
@@ -206,6 +209,9 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: no error", tt.name)
 			continue
+		}
+		if len(err.Error()) > 2000 {
+			t.Errorf("%s: an error of %d bytes", tt.name, len(err.Error()))
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(err.Error(), w) {
