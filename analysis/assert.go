@@ -10,6 +10,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/suggest"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // An Assertion is an absolute check a nightly job gates on, one line:
@@ -111,6 +112,9 @@ func ParseAssertion(line string) (Assertion, error) {
 		}
 		if err != nil {
 			return a, fmt.Errorf("%s=%s: want %s", k, v, p.Type)
+		}
+		if pr, ok := sim.PresetByName(v); ok && k == "policy" && !slices.Contains(sim.Kinds(), sim.Kind(v)) {
+			return a, fmt.Errorf("policy=%s: want a family: %s is a preset, whose rows hold its family (%s); name it with %s=%s or preset=%s", v, v, pr.Policy.Kind, dataset.ColPolicySpec, v, v)
 		}
 		a.Where = append(a.Where, Filter{k, val})
 	}

@@ -48,6 +48,7 @@ func TestAssertions(t *testing.T) {
 		{`t99_after_s mean <= 50 where capacity_rps=300`, false, 2, math.Inf(1)}, // grpc has an unfinished run: never within
 		{`t99_after_s min <= 20 where policy_spec=grpc`, true, 1, 20},            // min reads the finished runs
 		{`t99_after_s max <= 1000 where policy=grpc-go`, false, 1, math.Inf(1)},  // the grpc preset is of the grpc-go family
+		{`t99_after_s max <= 1000 where preset=grpc`, false, 1, math.Inf(1)},
 		{`t99_after_s mean >= 100 where policy=decorrelated capacity_rps=120`, true, 1, 100},
 		{`t99_after_s max <= 60 where capacity_rps=250`, false, 0, 0}, // no cell: fails
 		{`t99_after_s hi <= 1000 where policy=decorrelated`, true, 2, 0},
@@ -75,6 +76,9 @@ func TestAssertions(t *testing.T) {
 		{`t99_after_s max <= 60 where clients=many`, `clients=many: want a whole number`},
 		{`t99_after_s max <= 60 where policy_spec="grpc`, `a quote is not closed`},
 		{`t99_after_s max`, `want METRIC STAT OP BOUND`},
+		// A preset's name as its policy matches nothing: policy holds families.
+		{`recovered_after_s max <= 60 where policy=aws-sdk-go-v2`, `policy=aws-sdk-go-v2: want a family: aws-sdk-go-v2 is a preset, whose rows hold its family (aws-2026); name it with policy_spec=aws-sdk-go-v2 or preset=aws-sdk-go-v2`},
+		{`t99_after_s max <= 60 where policy=cenkalti-backoff`, `cenkalti-backoff is a preset, whose rows hold its family (grpc)`},
 	} {
 		_, err := ParseAssertion(tt.line)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
