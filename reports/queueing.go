@@ -331,7 +331,7 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 		return
 	}
 	ew.printf("## Queueing servers: back to steady state\n\n")
-	ew.printf("A queueing server with open-loop traffic is **back** once goodput (requests answered within their client's timeout) stays within %s %% of demand in every %v window up to the horizon; a run that never gets there is *not back*, never fast. ", num.Fixed(100*sim.RecoveryBand, 0), sim.RecoveryWindow)
+	ew.printf("A queueing server with open-loop traffic is **back** once goodput (requests answered within their client's timeout) stays within %s %% of demand in every %v window with new requests up to the horizon (a daily curve's window without any says nothing either way); a run that never gets there is *not back*, never fast. ", num.Fixed(100*sim.RecoveryBand, 0), sim.RecoveryWindow)
 	ew.printf("Each cell is the mean time back after recovery (s) over the seeds back, and how many seeds were not back by the horizon. ")
 	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
 	ew.printf("Each scenario's ranking, with goodput, timed-out share, wasted work and latency: [%s](%s).\n\n", QueueingPage, QueueingPage)

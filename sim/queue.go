@@ -561,6 +561,11 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 // window rather than with rate × window removes the Poisson noise of the
 // demand; what remains is the work in progress at the windows' edges (the
 // latency times the rate, 1 % of a window at 90 % load with 10 ms service).
+// A window without new requests (a daily curve's slot of multiplier 0)
+// says nothing either way and is passed over: a server stuck on retries
+// answers none in time and would match its zero demand, and one that
+// served its demand to the last moment still answers some across the
+// window's edge (for ever "above demand").
 func (q *queueRun) recovered(st *runState) Milestone {
 	w := q.recoveryWindowTicks
 	k0 := st.tk.arrival(st.recoverAt)
@@ -571,6 +576,9 @@ func (q *queueRun) recovered(st *runState) Milestone {
 		for k := k0 + j*w; k < k0+(j+1)*w; k++ {
 			good += int64(q.good[k])
 			off += int64(q.offered[k])
+		}
+		if off == 0 {
+			continue
 		}
 		if math.Abs(float64(good-off)) > RecoveryBand*float64(off) {
 			break

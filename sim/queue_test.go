@@ -522,6 +522,41 @@ func TestDailyCurve(t *testing.T) {
 	}
 }
 
+// A window without new requests (a daily curve's slot of multiplier 0)
+// is passed over by the recovery milestone. Four workers × 20 ms at
+// 75–92 % load, a 20 s outage, the run crossing midnight 300 s in, into two
+// hours of multiplier 0: a fixed 1 s retry is stuck (no request answered in
+// time from 100 s on), and must not count as back because it then answers
+// as many as arrive (none); aws-sdk-go-v2's defaults serve the demand to
+// midnight and must not count as late for the requests they still answer
+// across it. Before, the stuck run was back at 5m0s, the healthy one at
+// 5m10s.
+func TestRecoveryPassesOverWindowsWithoutDemand(t *testing.T) {
+	t.Parallel()
+	sc := Article()
+	sc.Clients, sc.Spread = 1, 0
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 4, "exponential", 20*time.Millisecond, time.Second
+	sc.ArrivalRate, sc.OutageStart, sc.RecoverAt, sc.Horizon = 150, 60*time.Second, 80*time.Second, 400*time.Second
+	sc.ArrivalCurve = "0 0 0.38 0.42 0.46 0.5 0.54 0.58 0.62 0.66 0.7 0.74 0.78 0.82 0.86 0.9 0.94 0.98 1.02 1.06 1.1 1.14 1.18 1.22"
+	sc.ArrivalClock = 86100 * time.Second // 23:55
+	var s Sim
+	stuck, err := s.Run(sc, Policy{Kind: Fixed, Base: time.Second}, NewMulberry32(1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stuck.Recovered.Reached || stuck.Goodput*2 > stuck.Offered {
+		t.Errorf("fixed 1s: back %+v with goodput %d of %d: want a stuck run, not back", stuck.Recovered, stuck.Goodput, stuck.Offered)
+	}
+	p, _ := PresetByName("aws-sdk-go-v2")
+	healthy, err := s.Run(sc, p.Policy, NewMulberry32(1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Milestone{At: sc.RecoverAt, Reached: true}); healthy.Recovered != want {
+		t.Errorf("aws-sdk-go-v2: back %+v with goodput %d of %d: want back at recovery, %+v", healthy.Recovered, healthy.Goodput, healthy.Offered, want)
+	}
+}
+
 // Open-loop traffic through client components that gate a request before
 // it is sent (adaptive throttling, a breaker, AWS's client-side rate
 // limiter): a new request gets its client at once, so the components can

@@ -44,7 +44,8 @@ type Result struct {
 	// exact, and percentiles within 0.8 % of latency + 1 ms (see latency).
 	LatencyMean, LatencyP50, LatencyP90, LatencyP99 float64
 	// Recovered: open loop only, the time from which goodput stays within
-	// RecoveryBand of demand in every RecoveryWindow up to the horizon.
+	// RecoveryBand of demand in every RecoveryWindow with new requests up to
+	// the horizon (recovered passes over the others).
 	Recovered Milestone
 
 	// LocalRejections: requests a client component refused before sending

@@ -10,5 +10,7 @@ const Version = "herd-4" // herd-3: a run lasts window_s after recovery, not a f
 // the keys of queueing cells include it, the counting server's keep theirs.
 // queue-2: exponential draws by a ziggurat, lognormal ones and the tables
 // with CPU-independent math (before: math.Log, math.Exp, math.Erfinv,
-// whose bits depend on the CPU).
-const QueueVersion = "queue-2"
+// whose bits depend on the CPU). queue-3: recovered_after_s passes over
+// windows without new requests (a daily curve's zero slots), where a stuck
+// server counted as back.
+const QueueVersion = "queue-3"
