@@ -169,11 +169,14 @@ func serverWords(sc sim.Scenario) string {
 	if sc.Service == "lognormal" {
 		svc = fmt.Sprintf("lognormal (p99 %v)", sc.ServiceP99)
 	}
-	what := "mean"
-	if sc.Service == "lognormal" {
-		what = "median"
+	what := "mean " // a fixed time has no mean to speak of
+	switch sc.Service {
+	case "lognormal":
+		what = "median "
+	case "fixed":
+		what = ""
 	}
-	parts := []string{fmt.Sprintf("%s × %v %s %s service", num.Plural(int(sc.Concurrency), "worker"), sc.ServiceTime, what, svc)}
+	parts := []string{fmt.Sprintf("%s × %v %s%s service", num.Plural(int(sc.Concurrency), "worker"), sc.ServiceTime, what, svc)}
 	if c, ok := analysis.QueueCapacity(sc); ok {
 		mean := ""
 		if sc.Service == "lognormal" {

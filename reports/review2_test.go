@@ -35,6 +35,24 @@ func TestQueueBoundWords(t *testing.T) {
 	}
 }
 
+// The service time is a mean for an exponential one, a median for a
+// lognormal one and neither for a fixed one ("20ms mean fixed service").
+func TestServiceTimeWords(t *testing.T) {
+	t.Parallel()
+	sc := sim.Article()
+	sc.Concurrency, sc.ServiceTime, sc.ServiceP99 = 4, 20*time.Millisecond, 0
+	for svc, want := range map[string]string{"fixed": "4 workers × 20ms fixed service (capacity 200 requests/s)", "exponential": "4 workers × 20ms mean exponential service (capacity 200 requests/s)", "lognormal": "4 workers × 20ms median lognormal (p99 80ms) service"} {
+		s := sc
+		s.Service = svc
+		if svc == "lognormal" {
+			s.ServiceP99 = 80 * time.Millisecond
+		}
+		if got := serverWords(s); !strings.Contains(got, want) {
+			t.Errorf("%s: %q: want it to say %q", svc, got, want)
+		}
+	}
+}
+
 // A dataset of queueing servers only has no t99 ranking; its report's
 // "Use" section sends the reader to the queueing section instead of
 // saying there is no scenario with a single policy per fleet (every one
