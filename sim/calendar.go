@@ -191,12 +191,8 @@ const pendBatch = 256
 func (c *calendar) flush() {
 	for _, p := range c.pend[:c.np] {
 		s := &c.ticks[p.k]
-		if n := s.n; n&(blockSize-1) != 0 { // room in the tail block: put's common case, without the call
-			if p.i < s.last {
-				s.unsorted = true
-			}
-			c.arena[int(s.tail-1)*blockSize+int(n&(blockSize-1))] = p.i
-			s.n, s.last = n+1, p.i
+		if s.n&(blockSize-1) != 0 { // room in the tail block: put's common case, without the call
+			c.appendTail(s, s.tail-1, p.i)
 			continue
 		}
 		c.put(int(p.k), p.i)
@@ -220,11 +216,17 @@ func (c *calendar) put(k int, i int32) {
 		s.tail = b + 1
 		t = b
 	}
+	c.appendTail(s, t, i)
+}
+
+// appendTail writes client i into block t, the tail of slot s's chain, which
+// has room for it.
+func (c *calendar) appendTail(s *slot, t, i int32) {
 	if i < s.last {
 		s.unsorted = true
 	}
-	c.arena[int(t)*blockSize+int(n&(blockSize-1))] = i
-	s.n, s.last = n+1, i
+	c.arena[int(t)*blockSize+int(s.n&(blockSize-1))] = i
+	s.n, s.last = s.n+1, i
 }
 
 // take empties tick k and returns its clients in index order. The slice is

@@ -271,7 +271,7 @@ func (w *workers) reset(c int) {
 }
 
 // first is the earliest time a worker is free.
-func (w *workers) first() float64 { return math.Float64frombits(uint64(w.nd[1].bits)) }
+func (w *workers) first() float64 { return w.at(1) }
 
 // at is node n's time.
 func (w *workers) at(n int) float64 { return math.Float64frombits(uint64(w.nd[n].bits)) }
@@ -374,8 +374,8 @@ func (q *queueRun) arrivalAfter(a float64, rng *Mulberry32) float64 {
 
 // openPlain is the open-loop arrivals of tick k before end (ms) on a
 // plain run: no client component before the server, no trace, no retry
-// budget, no QueueLimit, no shedding and no daily curve, so that admitting a fresh request
-// needs no state but the workers'. It does what the general loop's
+// budget, no QueueLimit, no shedding and no daily curve, so that
+// admitting a fresh request needs no state but the workers'. It does what the general loop's
 // arriveQueued does, in the same order and with the same draws, for the
 // common case written out: the server is up, the request admitted and
 // answered in time, its draws taking the ziggurat's first step. Any other
