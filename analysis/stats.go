@@ -44,17 +44,18 @@ func Summarize(xs []float64, unfinished int) Summary {
 
 // SummarizeShare is Summarize for a share: each value a proportion in
 // [0, 1] (a run's goodput over its demand, say). Its interval is the
-// Wilson score interval at the effective sample size (Korn and Graubard,
-// 1998), never beyond 0 or 1, where Student's t would reach past them
-// (0.99 and 0.999 on two seeds: up to 1.05). The seeds' shares are not
-// Bernoulli trials, so the interval takes as many trials as would give the
-// mean's observed variance, n_eff = p(1 − p)/(s²/N), and Student's t at
-// N − 1 degrees of freedom for z, as Summarize does. Far from 0 and 1
-// (n_eff large beside z²) it is Summarize's interval; near them it bends
-// inward, as a proportion's interval should; for values that are all 0
-// or 1 it is the Wilson interval of N − 1 trials (the sample variance's
-// N − 1). When every seed holds the same share, it is that share, as
-// Summarize's interval is.
+// Wilson score interval at the effective sample size (the approach of
+// Korn and Graubard, 1998, for proportions of clustered samples, with
+// Wilson's interval in place of Clopper–Pearson's): never beyond 0 or 1,
+// where Student's t reaches past them (0.99 and 0.999 on two seeds: up to
+// 1.05). The seeds' shares are not Bernoulli trials, so the interval takes
+// as many trials as would give the mean's observed variance,
+// n_eff = p(1 − p)/(s²/N), and Student's t at N − 1 degrees of freedom for
+// z, as Summarize does. Far from 0 and 1 (n_eff large beside z²) it is
+// Summarize's interval; near them it bends inward, as a proportion's
+// interval should; for values that are all 0 or 1 it is the Wilson
+// interval of N − 1 trials (the sample variance's N − 1). When every seed
+// holds the same share, it is that share, as Summarize's interval is.
 func SummarizeShare(xs []float64, unfinished int) Summary {
 	s := Summarize(xs, unfinished)
 	if math.IsNaN(s.Lo) {
