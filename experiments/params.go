@@ -165,7 +165,7 @@ var Params = []Param{
 			c.Scenario.Horizon += d - c.Scenario.RecoverAt
 			c.Scenario.RecoverAt = d
 		}},
-	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s served after recovery",
+	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s the counting server serves after recovery; a queueing server does not read it (its capacity is concurrency ÷ mean service_s), and there it need only be ≥ 0",
 		get: func(c *Cell) any { return c.Scenario.Capacity },
 		set: func(c *Cell, v any) { c.Scenario.Capacity = v.(float64) }},
 	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
