@@ -71,7 +71,7 @@ func cellsColumns(metrics []string) []struct {
 		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
 	}
 	for _, p := range experiments.Params {
-		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type)}, p.Doc})
+		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, p.Doc})
 	}
 	cols = append(cols,
 		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated"),
