@@ -38,6 +38,20 @@ func metric(key, title, unit string, get func(r *dataset.Record) (float64, bool)
 	return Metric{Key: key, Title: title, Unit: unit, get: get, reads: reads}
 }
 
+// Share reports whether m is a share, a proportion in [0, 1], as its
+// column's name says (dataset.IsShare: goodput_share): its interval is a
+// proportion's (SummarizeShare), never beyond 0 or 1.
+func (m Metric) Share() bool { return dataset.IsShare(m.Key) }
+
+// summarize summarises m's values over a cell's seeds: SummarizeShare for
+// a share, else Summarize.
+func (m Metric) summarize(xs []float64, unfinished int) Summary {
+	if m.Share() {
+		return SummarizeShare(xs, unfinished)
+	}
+	return Summarize(xs, unfinished)
+}
+
 // For reports whether cells of scenario sc have metric m.
 func (m Metric) For(sc sim.Scenario) bool { return m.applies == nil || m.applies(sc) }
 
@@ -223,7 +237,7 @@ func aggregatesOf(recs []*Record, metrics []Metric) []*Aggregate {
 				xs = append(xs, v)
 				per[i] = v
 			}
-			a.summary[m.Key] = Summarize(xs, unfinished)
+			a.summary[m.Key] = m.summarize(xs, unfinished)
 			a.perSeed[m.Key] = per
 		}
 		a.Warnings = warnings(a)

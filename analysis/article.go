@@ -31,7 +31,42 @@ type ArticleRow struct {
 	Published map[experiments.Metric]experiments.Published
 	Ours      map[experiments.Metric]Figure // over experiments.ArticleSeeds
 	Many      map[experiments.Metric]Spread // over many seeds
-	Exact     bool                          // Ours equals Published to every printed digit
+	// Jittered: the row's policy draws its delays at random in its
+	// scenario (DrawsDelays), so its figures on the article's five seeds
+	// are one draw among many: matching digits there say little, and the
+	// row is judged by z against the many-seed mean. A row without jitter
+	// is judged by its digits, which the five seeds were searched for.
+	Jittered bool
+	// Exact: a row without jitter whose every figure equals the
+	// published one to every printed digit. Never a jittered row.
+	Exact bool
+}
+
+// DrawsDelays reports whether c's policy draws its delays at random in
+// c's scenario: whether the waits one client draws after 16 rejections
+// in a row differ between seeds, with the server down or up, under c's
+// Retry-After. Fixed and exponential backoff draw nothing, nor does
+// ra-exact against a server that always sends a Retry-After (it waits
+// exactly that); a policy that jitters draws from the first rejection.
+// The policy's own delays answer, so no list of families can drift from
+// what the simulator does.
+func DrawsDelays(c experiments.Cell) bool {
+	const rejections = 16
+	for _, up := range []bool{false, true} {
+		first, err := c.Policy.Delays(1, rejections, c.Scenario.RetryAfter, up)
+		if err != nil {
+			return true // not a valid policy: nothing to call exact
+		}
+		for seed := uint32(2); seed <= 8; seed++ {
+			ds, _ := c.Policy.Delays(seed, rejections, c.Scenario.RetryAfter, up)
+			for i := range ds {
+				if math.Float64bits(ds[i]) != math.Float64bits(first[i]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ArticleTable is one compared table.
@@ -98,7 +133,8 @@ func CompareArticle(tables []experiments.Table, results Results) []ArticleTable 
 		for _, row := range t.Rows {
 			five, many := results(row.Cell)
 			ar := ArticleRow{Label: row.Label, Cell: row.Cell, Published: row.Published,
-				Ours: map[experiments.Metric]Figure{}, Many: map[experiments.Metric]Spread{}, Exact: true}
+				Ours: map[experiments.Metric]Figure{}, Many: map[experiments.Metric]Spread{}, Jittered: DrawsDelays(row.Cell)}
+			ar.Exact = !ar.Jittered
 			for _, m := range t.Metrics {
 				pub := row.Published[m]
 				f := ArticleFigure(m, five)

@@ -187,9 +187,14 @@ type GroupAggregate struct {
 	// Effect is the group's t99 minus Alone's, paired by seed over the
 	// seeds both ran (the same seed gives the same initial draws): Diff
 	// with its 95 % interval. Seeds is 0 without a paired comparison.
+	// Group and Alone are each side's t99 over those same seeds, so that
+	// Diff = Group.Mean − Alone.Mean: Alone's own summary holds every seed
+	// the dataset has of it (the default sweep's 30, say, where the mix
+	// has 20), and the group's T99 every seed where the group finished.
 	Effect struct {
 		Seeds          int
 		Diff, Lo, High float64
+		Group, Alone   Summary
 	}
 	Clients int
 }
@@ -238,7 +243,8 @@ func MixedFleets(aggs []*Aggregate, rows []dataset.GroupRow) []MixedFleet {
 				alone.Mix = [sim.MaxGroups - 1]sim.Group{}
 				ga.Alone = find(aggs, alone.Key())
 				if ga.Alone != nil {
-					ga.Effect.Seeds, ga.Effect.Diff, ga.Effect.Lo, ga.Effect.High = pairedGroup(rs, ga.Alone, a.Cell.Scenario.RecoverAt)
+					e := &ga.Effect
+					e.Seeds, e.Diff, e.Lo, e.High, e.Group, e.Alone = pairedGroup(rs, ga.Alone, a.Cell.Scenario.RecoverAt)
 				}
 			}
 			mf.Groups = append(mf.Groups, ga)
@@ -341,16 +347,18 @@ func serverLabel(sc sim.Scenario) string {
 }
 
 // pairedGroup compares a group's t99 after recovery with the policy alone,
-// seed by seed: the mean difference and its Student-t 95 % interval.
-func pairedGroup(rows []dataset.GroupRow, alone *Aggregate, recoverAt time.Duration) (n int, diff, lo, hi float64) {
+// seed by seed over the seeds where both reached it: the mean difference
+// and its Student-t 95 % interval, and each side's t99 over those seeds.
+func pairedGroup(rows []dataset.GroupRow, alone *Aggregate, recoverAt time.Duration) (n int, diff, lo, hi float64, group, by Summary) {
 	per := alone.PerSeed(T99)
-	var d []float64
+	var d, g, a []float64
 	for _, r := range rows {
 		i := sort.Search(len(alone.Seeds), func(i int) bool { return alone.Seeds[i] >= r.Seed })
 		if i < len(alone.Seeds) && alone.Seeds[i] == r.Seed && r.Result.T99.Reached && !math.IsNaN(per[i]) {
-			d = append(d, (r.Result.T99.At-recoverAt).Seconds()-per[i])
+			t := (r.Result.T99.At - recoverAt).Seconds()
+			d, g, a = append(d, t-per[i]), append(g, t), append(a, per[i])
 		}
 	}
 	s := Summarize(d, 0)
-	return s.N, s.Mean, s.Lo, s.Hi
+	return s.N, s.Mean, s.Lo, s.Hi, Summarize(g, 0), Summarize(a, 0)
 }

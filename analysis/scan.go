@@ -415,7 +415,7 @@ func (acc *cellAcc) finish(metrics []Metric, xs []float64) (*Aggregate, []float6
 			}
 		}
 		a.packed[m.Key] = p
-		a.summary[m.Key] = Summarize(xs, unfinished)
+		a.summary[m.Key] = m.summarize(xs, unfinished)
 	}
 	acc.per = nil
 	a.Warnings = warnings(a)

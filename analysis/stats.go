@@ -13,7 +13,7 @@ type Summary struct {
 	N          int     // runs that have a value (finished runs, for times)
 	Unfinished int     // runs without a value: the milestone was never reached
 	Mean, SD   float64 // SD is the sample standard deviation (n − 1)
-	Lo, Hi     float64 // Student-t 95 % confidence interval of the mean; NaN when N < 2
+	Lo, Hi     float64 // 95 % confidence interval of the mean (Summarize, SummarizeShare); NaN when N < 2
 	Min, Max   float64
 }
 
@@ -40,6 +40,51 @@ func Summarize(xs []float64, unfinished int) Summary {
 		s.SD = 0
 	}
 	return s
+}
+
+// SummarizeShare is Summarize for a share: each value a proportion in
+// [0, 1] (a run's goodput over its demand, say). Its interval is the
+// Wilson score interval at the effective sample size (the approach of
+// Korn and Graubard, 1998, for proportions of clustered samples, with
+// Wilson's interval in place of Clopper–Pearson's): never beyond 0 or 1,
+// where Student's t reaches past them (0.99 and 0.999 on two seeds: up to
+// 1.05). The seeds' shares are not Bernoulli trials, so the interval takes
+// as many trials as would give the mean's observed variance,
+// n_eff = p(1 − p)/(s²/N), and Student's t at N − 1 degrees of freedom for
+// z, as Summarize does. Far from 0 and 1 (n_eff large beside z²) it is
+// Summarize's interval; near them it bends inward, as a proportion's
+// interval should; for values that are all 0 or 1 it is the Wilson
+// interval of N − 1 trials (the sample variance's N − 1). When every seed
+// holds the same share, it is that share, as Summarize's interval is.
+func SummarizeShare(xs []float64, unfinished int) Summary {
+	s := Summarize(xs, unfinished)
+	if math.IsNaN(s.Lo) {
+		return s
+	}
+	s.Lo, s.Hi = wilsonMean(s.Mean, s.SD, len(xs))
+	return s
+}
+
+// wilsonMean is the Wilson score interval of a share's mean p over n
+// seeds with sample standard deviation sd (SummarizeShare).
+func wilsonMean(p, sd float64, n int) (lo, hi float64) {
+	v := sd * sd / float64(n) // the variance of the mean
+	pq := p * (1 - p)
+	if v == 0 || !(pq > 0) { // every seed alike (or a value outside [0, 1]): no spread to bend
+		c := math.Min(math.Max(p, 0), 1)
+		if v == 0 {
+			return c, c
+		}
+		half := t975(n-1) * math.Sqrt(v)
+		return math.Max(p-half, 0), math.Min(p+half, 1)
+	}
+	neff := pq / v
+	z := t975(n - 1)
+	z2 := z * z
+	den := 1 + z2/neff
+	centre := (p + z2/(2*neff)) / den
+	half := z / den * math.Sqrt(v+z2/(4*neff*neff))
+	return math.Max(centre-half, 0), math.Min(centre+half, 1)
 }
 
 // Finished reports whether every run reached the milestone.

@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"strings"
+
 	"github.com/herdsweep/herdsweep/experiments"
 )
 
@@ -18,8 +20,9 @@ const (
 
 // Stat is one metric of a cell over its seeds, as the cells table stores
 // it: N runs with a value and Unfinished without (a milestone never
-// reached), the mean, sample standard deviation, Student-t 95 % interval
-// of the mean, least and greatest value of the N.
+// reached), the mean, sample standard deviation, 95 % interval of the mean
+// (Student-t; a share's the Wilson score interval at the effective sample
+// size, within [0, 1]), least and greatest value of the N.
 type Stat struct {
 	N, Unfinished              int
 	Mean, SD, Lo, Hi, Min, Max float64
@@ -42,6 +45,14 @@ var statColumns = []struct {
 	{"_max", "greatest value; null likewise", func(s Stat) float64 { return s.Max }},
 }
 
+// IsShare reports whether a metric column is a share, a proportion in
+// [0, 1]: its name ends in _share (goodput_share). Its interval in the
+// cells table is a proportion's, never beyond 0 or 1.
+func IsShare(metric string) bool { return strings.HasSuffix(metric, "_share") }
+
+// shareLoDoc documents a share's _lo column.
+const shareLoDoc = "95 % interval of the mean, low end: the Wilson score interval at the effective sample size, within [0, 1] (a Student-t interval would reach past them); null likewise"
+
 // cellsColumns is the cells table's one column list: name, type, nullable,
 // documentation, for the given metrics (columns of the runs table).
 func cellsColumns(metrics []string) []struct {
@@ -60,7 +71,7 @@ func cellsColumns(metrics []string) []struct {
 		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
 	}
 	for _, p := range experiments.Params {
-		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type)}, p.Doc})
+		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, p.Doc})
 	}
 	cols = append(cols,
 		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated"),
@@ -70,7 +81,11 @@ func cellsColumns(metrics []string) []struct {
 			i64(m+"_n", "runs with a value of "+m),
 			i64(m+"_unfinished", "runs that never reached it (null in the runs table): counted, not dropped"))
 		for _, s := range statColumns {
-			cols = append(cols, col{Field{Name: m + s.suffix, Type: Float64, Nullable: true}, m + ": " + s.doc})
+			doc := s.doc
+			if s.suffix == "_lo" && IsShare(m) {
+				doc = shareLoDoc
+			}
+			cols = append(cols, col{Field{Name: m + s.suffix, Type: Float64, Nullable: true}, m + ": " + doc})
 		}
 	}
 	return cols

@@ -264,7 +264,7 @@ var runsKeyColumns = []column{
 func RunsFields() []Field {
 	fs := fieldsOf(runsKeyColumns)
 	for _, p := range experiments.Params {
-		fs = append(fs, Field{Name: p.Key, Type: paramType(p.Type)})
+		fs = append(fs, Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero})
 	}
 	for _, m := range metricColumns {
 		fs = append(fs, Field{Name: m.name, Type: m.typ, Nullable: m.nullable})
@@ -276,7 +276,11 @@ func RunsFields() []Field {
 func RunsColumns() []Column {
 	cols := docsOf(runsKeyColumns)
 	for _, p := range experiments.Params {
-		cols = append(cols, Column{p.Key, string(paramType(p.Type)), p.Doc})
+		t := string(paramType(p.Type))
+		if p.NullZero {
+			t += " (null)"
+		}
+		cols = append(cols, Column{p.Key, t, p.Doc})
 	}
 	for _, m := range metricColumns {
 		t := string(m.typ)
@@ -330,7 +334,7 @@ var groupsColumns = append(slices.Clip(sideKeyColumns),
 	column{Field{Name: ColGroup, Type: Int64}, "0 for the cell's policy, 1… for the mix's groups"},
 	column{Field{Name: ColShare, Type: Float64}, "the group's fraction of the clients"},
 	column{Field{Name: ColPolicy, Type: Utf8}, "the group's policy family"},
-	column{Field{Name: ColPreset, Type: Utf8}, "the library preset, if any"},
+	column{Field{Name: ColPreset, Type: Utf8, Nullable: true}, "the library preset; null for none (\"\" in parts written before herdsweep stored null)"},
 	column{Field{Name: ColLabel, Type: Utf8}, "the group's policy in words"},
 	column{Field{Name: ColClients, Type: Int64}, "clients in the group"},
 	column{Field{Name: ColSucceeded, Type: Int64}, "of which served"},

@@ -65,6 +65,11 @@ type Param struct {
 	// at its zero value: parameters added after runs were stored keep
 	// those runs' keys.
 	OmitZero bool
+	// NullZero: the dataset stores the zero value as null, "none" (the
+	// preset of a policy that is no library's). Readers take a null and
+	// the zero value alike: parts written before hold "". Keys are
+	// unchanged (Canonical writes the value, not the column).
+	NullZero bool
 	// SettingOf names the parameter that switches on the mechanism this
 	// one sets (breaker_window_s → breaker_ratio), or ComponentsSwitch for
 	// the scope of every client component: with it off, this one means
@@ -111,7 +116,7 @@ var Params = []Param{
 	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family (see `sweep policies`); a preset's rows hold its family (the cenkalti-backoff preset's is grpc): filter exact policies on `policy_spec`. In sweeps.toml, a family or a preset's name",
 		get: func(c *Cell) any { return string(c.Policy.Kind) },
 		set: func(c *Cell, v any) { c.Policy = policyNamed(v.(string)) }},
-	{Key: "preset", Type: String, Field: "Preset", Policy: true, Doc: "the library whose defaults the policy is; empty for none",
+	{Key: "preset", Type: String, Field: "Preset", Policy: true, NullZero: true, Doc: "the library whose defaults the policy is; null for none (\"\" in parts written before herdsweep stored null)",
 		get: func(c *Cell) any { return c.Policy.Preset },
 		set: func(c *Cell, v any) { c.Policy.Preset = v.(string) }},
 	durParam("base_s", "Base", "base delay, s", true, func(c *Cell) *time.Duration { return &c.Policy.Base }),
@@ -165,7 +170,7 @@ var Params = []Param{
 			c.Scenario.Horizon += d - c.Scenario.RecoverAt
 			c.Scenario.RecoverAt = d
 		}},
-	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s served after recovery",
+	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s the counting server serves after recovery; a queueing server does not read it (its capacity is concurrency ÷ mean service_s), and there it need only be ≥ 0",
 		get: func(c *Cell) any { return c.Scenario.Capacity },
 		set: func(c *Cell, v any) { c.Scenario.Capacity = v.(float64) }},
 	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),

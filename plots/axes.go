@@ -41,6 +41,7 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 	var xs []float64
 	seen := map[float64]bool{}
 	var series []Series
+	var drawn []sim.Policy
 	left := 0
 	for _, r := range reps {
 		var pts []Point
@@ -63,8 +64,12 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
 		if len(pts) > 0 {
-			series = append(series, Series{Name: analysis.ShortName(r.Cell.Policy), Points: pts, Colour: len(series)})
+			series = append(series, Series{Points: pts, Colour: len(series)})
+			drawn = append(drawn, r.Cell.Policy)
 		}
+	}
+	for i, n := range shortNames(drawn) {
+		series[i].Name = n
 	}
 	sort.Float64s(xs)
 	f.X.Ticks = xs
@@ -156,6 +161,7 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 		cs = cs[:MaxPanels]
 	}
 	ticks := map[float64]bool{}
+	names := policyNames(shapes, analysis.ShapeLabel)
 	for _, c := range cs {
 		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
 		for i, sh := range shapes {
@@ -167,7 +173,7 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 				continue
 			}
 			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
-			pn.Series = append(pn.Series, Series{Name: analysis.ShapeLabel(sh), Points: ps, Colour: i})
+			pn.Series = append(pn.Series, Series{Name: names[i], Points: ps, Colour: i})
 		}
 		if len(pn.Series) > 0 {
 			f.Panels = append(f.Panels, pn)

@@ -35,7 +35,8 @@ func Herd(scenario string, reps []*analysis.Aggregate, tls map[string][]dataset.
 		X: Axis{Label: "time since the server is back (s)"}, Y: Axis{Label: "requests arriving per second"},
 		VLines: []Ref{{0, "server back"}},
 	}
-	for _, a := range reps {
+	titles := shortNames(policiesOf(reps))
+	for i, a := range reps {
 		rows := TimelineOf(a, tls)
 		if len(rows) == 0 || len(f.Panels) == MaxPanels {
 			continue
@@ -55,7 +56,7 @@ func Herd(scenario string, reps []*analysis.Aggregate, tls map[string][]dataset.
 		for sec := int(math.Floor(-before)); sec < int(math.Ceil(until)); sec++ {
 			s.Points = append(s.Points, Point{X: float64(sec), Y: float64(per[sec]), Lo: nan(), Hi: nan()})
 		}
-		f.Panels = append(f.Panels, Panel{Title: analysis.ShortName(a.Cell.Policy), Series: []Series{s}})
+		f.Panels = append(f.Panels, Panel{Title: titles[i], Series: []Series{s}})
 	}
 	f.HLines = []Ref{{capacity, fmt.Sprintf("capacity %g requests/s", capacity)}}
 	f.Caption = fmt.Sprintf("%s, each policy's first seed, summed over whole seconds, from %g s before the server is back to %g s after. Where a policy's arrivals stay far above the capacity line after recovery, the server keeps answering 429 although it is up; a policy that keeps its clients apart arrives near the line.", scenario, before, until)
@@ -70,6 +71,7 @@ func Recovery(scenario string, reps []*analysis.Aggregate, tls map[string][]data
 		HLines: []Ref{{0.99, "99 % back (t99)"}}, VLines: []Ref{{0, "server back"}},
 	}
 	var out []string
+	names := shortNames(policiesOf(reps))
 	for i, a := range reps {
 		rows := TimelineOf(a, tls)
 		if len(rows) == 0 {
@@ -78,7 +80,7 @@ func Recovery(scenario string, reps []*analysis.Aggregate, tls map[string][]data
 		f.fromSeed(a.Seeds[0])
 		rec := a.Cell.Scenario.RecoverAt.Seconds()
 		n := float64(a.Cell.Scenario.Clients)
-		s := Series{Name: analysis.ShortName(a.Cell.Policy), Colour: i}
+		s := Series{Name: names[i], Colour: i}
 		done := 0
 		s.Points = append(s.Points, Point{X: -math.Min(5, rec), Y: 0, Lo: nan(), Hi: nan()})
 		for _, r := range rows { // only ticks with arrivals are stored: a step per row
@@ -104,6 +106,15 @@ func Recovery(scenario string, reps []*analysis.Aggregate, tls map[string][]data
 		f.Caption += fmt.Sprintf(" Below 99 %% at %g s, the right edge: %s.", until, joinNames(out))
 	}
 	return f
+}
+
+// policiesOf returns the aggregates' policies, in order.
+func policiesOf(aggs []*analysis.Aggregate) []sim.Policy {
+	out := make([]sim.Policy, len(aggs))
+	for i, a := range aggs {
+		out[i] = a.Cell.Policy
+	}
+	return out
 }
 
 // first returns the figure's first panel, adding it if needed.
@@ -161,9 +172,14 @@ func Ranking(scenario string, ranked []*analysis.Aggregate, feasible int, why fu
 	ok, bad := Series{Name: "feasible", Colour: 0, Mark: Dot}, Series{Name: "not feasible", Colour: -1, Mark: Hollow}
 	n := len(rows)
 	f.Y.Categories = make([]string, n)
+	pols := make([]sim.Policy, n)
+	for i, r := range rows {
+		pols[i] = r.a.Cell.Policy
+	}
+	labels := shortNames(pols)
 	for i, r := range rows {
 		y := float64(n - 1 - i)
-		label := analysis.ShortName(r.a.Cell.Policy)
+		label := labels[i]
 		if !r.ok {
 			label += " (" + why(r.a) + ")"
 		}
@@ -215,10 +231,11 @@ func Pareto(scenario string, ranked []*analysis.Aggregate, feasible int) (Figure
 			bad.Points = append(bad.Points, pt)
 		}
 	}
+	names := shortNames(policiesOf(front))
 	for i, a := range front {
 		fs.Points = append(fs.Points, Point{X: a.Summary(analysis.T99).Mean, Y: a.Summary(analysis.Peak).Mean, Lo: nan(), Hi: nan()})
 		fs.Labels = append(fs.Labels, fmt.Sprint(i+1))
-		f.Notes = append(f.Notes, fmt.Sprintf("%d  %s", i+1, analysis.ShortName(a.Cell.Policy)))
+		f.Notes = append(f.Notes, fmt.Sprintf("%d  %s", i+1, names[i]))
 	}
 	f.Panels = []Panel{{Series: []Series{others, bad, fs}}}
 	f.Caption = fmt.Sprintf("%s: one point per candidate (mean over seeds). The red line joins the feasible candidates that no other feasible one beats on both t99 and peak (%d of %d feasible), numbered from the fastest; down and to the left is better on both. Candidates whose clients all gave up, or that never brought 99 %% back, have no point.", scenario, len(front), feasible)
@@ -372,7 +389,7 @@ func lineName(p sim.Policy, byWidth bool) string {
 // family's width-jitter cells at one cap.
 func Heatmap(family string, aggs []*analysis.Aggregate, kind sim.Kind, cap time.Duration) Figure {
 	f := Figure{Name: "t99-heatmap", Title: fmt.Sprintf("t99 after recovery over capacity × jitter width (%s, cap %v) — %s", kind, cap, family),
-		X: Axis{Label: "capacity (requests/s)"}, Y: Axis{Label: "jitter width (±)"}, ZName: "t99 after recovery (s), log colour scale", ZLog: true}
+		X: Axis{Label: "capacity (requests/s)"}, Y: Axis{Label: "jitter width (±)"}, ZName: HeatScale, ZLog: true}
 	xs, ys := map[float64]bool{}, map[float64]bool{}
 	val := map[[2]float64]float64{}
 	for _, a := range aggs {
@@ -383,7 +400,7 @@ func Heatmap(family string, aggs []*analysis.Aggregate, kind sim.Kind, cap time.
 		x, y := c.Scenario.Capacity, c.Policy.Width
 		xs[x], ys[y] = true, true
 		f.from(a)
-		val[[2]float64{x, y}] = math.NaN()
+		val[[2]float64{x, y}] = math.Inf(1) // never brought 99 % back: slower than any t99
 		if s := a.Summary(analysis.T99); s.Finished() {
 			val[[2]float64{x, y}] = s.Mean
 		}
@@ -407,8 +424,27 @@ func Heatmap(family string, aggs []*analysis.Aggregate, kind sim.Kind, cap time.
 		f.Y.Categories = append(f.Y.Categories, sim.Percent(y))
 	}
 	f.Panels = []Panel{{Grid: g}}
-	f.Caption = fmt.Sprintf("%s, %s at cap %v: each cell is the mean t99 after recovery in seconds; darker is slower (the colour bar, on a log scale). \"not finished\": a run never brought 99 %% of clients back.", family, kind, cap)
+	f.Caption = fmt.Sprintf("%s, %s at cap %v: each cell is the mean t99 after recovery in seconds; pale yellow is fast, darker red is slower (the colour bar, on a log scale of at least a factor of ten). \"not finished\", darkest: a run never brought 99 %% of clients back.", family, kind, cap)
+	if missing(g) {
+		f.Caption += " \"no runs\", white: the dataset holds no such cell."
+	}
 	return f
+}
+
+// HeatScale is the heat map's colour bar label: what the colour is, and
+// which way is worse.
+const HeatScale = "t99 after recovery (s), log scale: darker red is slower"
+
+// missing reports whether a grid has a cell without runs (NaN).
+func missing(g *Grid) bool {
+	for _, row := range g.Z {
+		for _, z := range row {
+			if math.IsNaN(z) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func sortedKeys(m map[float64]bool) []float64 {

@@ -32,7 +32,10 @@ type Series struct {
 	Labels []string // printed beside each point (Front); nil for none
 }
 
-// Grid is a heat map's data: Z[r][c] at (X[c], Y[r]); NaN where no value.
+// Grid is a heat map's data: Z[r][c] at (X[c], Y[r]); NaN where there is
+// no cell, +Inf where the cell's runs did not all reach the milestone (a
+// time never reached: slower than any value, drawn darker than the
+// slowest).
 type Grid struct {
 	X, Y []float64
 	Z    [][]float64

@@ -1,9 +1,11 @@
 package plots
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -81,18 +83,61 @@ func (l legendBox) width() vg.Length {
 	return w + vg.Points(thumbW+8)
 }
 
-// draw writes the entries from the top of c, one line each; a name wider
-// than c is cut with "…".
+// Legend sizes: the text shrinks from legendSize to minLegendSize so that
+// every entry fits the legend's height; line is the line height in text
+// heights.
+const (
+	minLegendSize = 6.5
+	legendLine    = 1.5
+)
+
+// layout says how the legend fits a height: the text size, and how many
+// entries are drawn. When even minLegendSize cannot hold them all, the
+// last line drawn says how many are not (more).
+func (l legendBox) layout(height vg.Length) (size float64, shown int) {
+	for size = legendSize; size >= minLegendSize; size -= 0.5 {
+		h := textStyle(size, color.Black).Rectangle("Xg").Size().Y * legendLine
+		if fit := int(height / h); fit >= len(l.entries) {
+			return size, len(l.entries)
+		} else if size-0.5 < minLegendSize {
+			return size, max(fit-1, 0) // the last line tells the rest
+		}
+	}
+	return minLegendSize, 0
+}
+
+// more is the legend's last line when entries from n on are not drawn.
+func (l legendBox) more(n int) string {
+	rest := l.entries[n:]
+	notes := 0
+	for _, e := range rest {
+		if e.thumb == nil {
+			notes++
+		}
+	}
+	if notes == len(rest) {
+		first, _, _ := strings.Cut(rest[0].name, " ")
+		last, _, _ := strings.Cut(rest[len(rest)-1].name, " ")
+		return fmt.Sprintf("… %d more not shown (%s–%s)", len(rest), first, last)
+	}
+	return fmt.Sprintf("… %d more not shown", len(rest))
+}
+
+// draw writes the entries from the top of c, one line each, as small as
+// it must for all to fit (layout); when they cannot, the last line says
+// how many are not shown. A name wider than c is cut with "…".
 func (l legendBox) draw(c draw.Canvas) {
-	sty := textStyle(legendSize, color.Black)
+	size, shown := l.layout(c.Max.Y - c.Min.Y)
+	sty := textStyle(size, color.Black)
 	sty.YAlign = draw.YCenter
-	h := sty.Rectangle("Xg").Size().Y * 1.5
+	h := sty.Rectangle("Xg").Size().Y * legendLine
 	y := c.Max.Y - h
 	room := c.Max.X - c.Min.X - vg.Points(thumbW+6)
-	for _, e := range l.entries {
-		if y < c.Min.Y {
-			break
-		}
+	entries := l.entries[:shown]
+	if shown < len(l.entries) {
+		entries = append(entries[:shown:shown], entry{name: l.more(shown)})
+	}
+	for _, e := range entries {
 		name := e.name
 		for sty.Rectangle(name).Max.X > room && len(name) > 4 {
 			r := []rune(name)
@@ -109,8 +154,11 @@ func (l legendBox) draw(c draw.Canvas) {
 	}
 }
 
-// heat returns the grid's values as the colour scale sees them (log when
-// f.ZLog) and their range; ok is false when there is none.
+// heatRange is the range of the grid's values as the colour scale sees
+// them (log when f.ZLog), widened as an axis is (a log scale to a decade
+// at least, a linear one to hold zero), so that close values get close
+// colours; ok is false when there is none. A cell that did not finish
+// (+Inf) has no place on the scale: it is drawn darker than its end.
 func heatRange(f Figure) (lo, hi float64, ok bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, p := range f.Panels {
@@ -125,11 +173,19 @@ func heatRange(f Figure) (lo, hi float64, ok bool) {
 			}
 		}
 	}
-	return lo, hi, ok
+	if !ok {
+		return lo, hi, ok
+	}
+	if f.ZLog {
+		r := atLeastADecade([2]float64{math.Exp(lo), math.Exp(hi)})
+		return math.Log(r[0]), math.Log(r[1]), true
+	}
+	r := withZero([2]float64{lo, hi})
+	return r[0], r[1], true
 }
 
 func zScale(f Figure, z float64) (float64, bool) {
-	if math.IsNaN(z) || (f.ZLog && z <= 0) {
+	if math.IsNaN(z) || math.IsInf(z, 0) || (f.ZLog && z <= 0) {
 		return 0, false
 	}
 	if f.ZLog {
@@ -145,7 +201,11 @@ type scaledGrid struct {
 
 func (s scaledGrid) Dims() (int, int) { return len(s.g.X), len(s.g.Y) }
 func (s scaledGrid) Z(c, r int) float64 {
-	v, ok := zScale(s.f, s.g.Z[r][c])
+	z := s.g.Z[r][c]
+	if math.IsInf(z, 1) { // not finished: beyond the scale's slow end (the heat map's Overflow)
+		return z
+	}
+	v, ok := zScale(s.f, z)
 	if !ok {
 		return math.NaN()
 	}
@@ -162,13 +222,16 @@ func addHeat(p *plot.Plot, f Figure, g *Grid) error {
 	cm := HeatColours(lo, hi)
 	h := plotter.NewHeatMap(scaledGrid{g, f}, cm.Palette(128))
 	h.Min, h.Max = cm.Min(), cm.Max()
-	h.NaN = color.White
+	h.NaN, h.Overflow = color.White, NotFinished
 	p.Add(h)
 	var lab plotter.XYLabels
 	var colours []color.Color
 	for r, row := range g.Z {
 		for c, z := range row {
-			text, col := "not finished", color.Color(color.Black)
+			text, col := "no runs", color.Color(color.Black)
+			if math.IsInf(z, 1) {
+				text, col = "not finished", color.White
+			}
 			if v, good := zScale(f, z); good {
 				text = strconv.FormatFloat(z, 'f', 1, 64)
 				if z >= 100 {

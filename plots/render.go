@@ -66,19 +66,38 @@ func textStyle(size float64, c color.Color) text.Style {
 	return text.Style{Color: c, Font: font.From(plot.DefaultFont, vg.Points(size)), Handler: plot.DefaultTextHandler}
 }
 
-// HeatColours is the colour map of heat maps: Kindlmann's sequential map,
-// reversed so that larger values are darker, over [min, max] widened by an
-// eighth on each side so that neither end is black or white.
+// HeatColours is the colour map of heat maps, over [min, max]: ColorBrewer's
+// YlOrRd, from pale yellow at min to dark red at max, with luminance linear
+// in the value (moreland.NewLuminance). A heat map's value is a time, and
+// slower is worse: the slowest cells are the darkest and reddest, the
+// colours of alarm, and no cell is drawn in green or blue, which read as
+// good. A cell that never finished is darker still (NotFinished).
 func HeatColours(min, max float64) palette.ColorMap {
-	cm := palette.Reverse(moreland.Kindlmann())
-	pad := (max - min) / 8
-	if pad == 0 {
-		pad = 1
+	cm, err := moreland.NewLuminance(ylOrRd)
+	if err != nil {
+		panic("plots: " + err.Error()) // the controls are fixed and ordered
 	}
-	cm.SetMin(min - pad)
-	cm.SetMax(max + pad)
+	cm = palette.Reverse(cm)
+	if max <= min {
+		min, max = min-1, max+1
+	}
+	cm.SetMin(min)
+	cm.SetMax(max)
 	return cm
 }
+
+// ylOrRd is ColorBrewer's sequential YlOrRd (9 classes), darkest first, as
+// moreland.NewLuminance wants its controls: increasing luminance.
+var ylOrRd = []color.Color{
+	color.RGBA{128, 0, 38, 255}, color.RGBA{189, 0, 38, 255}, color.RGBA{227, 26, 28, 255},
+	color.RGBA{252, 78, 42, 255}, color.RGBA{253, 141, 60, 255}, color.RGBA{254, 178, 76, 255},
+	color.RGBA{254, 217, 118, 255}, color.RGBA{255, 237, 160, 255}, color.RGBA{255, 255, 204, 255},
+}
+
+// NotFinished is the colour of a heat map's cell whose runs did not all
+// finish: slower than any time the colour bar shows, so darker than its
+// darkest red.
+var NotFinished = color.RGBA{64, 0, 20, 255}
 
 // Luminance is a colour's relative luminance Y (0 black … 1 white), from
 // linearised sRGB.
@@ -232,12 +251,9 @@ func ranges(f Figure) ([2]float64, [2]float64) {
 			return [2]float64{0, 1}
 		}
 		if log {
-			if r[1] <= r[0] {
-				return [2]float64{r[0] / 2, r[0] * 2}
-			}
-			k := math.Pow(r[1]/r[0], 0.05)
-			return [2]float64{r[0] / k, r[1] * k}
+			return atLeastADecade(r)
 		}
+		r = withZero(r)
 		d := (r[1] - r[0]) * 0.04
 		if d == 0 {
 			d = math.Max(math.Abs(r[0])*0.1, 1)
@@ -245,6 +261,32 @@ func ranges(f Figure) ([2]float64, [2]float64) {
 		return [2]float64{r[0] - d, r[1] + d}
 	}
 	return pad(xr, f.X.Log, len(f.X.Categories)), pad(yr, f.Y.Log, len(f.Y.Categories))
+}
+
+// MinLogSpan is the least factor a log scale spans (an axis, a heat map's
+// colours): on a narrower one a small difference fills the panel. On a
+// linear axis, which starts at zero (withZero), a difference of 2.7 %
+// between two values takes at most 2.7 % of the axis; on a log one of at
+// least a decade, at most log10(1.027), 1.2 %.
+const MinLogSpan = 10
+
+// atLeastADecade pads a log scale's data range [lo, hi] (0 < lo ≤ hi) by
+// a twentieth of its span on each side, then widens it about its
+// geometric centre to span MinLogSpan at least.
+func atLeastADecade(r [2]float64) [2]float64 {
+	k := math.Pow(r[1]/r[0], 0.05)
+	r = [2]float64{r[0] / k, r[1] * k}
+	if r[1]/r[0] < MinLogSpan {
+		c := math.Sqrt(r[0] * r[1])
+		r = [2]float64{c / math.Sqrt(MinLogSpan), c * math.Sqrt(MinLogSpan)}
+	}
+	return r
+}
+
+// withZero widens a linear axis's data range to hold zero: an axis that
+// starts above zero makes a small difference look large.
+func withZero(r [2]float64) [2]float64 {
+	return [2]float64{math.Min(r[0], 0), math.Max(r[1], 0)}
 }
 
 func setAxis(a *plot.Axis, ax Axis, r [2]float64) {

@@ -491,7 +491,7 @@ func checkFigures(t *testing.T, r *Report, tr map[string]*truth) {
 			checkPareto(t, f.Figure)
 		case f.ZName != "":
 			cm := plots.HeatColours(0, 1)
-			if !strings.Contains(f.Caption, "darker is slower") || !(plots.Luminance(mustAt(t, cm, 1)) < plots.Luminance(mustAt(t, cm, 0))) {
+			if !strings.Contains(f.Caption, "darker red is slower") || !(plots.Luminance(mustAt(t, cm, 1)) < plots.Luminance(mustAt(t, cm, 0))) {
 				t.Errorf("%s: caption %q against a colour map whose largest value is not darker", f.Name, f.Caption)
 			}
 		}

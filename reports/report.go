@@ -243,43 +243,6 @@ func todo(d *Decision, v *analysis.LibraryVerdict) string {
 	return "switch to **" + d.Letter(v.Better.Cell.Policy) + "**"
 }
 
-func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
-	if len(fleets) == 0 {
-		return
-	}
-	ew.printf("## Mixed fleets: what an old client costs everyone else\n\n")
-	ew.printf("Each fleet splits its clients between policies (interleaved, so no group is served first). Group t99 is after recovery, over the seeds where the group reached 99 %%; **cost** is the main group's t99 minus the same policy's alone in the same scenario, paired seed by seed, with its 95 %% interval.\n\n")
-	ew.printf("| scenario | main policy | old clients | main t99 | old clients' t99 | alone: t99 | cost, paired (s) |\n|---|---|---|--:|--:|--:|--:|\n")
-	for _, f := range fleets {
-		sc := f.Cell.Cell.Scenario
-		name := fmt.Sprintf("%s req/s, %s", thousands(sc.Capacity), num.Plural(sc.Clients, "client"))
-		if len(f.Groups) == 0 {
-			continue
-		}
-		g0 := f.Groups[0]
-		var old []string
-		oldT := []string{}
-		for _, g := range f.Groups[1:] {
-			old = append(old, fmt.Sprintf("%.0f %% %s", 100*g.Share, g.Label))
-			t := seconds(g.T99)
-			if g.GaveUp.Mean > 0 {
-				t += fmt.Sprintf(", %s gave up", thousands(g.GaveUp.Mean))
-			}
-			oldT = append(oldT, t)
-		}
-		alone, cost := "—", "—"
-		if g0.Alone != nil {
-			alone = seconds(g0.Alone.Summary(analysis.T99))
-		}
-		if e := g0.Effect; e.Seeds >= 2 {
-			cost = fmt.Sprintf("%s [%s, %s] over %s", signed(e.Diff, 1), signed(e.Lo, 1), signed(e.High, 1), num.Plural(e.Seeds, "seed"))
-		}
-		ew.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, cell(analysis.ShortName(f.Cell.Cell.Policy)), cell(strings.Join(old, "; ")),
-			seconds(g0.T99), cell(strings.Join(oldT, "; ")), alone, cost)
-	}
-	ew.printf("\n")
-}
-
 func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 	if len(grids) == 0 {
 		return

@@ -46,9 +46,10 @@ type Scenario struct {
 
 	// A queueing server instead of the counting one: on when Concurrency
 	// > 0 (see queue.go). RampUp, RejectCost and RetryAfterBacklog belong
-	// to the counting server and must then be zero. Capacity is still
-	// checked but a queueing server does not read it: its capacity is
-	// Concurrency over the mean service time.
+	// to the counting server and must then be zero. A queueing server
+	// does not read Capacity (its capacity is Concurrency over the mean
+	// service time): it is held only to a number ≥ 0, not to the tick
+	// (validateCapacity).
 
 	// Concurrency: requests in service at once; 0 = the counting server.
 	Concurrency int
@@ -165,8 +166,8 @@ func (s Scenario) Validate() error {
 	if err := wholeMS("RecoverAt", s.RecoverAt, 0); err != nil {
 		return err
 	}
-	if math.IsNaN(s.Capacity) || math.IsInf(s.Capacity, 0) || s.budget() < 1 {
-		return &FieldError{"Capacity", s.Capacity, fmt.Sprintf("a finite number of requests/s that serves at least one request per %v tick (≥ %g)", s.Tick, 1000/ms(s.Tick))}
+	if err := s.validateCapacity(); err != nil {
+		return err
 	}
 	if err := wholeMS("Spread", s.Spread, 0); err != nil {
 		return err
@@ -202,6 +203,28 @@ func (s Scenario) Validate() error {
 		return &FieldError{"RejectCost", s.RejectCost, "a fraction of a request's work in [0, 1)"}
 	}
 	return s.validateQueue()
+}
+
+// validateCapacity checks Capacity as the server reads it. The counting
+// server serves floor(Capacity × Tick) requests a tick: at least one. A
+// queueing server does not read it (its capacity is Concurrency over the
+// mean service time), so the tick does not bound it there; but a value
+// that is no number of requests/s (NaN, infinite, negative) is nonsense
+// whichever server runs, and is refused rather than kept in a cell's key.
+func (s Scenario) validateCapacity() error {
+	if math.IsNaN(s.Capacity) || math.IsInf(s.Capacity, 0) {
+		return &FieldError{"Capacity", s.Capacity, "a finite number of requests/s"}
+	}
+	if s.Concurrency > 0 {
+		if s.Capacity < 0 {
+			return &FieldError{"Capacity", s.Capacity, "a number of requests/s ≥ 0; a queueing server (Concurrency > 0) does not read it: its capacity is Concurrency over the mean ServiceTime"}
+		}
+		return nil
+	}
+	if s.budget() < 1 {
+		return &FieldError{"Capacity", s.Capacity, fmt.Sprintf("a finite number of requests/s that serves at least one request per %v tick (≥ %g)", s.Tick, 1000/ms(s.Tick))}
+	}
+	return nil
 }
 
 // validateQueue checks the queueing server's and the open loop's fields.

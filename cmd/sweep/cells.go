@@ -18,8 +18,10 @@ import (
 
 const cellsHelp = `The per-cell view of a dataset: one row per cell (every parameter but the
 seed), each metric summarised over the cell's seeds as the report does —
-runs with a value and unfinished runs counted, mean, sd, 95 %% interval,
-min, max — in one Parquet file (its columns: sweep schema). A statistic of
+runs with a value and unfinished runs counted, mean, sd, 95 %% interval
+(Student-t; a share's, such as goodput_share, the Wilson score interval at
+the effective sample size, which stays within [0, 1]), min, max — in one
+Parquet file (its columns: sweep schema). A statistic of
 a milestone that some run never reached is null, never a mean of the runs
 that did: query it from DuckDB or Polars without the NULL trap, e.g.
 

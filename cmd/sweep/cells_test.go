@@ -97,3 +97,77 @@ seeds = {from = 1, to = 6}
 		t.Errorf("cells of a missing dataset: exit %d\n%s", code, stderr)
 	}
 }
+
+// A share's interval in the cells table stays within [0, 1] (issue 22: it
+// reached 1.024; on two seeds, one back to steady state and one not, the
+// Student-t interval of the goodput share was [−3.39, 4.75]). Read back by
+// an independent Parquet reader: every share's mean and bounds in [0, 1],
+// the mean inside its interval, as the analysis summarised it.
+func TestCellsSharesStayWithinZeroAndOne(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	cfg := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfg, []byte(`[sweep.q]
+clients = 1
+spread_s = 0
+concurrency = 10
+service = "exponential"
+service_s = 0.02
+timeout_s = 1
+arrival_rps = [300, 350]
+outage_start_s = 30
+recover_s = 35
+window_s = 60
+policy = [{kind = "full-jitter", base_s = 0.1, cap_s = 30, multiplier = 2}, {kind = "fixed", base_s = 1}, "decorrelated"]
+seeds = [1, 2]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "run", "--config", cfg, "--out", res, "--quiet", "--no-report")
+	mustRun(t, "cells", "--results", res)
+	b, err := os.ReadFile(filepath.Join(res, "cells.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Spec    string   `parquet:"policy_spec"`
+		Arrival float64  `parquet:"arrival_rps"`
+		GMean   *float64 `parquet:"goodput_share_mean,optional"`
+		GLo     *float64 `parquet:"goodput_share_lo,optional"`
+		GHi     *float64 `parquet:"goodput_share_hi,optional"`
+		TMean   *float64 `parquet:"timed_out_share_mean,optional"`
+		TLo     *float64 `parquet:"timed_out_share_lo,optional"`
+		THi     *float64 `parquet:"timed_out_share_hi,optional"`
+		WMean   *float64 `parquet:"wasted_share_mean,optional"`
+		WLo     *float64 `parquet:"wasted_share_lo,optional"`
+		WHi     *float64 `parquet:"wasted_share_hi,optional"`
+	}
+	rows, err := pq.Read[row](strings.NewReader(string(b)), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d cells, want 6", len(rows))
+	}
+	wide := 0
+	for _, r := range rows {
+		for _, s := range []struct {
+			name         string
+			mean, lo, hi *float64
+		}{{"goodput_share", r.GMean, r.GLo, r.GHi}, {"timed_out_share", r.TMean, r.TLo, r.THi}, {"wasted_share", r.WMean, r.WLo, r.WHi}} {
+			if s.mean == nil || s.lo == nil || s.hi == nil {
+				t.Errorf("%s at %g/s: %s null", r.Spec, r.Arrival, s.name)
+				continue
+			}
+			if !(0 <= *s.lo && *s.lo <= *s.mean && *s.mean <= *s.hi && *s.hi <= 1) {
+				t.Errorf("%s at %g/s: %s %v [%v, %v]: want 0 ≤ lo ≤ mean ≤ hi ≤ 1", r.Spec, r.Arrival, s.name, *s.mean, *s.lo, *s.hi)
+			}
+			if *s.hi-*s.lo > 0.5 {
+				wide++
+			}
+		}
+	}
+	if wide == 0 {
+		t.Error("no share with a wide interval: the test no longer reaches the bounds")
+	}
+}

@@ -36,13 +36,14 @@ func (w *CellsWriter) Append(key, label string, c experiments.Cell, sweeps []str
 	next().(*array.StringBuilder).Append(label)
 	next().(*array.StringBuilder).Append(c.PolicySpec())
 	for pi := range experiments.Params {
+		nullEmpty := w.schema.Field(i).Nullable // the next column's
 		switch v := experiments.Params[pi].Get(c).(type) {
 		case int64:
 			next().(*array.Int64Builder).Append(v)
 		case float64:
 			next().(*array.Float64Builder).Append(v)
 		case string:
-			next().(*array.StringBuilder).Append(v)
+			appendString(next().(*array.StringBuilder), v, nullEmpty)
 		case bool:
 			next().(*array.BooleanBuilder).Append(v)
 		}

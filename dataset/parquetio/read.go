@@ -284,7 +284,7 @@ func ReadRuns(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) 
 }
 
 func setField(r *dataset.Record, name string, a arrow.Array, i int) error {
-	str := func() string { return a.(*array.String).Value(i) }
+	str := func() string { return stringAt(a, i) }
 	i64 := func() int64 { return a.(*array.Int64).Value(i) }
 	f64 := func() float64 { return a.(*array.Float64).Value(i) }
 	ms := func() sim.Milestone {
@@ -477,7 +477,7 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]dataset.GroupRow, dataset.Meta, err
 	rows := make([]dataset.GroupRow, tbl.NumRows())
 	err = eachValue(tbl, groupsFields(), func(name string, ch arrow.Array, i, row int) error {
 		g := &rows[row]
-		str := func() string { return ch.(*array.String).Value(i) }
+		str := func() string { return stringAt(ch, i) }
 		i64 := func() int64 { return ch.(*array.Int64).Value(i) }
 		ms := func() sim.Milestone {
 			if ch.IsNull(i) {
@@ -529,4 +529,13 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]dataset.GroupRow, dataset.Meta, err
 		return nil, meta, err
 	}
 	return rows, meta, nil
+}
+
+// stringAt is row i of a string column; a null reads as "", as parts
+// written before a column stored null for none (the preset) hold it.
+func stringAt(a arrow.Array, i int) string {
+	if a.IsNull(i) {
+		return ""
+	}
+	return a.(*array.String).Value(i)
 }

@@ -29,13 +29,31 @@ type runsBatch struct {
 
 func (b *runsBatch) Len() int { return int(b.rec.NumRows()) }
 
-func (b *runsBatch) Strings(name string) dataset.StringColumn { return b.col(name).(*array.String) }
+func (b *runsBatch) Strings(name string) dataset.StringColumn {
+	return nullAsEmpty{b.col(name).(*array.String)}
+}
+
+// nullAsEmpty is a string column whose nulls read as "": a column that
+// stores none as null (the preset) reads as parts written before did.
+type nullAsEmpty struct{ *array.String }
+
+func (c nullAsEmpty) Value(i int) string {
+	if c.IsNull(i) {
+		return ""
+	}
+	return c.String.Value(i)
+}
 
 func (b *runsBatch) Int64s(name string) dataset.Int64Column { return b.col(name).(*array.Int64) }
 
 func (b *runsBatch) Float64s(name string) dataset.Float64Column { return b.col(name).(*array.Float64) }
 
-func (b *runsBatch) Column(name string) any { return b.col(name) }
+func (b *runsBatch) Column(name string) any {
+	if a, ok := b.col(name).(*array.String); ok {
+		return nullAsEmpty{a}
+	}
+	return b.col(name)
+}
 
 func (b *runsBatch) col(name string) arrow.Array {
 	i, ok := b.cols[name]

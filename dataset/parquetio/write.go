@@ -82,10 +82,13 @@ func (w *writer) Close() error {
 // of one cell, as a sweep hands them out.
 type RunsWriter struct {
 	writer
-	str  []*array.StringBuilder // by field; nil where the column is not a string
-	i64  []*array.Int64Builder
-	f64  []*array.Float64Builder
-	bool []*array.BooleanBuilder
+	str []*array.StringBuilder // by field; nil where the column is not a string
+	// nullEmpty: the string column stores "" as null (its field is
+	// nullable: experiments.Param.NullZero, the preset).
+	nullEmpty []bool
+	i64       []*array.Int64Builder
+	f64       []*array.Float64Builder
+	bool      []*array.BooleanBuilder
 
 	cell experiments.Cell // the cell of the cached values below
 	have bool
@@ -101,7 +104,13 @@ type cellColumns struct {
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
 // file's key-value metadata.
 func NewRunsWriter(w io.Writer, meta dataset.Meta) *RunsWriter {
-	rw := &RunsWriter{writer: *newWriter(w, runsFields(), fileMetadata(meta, dataset.RunsSchema))}
+	return newRunsWriter(w, meta, runsFields())
+}
+
+// newRunsWriter is NewRunsWriter with the given fields (the runs table's,
+// or in tests a part of an earlier release's).
+func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWriter {
+	rw := &RunsWriter{writer: *newWriter(w, fields, fileMetadata(meta, dataset.RunsSchema))}
 	rw.plain = []string{dataset.ColRunKey, dataset.ColSeed}
 	for _, f := range dataset.RunsFields() {
 		if dataset.IsMetric(f.Name) {
@@ -109,12 +118,12 @@ func NewRunsWriter(w io.Writer, meta dataset.Meta) *RunsWriter {
 		}
 	}
 	n := len(rw.schema.Fields())
-	rw.str, rw.i64 = make([]*array.StringBuilder, n), make([]*array.Int64Builder, n)
+	rw.str, rw.i64, rw.nullEmpty = make([]*array.StringBuilder, n), make([]*array.Int64Builder, n), make([]bool, n)
 	rw.f64, rw.bool = make([]*array.Float64Builder, n), make([]*array.BooleanBuilder, n)
 	for i := range n {
 		switch b := rw.b.Field(i).(type) {
 		case *array.StringBuilder:
-			rw.str[i] = b
+			rw.str[i], rw.nullEmpty[i] = b, rw.schema.Field(i).Nullable
 		case *array.Int64Builder:
 			rw.i64[i] = b
 		case *array.Float64Builder:
@@ -137,6 +146,16 @@ func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 		{dataset.KeyPartTimelines, strconv.Itoa(timelineRows)},
 		{dataset.KeyPartGroups, strconv.Itoa(groupRows)},
 	}
+}
+
+// appendString appends v, or a null for "" when the column stores none
+// as null (its field is nullable: experiments.Param.NullZero, the preset).
+func appendString(b *array.StringBuilder, v string, nullEmpty bool) {
+	if nullEmpty && v == "" {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
 }
 
 func milestone(b *array.Float64Builder, m sim.Milestone) {
@@ -171,7 +190,7 @@ func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
 		case float64:
 			w.f64[i].Append(v)
 		case string:
-			w.str[i].Append(v)
+			appendString(w.str[i], v, w.nullEmpty[i])
 		case bool:
 			w.bool[i].Append(v)
 		}
@@ -264,7 +283,7 @@ func (w *GroupsWriter) Append(r experiments.Run, res sim.Result) {
 		b.Field(3).(*array.Int64Builder).Append(int64(g))
 		b.Field(4).(*array.Float64Builder).Append(p.Share)
 		b.Field(5).(*array.StringBuilder).Append(string(p.Policy.Kind))
-		b.Field(6).(*array.StringBuilder).Append(p.Policy.Preset)
+		appendString(b.Field(6).(*array.StringBuilder), p.Policy.Preset, w.schema.Field(6).Nullable) // the preset: null for none
 		b.Field(7).(*array.StringBuilder).Append(p.Policy.Describe())
 		for i, v := range []int64{int64(gr.Clients), int64(gr.Succeeded), int64(gr.GaveUp), gr.Sent, gr.SentAfterRecovery} {
 			b.Field(8 + i).(*array.Int64Builder).Append(v)
