@@ -350,6 +350,9 @@ func (cc *components) gate(c *client, i int32, k int, t float64, tk ticker, rng 
 	if cc.rate.on && cc.rate.held(i) {
 		return send, 0 // its token was taken when it was held back
 	}
+	if len(cc.buds) > 0 && c.att == 0 { // an original request: its deposit (Sim.originals), whatever refuses it below
+		cc.buds[p].sent(k, 1)
+	}
 	if cc.capOn && c.att > 0 {
 		cc.out[p]-- // the retry arrived: no longer outstanding
 	}
@@ -386,9 +389,6 @@ func (cc *components) outcome(i int32, k int, t float64, ok, throttled bool) {
 	}
 	if cc.tokens.on {
 		cc.tokens.record(p, ok)
-	}
-	if len(cc.buds) > 0 {
-		cc.buds[p].sent(k, 1)
 	}
 }
 
