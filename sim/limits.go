@@ -190,7 +190,9 @@ func (b *budget) advance(k int) {
 	}
 }
 
-// sent records m requests arriving at tick k.
+// sent records m deposits (original requests) at tick k, and moves the
+// window to k: call it at every tick with arrivals, with m = 0 when none
+// of them is an original, so that allow counts in the current tick.
 func (b *budget) sent(k, m int) {
 	b.advance(k)
 	b.req[k%len(b.req)] += int64(m)

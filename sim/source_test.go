@@ -135,71 +135,83 @@ func TestURLLib3Attempts(t *testing.T) {
 // Finagle's RetryFilter deposits into the retry budget once per original
 // request (apply: retryBudget.deposit(), then dispatch; retries deposit
 // nothing), so a budget of percentCanRetry 0.2 and minRetriesPerSec 10
-// over its 10 s ttl allows 0.2·1000 + 10·10 = 300 retries after 1,000
+// over its 10 s ttl allows 0.2·O + 100 retries in any 10 s holding O
 // original requests (TokenRetryBudget: deposit 1000, withdrawal
-// 1000/0.2, reserve 10·10·5000: 300 withdrawals), not the 0.25·1000 + 125
-// = 375 of a deposit per request sent. Every path that keeps a budget
-// grants exactly that in the first 10 s: the fleet-wide budget on the
-// counting server (dense and sparse calendars) and the queueing server,
-// and a per-process budget with the fleet in one process.
+// 1000/0.2, reserve 10·10·5000), not the 0.25·O + 125 of a deposit per
+// request sent. Every path that keeps a budget holds to it in every
+// window, and reaches it: 300 retries in the first 10 s after 1,000
+// originals, then the reserve alone, 100, once the originals have left
+// the window. Paths: the fleet-wide budget on the counting server
+// (dense and sparse calendars), a per-process budget with the fleet in
+// one process, and the queueing server.
 func TestRetryBudgetDepositsPerOriginalRequest(t *testing.T) {
 	t.Parallel()
 	const clients, pct, minRPS = 1000, 0.2, 10.0
-	want := int(pct*clients + minRPS*BudgetWindow)
+	const window = BudgetWindow * 10 // ticks of 100 ms
 	down := Scenario{Clients: clients, Tick: 100 * time.Millisecond, RecoverAt: 5 * time.Minute, Capacity: 100, Spread: time.Second,
 		Horizon: 6 * time.Minute}
 	queueing := down
 	queueing.Concurrency, queueing.Service, queueing.ServiceTime = 4, "fixed", 10*time.Millisecond
-	fleet := Policy{Kind: Fixed, Base: time.Second, RetryBudget: pct, BudgetMinRPS: minRPS}
+	// Retries 12 s apart: those granted in the first 10 s come back in a
+	// window that holds no original request.
+	fleet := Policy{Kind: Fixed, Base: 12 * time.Second, RetryBudget: pct, BudgetMinRPS: minRPS}
 	perProcess := fleet
 	perProcess.ClientsPerProcess = clients
+	one := func(p Policy) []Group { return []Group{{Share: 1, Policy: p}} }
 	for _, tt := range []struct {
-		name  string
-		sc    Scenario
-		p     Policy
-		trace bool
+		name   string
+		sc     Scenario
+		groups []Group // each with a budget of its own
 	}{
-		{"fleet budget, dense", down, fleet, false},
-		{"fleet budget, traced", down, fleet, true},
-		{"per-process budget, one process", down, perProcess, true},
-		{"fleet budget, queueing server", queueing, fleet, true},
+		{"fleet budget", down, one(fleet)},
+		{"per-process budget, one process", down, one(perProcess)},
+		{"fleet budget, queueing server", queueing, one(fleet)},
+		{"a budget per group of a mixed fleet", down, []Group{{Share: 0.5, Policy: fleet}, {Share: 0.5, Policy: fleet}}},
 	} {
-		if err := tt.sc.Validate(); err != nil {
+		reserve := minRPS * BudgetWindow * float64(len(tt.groups))
+		nt := int(tt.sc.Horizon / tt.sc.Tick)
+		orig, granted := make([]int, nt), make([]int, nt)
+		seen := map[int]bool{}
+		s := Sim{Trace: func(e Event) {
+			if !seen[e.Client] {
+				seen[e.Client] = true
+				orig[e.Tick]++
+			}
+			if !e.Served && !e.GaveUp {
+				granted[e.Tick]++
+			}
+		}}
+		traced, err := s.RunFleet(tt.sc, tt.groups, NewMulberry32(1), nil)
+		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		granted, sent := 0, int64(0)
-		s := Sim{}
-		if tt.trace {
-			s.Trace = func(e Event) {
-				if !e.Served && !e.GaveUp && e.Tick < BudgetWindow*10 {
-					granted++
-				}
+		var o, g int
+		for k := range nt {
+			o, g = o+orig[k], g+granted[k]
+			if k >= window {
+				o, g = o-orig[k-window], g-granted[k-window]
+			}
+			if float64(g) > pct*float64(o)+reserve {
+				t.Fatalf("%s: %d retries granted in the 10 s to tick %d with %d original requests: Finagle allows %v", tt.name, g, k, o, pct*float64(o)+reserve)
 			}
 		}
-		r, err := s.Run(tt.sc, tt.p, NewMulberry32(1), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sent = r.Sent
-		if !tt.trace {
-			// Untraced: every client rejected once in the first second,
-			// 1,000 originals; each granted retry is one request more, and
-			// the window's retries are sent by 11 s. Count by sending.
-			var tl Timeline
-			if _, err := s.Run(tt.sc, tt.p, NewMulberry32(1), &tl); err != nil {
-				t.Fatal(err)
+		sum := func(xs []int, from, to int) (n int) {
+			for _, x := range xs[from:to] {
+				n += x
 			}
-			var early int64
-			for k, a := range tl.Arrivals {
-				if k < 10*(BudgetWindow+1) {
-					early += int64(a)
-				}
-			}
-			granted = int(early) - clients
+			return n
 		}
-		if granted != want {
-			t.Errorf("%s: %d retries granted in the first %d s after %d original requests (%d sent in all), want Finagle's %d",
-				tt.name, granted, BudgetWindow, clients, sent, want)
+		if g, o := sum(granted, 0, window), sum(orig, 0, window); o != clients || g != int(pct*clients+reserve) {
+			t.Errorf("%s: %d retries granted in the first 10 s after %d original requests, want Finagle's %v", tt.name, g, o, pct*clients+reserve)
+		}
+		if g := sum(granted, window+10, 2*window+10); g != int(reserve) {
+			t.Errorf("%s: %d retries granted in the next 10 s without an original request, want the reserve %v", tt.name, g, reserve)
+		}
+		if tt.sc.Concurrency == 0 { // untraced (the dense path for one policy): the same run
+			var plain Sim
+			if r, err := plain.RunFleet(tt.sc, tt.groups, NewMulberry32(1), nil); err != nil || r != traced {
+				t.Errorf("%s: untraced %+v, traced %+v (%v)", tt.name, r, traced, err)
+			}
 		}
 	}
 }
