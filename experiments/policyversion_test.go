@@ -3,6 +3,7 @@ package experiments
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,16 @@ func TestPolicyVersionMovesRevisedKeysOnly(t *testing.T) {
 		if pr.Policy.Normalize().Revised() {
 			t.Errorf("%s: revised, though nothing it does changed", name)
 		}
+	}
+}
+
+// A retired preset name is refused with where it went, not taken for
+// another library setting.
+func TestRetiredPresetName(t *testing.T) {
+	t.Parallel()
+	_, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = [\"urllib3\", \"decorrelated\"]\n"))
+	if err == nil || !strings.Contains(err.Error(), `t.toml:`) || !strings.Contains(err.Error(), `"urllib3": a retired preset:`) ||
+		!strings.Contains(err.Error(), "urllib3-default") {
+		t.Errorf("policy urllib3: %v", err)
 	}
 }

@@ -166,6 +166,20 @@ func (p Policy) PresetLabel() string {
 	return p.Preset
 }
 
+// retiredPresets are the names no preset has any longer, each with what
+// to use instead: a name that meant one library setting does not come
+// back meaning another, and a user who writes it is told where it went.
+var retiredPresets = map[string]string{
+	"urllib3": "urllib3 was a Retry() built without arguments (10 retries) until simulator policy-1: it is urllib3-retry-10; urllib3's own default, when it is given no retries, is urllib3-default (Retry.DEFAULT = Retry(3)), and requests' is requests-default (no retries)",
+}
+
+// RetiredPreset says where a retired preset name went, and whether name
+// is one.
+func RetiredPreset(name string) (string, bool) {
+	why, ok := retiredPresets[name]
+	return why, ok
+}
+
 // PresetByName returns the preset called name.
 func PresetByName(name string) (Preset, bool) {
 	for _, p := range Presets() {

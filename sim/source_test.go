@@ -130,6 +130,17 @@ func TestURLLib3Attempts(t *testing.T) {
 	if _, ok := PresetByName("urllib3"); ok {
 		t.Error(`preset "urllib3" still exists: it reads as urllib3's default (3 retries) and meant Retry() (10)`)
 	}
+	why, ok := RetiredPreset("urllib3")
+	for _, name := range []string{"urllib3-retry-10", "urllib3-default", "requests-default"} {
+		if !ok || !strings.Contains(why, name) {
+			t.Errorf("retired urllib3: %q does not say %s", why, name)
+		}
+	}
+	for name := range retiredPresets {
+		if _, ok := PresetByName(name); ok {
+			t.Errorf("%s is retired and a preset", name)
+		}
+	}
 }
 
 // Finagle's RetryFilter deposits into the retry budget once per original

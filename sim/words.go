@@ -37,6 +37,9 @@ func (p Policy) Plain() string {
 		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^n)%s, then exactly the cap (no jitter)", p.Base, capWords(p.Cap))
 	case PollyV2:
 		s = fmt.Sprintf("Polly's decorrelated jitter V2 with a median first retry of %v%s", p.Base, capWords(p.Cap))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After replaces the delay"
+		}
 	case WatchDog, HTTPRetry:
 		if p.Multiplier == 1 {
 			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.Width/2))
@@ -71,12 +74,18 @@ func (p Policy) Plain() string {
 	default:
 		s = p.Describe()
 	}
+	if p.MaxAttempts == 1 { // its delays never come into play
+		s = "no retries: one attempt, every failure goes back to the caller"
+	}
 	if s0 := s; p.Preset != "" {
 		s = p.Preset + "'s defaults"
 		if sc := p.PresetScope(); sc != "" {
 			s += " (" + sc + ")"
 		}
 		s += ": " + s0
+	}
+	if p.MaxAttempts == 1 {
+		return s
 	}
 	return s + limitWords(p)
 }
