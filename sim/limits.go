@@ -129,6 +129,19 @@ func retryOnList() string {
 	return strings.Join(names, ", ")
 }
 
+// Retries reports whether a client on o retries a failed request: a 503
+// (the server down, up false) or a 429 (up), with a Retry-After or not; a
+// timeout (no answer at all); or a request its own client components
+// refused (local). It is the simulator's rule, for drivers that replay a
+// preset outside it (sweep live's sim:NAME).
+func (o RetryOn) Retries(up, retryAfter, timeout, local bool) bool {
+	r := response{up: up, noAnswer: timeout, local: local}
+	if retryAfter && !local {
+		r.retryAfter = 1
+	}
+	return o.retries(r, false)
+}
+
 // retries reports whether a client on o retries response r; drawn says
 // that the run draws a Retry-After for every response.
 func (o RetryOn) retries(r response, drawn bool) bool {

@@ -377,3 +377,35 @@ func TestGRPCPresetSaysConnectionBackoff(t *testing.T) {
 		}
 	}
 }
+
+// RetryOn.Retries, value by value, the new values among them: what each
+// library retries (TestRetryOnRetries holds the rule itself).
+func TestRetryOnEveryValue(t *testing.T) {
+	t.Parallel()
+	type ev struct{ up, ra, timeout, local bool }
+	events := []ev{{false, false, false, false}, {false, true, false, false}, {true, false, false, false}, {true, true, false, false},
+		{false, false, true, false}, {true, false, false, true}}
+	// 503, 503 with Retry-After, 429, 429 with Retry-After, timeout, refused locally
+	want := map[RetryOn][]bool{
+		RetryOnAny:             {true, true, true, true, true, true},
+		RetryOn5xx:             {true, true, false, false, true, false},
+		RetryOn5xxOrRetryAfter: {true, true, false, true, true, false},
+		RetryOnRetryAfter:      {false, true, false, true, true, false},
+		RetryOnRetryAfterOnly:  {false, true, false, true, false, false}, // client-go Do: a timeout ends it
+		RetryOnTransient:       {true, true, true, true, true, false},    // .NET standard handler: an open breaker ends it
+	}
+	for _, v := range RetryOnValues() {
+		w, ok := want[v.Value]
+		if !ok {
+			t.Errorf("retry_on %q: no expectation", v.Value)
+			continue
+		}
+		var got []bool
+		for _, e := range events {
+			got = append(got, v.Value.Retries(e.up, e.ra, e.timeout, e.local))
+		}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("retry_on %q (-want +got):\n%s", v.Value, diff)
+		}
+	}
+}
