@@ -466,7 +466,7 @@ func (s *Sim) loopClient(q *queueRun) int32 {
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
 	if st.bud != nil { // a deposit per original request only, before anything refuses it (Sim.originals)
 		orig := 0
-		if i == fresh || s.clients[i].att == 0 {
+		if i == fresh || s.original(st, i) {
 			orig = 1
 		}
 		st.bud.sent(k, orig)

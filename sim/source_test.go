@@ -409,3 +409,23 @@ func TestRetryOnEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// A request the AWS adaptive rate limiter held back arrives at its tick
+// and again when its token comes: it is one original request, one deposit.
+func TestOriginalsCountAHeldRequestOnce(t *testing.T) {
+	t.Parallel()
+	var s Sim
+	s.clients = []client{{}, {}, {att: 1}, {}}
+	st := &runState{gate: &s.comp}
+	s.comp.rate.setup(true, 1, 4)
+	if n := s.originals(st, []int32{0, 1, 2, 3}); n != 3 {
+		t.Errorf("%d originals among three first requests and a retry, want 3", n)
+	}
+	s.comp.rate.hold(1)
+	if n := s.originals(st, []int32{0, 1, 2, 3}); n != 2 {
+		t.Errorf("%d originals with client 1 held back since its first arrival, want 2", n)
+	}
+	if !s.comp.rate.held(1) {
+		t.Error("counting originals cleared the hold")
+	}
+}

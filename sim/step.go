@@ -218,7 +218,7 @@ func (s *Sim) loopList(st *runState) (int, error) {
 		}
 		list := s.cal.take(k, &s.order)
 		if st.bud != nil {
-			st.bud.sent(k, s.originals(list))
+			st.bud.sent(k, s.originals(st, list))
 		}
 		var local []int32
 		if st.gate != nil {
@@ -302,14 +302,23 @@ func (st *runState) arrive(k, m int) (t float64, served int) {
 // percentCanRetry × original requests + the reserve. A deposit for every
 // request sent allowed 0.25·O + 125 retries per 10 s at Finagle's 20 % and
 // 10/s instead of its 0.2·O + 100.
-func (s *Sim) originals(list []int32) int {
+//
+// A request the AWS rate limiter held back arrives twice, when it is held
+// and when it is sent: it deposits the first time only.
+func (s *Sim) originals(st *runState, list []int32) int {
 	n := 0
 	for _, i := range list {
-		if s.clients[i].att == 0 {
+		if s.original(st, i) {
 			n++
 		}
 	}
 	return n
+}
+
+// original reports whether client i's arriving request is an original
+// one (Sim.originals).
+func (s *Sim) original(st *runState, i int32) bool {
+	return s.clients[i].att == 0 && (st.gate == nil || !st.gate.rate.on || !st.gate.rate.holding(i))
 }
 
 // after records tick k's outcome: give-ups, the timeline, the milestones.
