@@ -550,9 +550,6 @@ type Situation struct {
 	Cell        *Aggregate // nil when the data has no candidate
 }
 
-// raAware are the families that read a Retry-After.
-var raAware = map[sim.Kind]bool{sim.RAExact: true, sim.RAFullJitter: true, sim.RALowerBound: true, sim.ArticleClient: true, sim.HTTPRetry: true}
-
 // Table5 regenerates the article's "situation → recommended → reason"
 // from the aggregates that match q (its Objective and RetryAfter are not
 // used: the third row compares the cells with a Retry-After). Every row
@@ -590,7 +587,7 @@ func Table5(aggs []*Aggregate, q Query) []Situation {
 	for _, ra := range ras {
 		qr := q
 		qr.RetryAfter, qr.Objective = ra, ByT99
-		rec, err := Recommend(filter(aggs, func(a *Aggregate) bool { return readsRA(a.Cell.Policy) }), qr)
+		rec, err := Recommend(filter(aggs, func(a *Aggregate) bool { return ReadsRetryAfter(a.Cell.Policy) }), qr)
 		if err == nil && rec.Best != nil && (best == nil || less(rec.Best, best, T99)) {
 			best = rec.Best
 		}
@@ -607,10 +604,6 @@ func Table5(aggs []*Aggregate, q Query) []Situation {
 		return qq.Matches(a) && qq.Infeasible(a) == ""
 	})))
 	return out
-}
-
-func readsRA(p sim.Policy) bool {
-	return raAware[p.Kind] && (p.Kind != sim.HTTPRetry || p.HonorRetryAfter)
 }
 
 func containsDur(xs []time.Duration, x time.Duration) bool {
@@ -733,5 +726,5 @@ func Capacities(aggs []*Aggregate) []float64 {
 }
 
 // ReadsRetryAfter reports whether the policy waits for the server's
-// Retry-After (in some form).
-func ReadsRetryAfter(p sim.Policy) bool { return readsRA(p) }
+// Retry-After (in some form): sim.Policy.ReadsRetryAfter, its one owner.
+func ReadsRetryAfter(p sim.Policy) bool { return p.ReadsRetryAfter() }

@@ -32,6 +32,13 @@ func Representatives(aggs []*Aggregate, match func(*Aggregate) bool) []*Aggregat
 	return out
 }
 
+// table4 are the families of the article's table 4, which it ran with a
+// Retry-After of 30 s (http-retry stands for its RetryOptions row whether
+// or not it reads the header): a likeness to the article, not whether a
+// policy reads a Retry-After (sim.Policy.ReadsRetryAfter says that).
+var table4 = map[sim.Kind]bool{sim.RAExact: true, sim.RAFullJitter: true, sim.RALowerBound: true, sim.ArticleClient: true,
+	sim.HTTPRetry: true, sim.RAIgnore: true}
+
 func articleLikeness(c experiments.Cell) int {
 	p := c.Policy
 	s := 0
@@ -44,7 +51,7 @@ func articleLikeness(c experiments.Cell) int {
 	case (p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry) && p.Width == 0.2:
 		s += 2
 	}
-	if (raAware[p.Kind] || p.Kind == sim.RAIgnore) == (c.Scenario.RetryAfter == 30*time.Second) {
+	if table4[p.Kind] == (c.Scenario.RetryAfter == 30*time.Second) {
 		s++
 	}
 	return s

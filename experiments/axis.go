@@ -144,6 +144,13 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 				l.refuse(path)
 				return
 			}
+			if p.Key == "policy" {
+				if why, ok := sim.RetiredPreset(v.(string)); ok {
+					l.fail(path, "%q: a retired preset: %s", v, why)
+					l.badPolicy = true
+					return
+				}
+			}
 			if p.Key == "policy" && policyNamed(v.(string)).Validate() != nil {
 				l.fail(path, "%q: want a family (%s) or a preset (%s)", v, kindNames(), presetNames())
 				l.badPolicy = true

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -24,12 +26,76 @@ func (c Cell) Key() string {
 // keyVersion is the simulator's version a key is computed with: sim.Version,
 // and for a queueing cell (its canonical form names a concurrency, which
 // it omits at 0) sim.QueueVersion too, so that a change to the queueing
-// server moves the keys of queueing cells only.
+// server moves the keys of queueing cells only; and for a cell with a
+// policy that sim.PolicyVersion revised (sim.Policy.Revised, in any group)
+// that version too, so that only those cells' keys move. It reads the
+// policies back from the canonical form, so that every caller of RunKey
+// keys alike.
 func keyVersion(canonical string) string {
+	v := sim.Version
 	if strings.HasPrefix(canonical, "concurrency=") || strings.Contains(canonical, " concurrency=") {
-		return sim.Version + "+" + sim.QueueVersion
+		v += "+" + sim.QueueVersion
 	}
-	return sim.Version
+	if revisedCanonical(canonical) {
+		v += "+" + sim.PolicyVersion
+	}
+	return v
+}
+
+// revisedCanonical reports whether the cell of canonical (Cell.Canonical)
+// has a policy sim.Policy.Revised: its first group's or a mixed group's.
+// The last answer is kept: a dataset's writer and checker key every seed
+// of a cell in a row.
+func revisedCanonical(canonical string) bool {
+	if last := lastRevised.Load(); last != nil && last.canonical == canonical {
+		return last.revised
+	}
+	var c Cell
+	policyOfCanonical(canonical, &c)
+	revised := false
+	for _, g := range c.Groups() {
+		revised = revised || g.Policy.Revised()
+	}
+	lastRevised.Store(&revisedAnswer{canonical, revised})
+	return revised
+}
+
+type revisedAnswer struct {
+	canonical string
+	revised   bool
+}
+
+var lastRevised atomic.Pointer[revisedAnswer]
+
+// policyOfCanonical sets c's policy parameters (the mix included) from
+// canonical, as Canonical wrote them: key=value separated by spaces, a
+// text quoted. A pair it cannot read is left out: canonical comes from
+// Canonical, not from a user.
+func policyOfCanonical(canonical string, c *Cell) {
+	for rest := canonical; rest != ""; {
+		k, after, ok := strings.Cut(rest, "=")
+		if !ok {
+			return
+		}
+		var raw string
+		if strings.HasPrefix(after, `"`) {
+			q, err := strconv.QuotedPrefix(after)
+			if err != nil {
+				return
+			}
+			raw, rest = q, after[len(q):]
+		} else {
+			raw, rest, _ = strings.Cut(after, " ")
+		}
+		rest = strings.TrimPrefix(rest, " ")
+		p := ParamByKey(k)
+		if p == nil || !p.Policy {
+			continue
+		}
+		if v, err := parseValue(p.Type, raw); err == nil {
+			p.Set(c, v)
+		}
+	}
 }
 
 // Validate checks the cell's scenario, policy and fleet.

@@ -368,7 +368,11 @@ func checkLibraries(t *testing.T, r *Report, md string, tr map[string]*truth) {
 		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| library") {
 			continue
 		}
-		name := strings.TrimSpace(strings.Split(line, "|")[1])
+		label := strings.TrimSpace(strings.Split(line, "|")[1])
+		name, _, _ := strings.Cut(label, " (")
+		if want := (sim.Policy{Preset: name}).PresetLabel(); label != want {
+			t.Errorf("library row %q: want %q, which says what the preset's backoff is for", label, want)
+		}
 		for _, m := range libCellRE.FindAllStringSubmatch(line, -1) {
 			var s *Scenario
 			for i := range r.Scenarios {

@@ -212,7 +212,7 @@ func (r *Report) writeLibraries(ew *errWriter) {
 		}
 		ew.printf("---|\n")
 		for _, name := range lt.Presets {
-			ew.printf("| %s |", cell(name))
+			ew.printf("| %s |", cell(sim.Policy{Preset: name}.PresetLabel())) // what the preset is for, where it is not call retries
 			vs := lt.Verdicts[name]
 			for c, i := range lt.At {
 				if i < 0 || vs[c] == nil {

@@ -83,7 +83,7 @@ func (r *Report) writeScenario(w io.Writer, i int) error {
 		ew.printf("| library | t99 after recovery | peak (req/s) | requests per client | not feasible because | verdict |\n|---|--:|--:|--:|---|---|\n")
 		for _, v := range s.Library {
 			a := v.Preset
-			ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(a.Cell.Policy.Preset), seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)),
+			ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(a.Cell.Policy.PresetLabel()), seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)),
 				cell(whyShort(rec.Query, a)), cell(verdictWords(&v)))
 		}
 		ew.printf("\n")

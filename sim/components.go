@@ -350,6 +350,13 @@ func (cc *components) gate(c *client, i int32, k int, t float64, tk ticker, rng 
 	if cc.rate.on && cc.rate.held(i) {
 		return send, 0 // its token was taken when it was held back
 	}
+	if len(cc.buds) > 0 { // the window moves to tick k; an original request deposits (Sim.originals), whatever refuses it below
+		orig := 0
+		if c.att == 0 {
+			orig = 1
+		}
+		cc.buds[p].sent(k, orig)
+	}
 	if cc.capOn && c.att > 0 {
 		cc.out[p]-- // the retry arrived: no longer outstanding
 	}
@@ -386,9 +393,6 @@ func (cc *components) outcome(i int32, k int, t float64, ok, throttled bool) {
 	}
 	if cc.tokens.on {
 		cc.tokens.record(p, ok)
-	}
-	if len(cc.buds) > 0 {
-		cc.buds[p].sent(k, 1)
 	}
 }
 

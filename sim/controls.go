@@ -199,6 +199,13 @@ func (rs *rateSet) held(i int32) bool {
 	return true
 }
 
+// holding reports whether client i is held back with a token, and leaves
+// it so.
+func (rs *rateSet) holding(i int32) bool {
+	w, b := bit(i)
+	return w < len(rs.bits) && rs.bits[w]&b != 0
+}
+
 func (rs *rateSet) hold(i int32) {
 	w, b := bit(i)
 	for w >= len(rs.bits) {

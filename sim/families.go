@@ -70,6 +70,7 @@ var families = append([]family{
 			Formula: "RA",
 			Source:  "article table 4",
 			Note:    "while the server is down every ra-* policy but ra-ignore waits exactly RA and draws nothing (the article's model); without a Retry-After: decorrelated jitter"},
+		ra:   raAlways,
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
 		bounds: raBounds(func(ra, _ float64) (float64, float64) { return ra, ra }),
 		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raExactRule} },
@@ -79,6 +80,7 @@ var families = append([]family{
 			Formula: "U(0, RA) after recovery; RA while down",
 			Source:  "article table 4",
 			Note:    "without a Retry-After: decorrelated jitter"},
+		ra:   raAlways,
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
 		bounds: raBounds(func(ra, _ float64) (float64, float64) { return 0, ra }),
 		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raFullJitterRule} },
@@ -88,6 +90,7 @@ var families = append([]family{
 			Formula: "RA + U·max(RA, base) after recovery; RA while down",
 			Source:  "article table 4 (×1..2)",
 			Note:    "without a Retry-After: decorrelated jitter"},
+		ra:   raAlways,
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute},
 		bounds: raBounds(func(ra, base float64) (float64, float64) { return ra, ra + maxf(ra, base) }),
 		build:  func(p Policy) delayer { return raDelay{newDecorrelated(p), raLowerBoundRule} },
@@ -105,6 +108,7 @@ var families = append([]family{
 			Formula: "min(cap, w + offset·base), w = RA + U·max(RA, base) with a Retry-After, else decorrelated; offset = (FNV-1a(install id) mod 100000)/100000",
 			Source:  "article's fetchWithRetry (base 1 s, cap 60 s, 6 attempts)",
 			Note:    "install id of client i is \"install-i\"; prev is w, without the offset; gives up after max_attempts requests without drawing again"},
+		ra:   raAlways,
 		uses: pBase | pCap, defaults: Policy{Base: time.Second, Cap: time.Minute, MaxAttempts: 6},
 		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
 			c, b := capMS(p), ms(p.Base)
@@ -185,6 +189,7 @@ var families = append([]family{
 			Formula: "(f(n−1+U) − f(prev))·base/1.4, f(t) = 2^t·tanh(√(4t)); then min(cap, …)",
 			Source:  "Polly.Contrib.WaitAndRetry Backoff.DecorrelatedJitterV2.cs",
 			Note:    "base is Polly's medianFirstRetryDelay (Polly v8: BaseDelay, \"the median delay to target before the first retry\"); cap 0 = none (Contrib has none; Polly v8 adds MaxDelay)"},
+		ra:   raWithHonor,
 		uses: pBase | pCap | pHonor, defaults: Policy{Base: time.Second, MaxAttempts: 6},
 		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
 			if p.HonorRetryAfter && ra > 0 {
@@ -195,9 +200,10 @@ var families = append([]family{
 		// honor_retry_after: Microsoft.Extensions.Http.Resilience's
 		// HttpRetryStrategyOptions.ShouldRetryAfterHeader (true by default),
 		// whose DelayGenerator returns the header's value, which Polly v8's
-		// retry then waits instead of its computed delay.
+		// retry then waits instead of its computed delay: computed all the
+		// same (pollyDelay.delay).
 		build: func(p Policy) delayer {
-			return honoring(p.HonorRetryAfter, pollyDelay{base: ms(p.Base), cap: capMS(p)})
+			return pollyDelay{base: ms(p.Base), cap: capMS(p), honor: p.HonorRetryAfter}
 		},
 	},
 	{
@@ -214,6 +220,7 @@ var families = append([]family{
 			Formula: "RA if honor_retry_after and the response has one, else as watchdog",
 			Source:  "second source: RetryOptions InitialInterval, Multiplier, MaxInterval, Jitter, MaxRetries, HonorRetryAfter",
 			Note:    "max_attempts = MaxRetries + 1; a Retry-After overrides the computed delay exactly, without jitter or cap; the document defaults HonorRetryAfter to true, the family to false (set honor_retry_after, or use the preset sgc-http-retry): family defaults are part of stored runs' keys, so they stay"},
+		ra:   raWithHonor,
 		uses: pBase | pCap | pMultiplier | pWidth | pHonor, defaults: Policy{Base: 500 * time.Millisecond, Multiplier: 2},
 		bounds: func(p Policy, ra float64, up bool) (float64, float64) {
 			if p.HonorRetryAfter && ra > 0 {
@@ -532,11 +539,24 @@ func (d awsDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	return float64(rng.Float64() * d.base * float64(int64(1)<<uint(c.att)))
 }
 
-type pollyDelay struct{ base, cap float64 }
+type pollyDelay struct {
+	base, cap float64
+	honor     bool // a Retry-After replaces the computed delay
+}
 
 // delay keeps Polly's running "prev" (the formula's last value, not a
 // delay) in c.prev, which starts at the family's base: Polly starts at 0.
-func (d pollyDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
+//
+// It computes the formula, and so draws and moves prev, on every retry,
+// also when a Retry-After then replaces the delay: Polly
+// src/Polly.Core/Retry/RetryResilienceStrategy.cs (commit 173d6d1d, after
+// 8.7.0) calls RetryHelper.GetRetryDelay(…, ref retryState, _randomizer)
+// first and lets the DelayGenerator (the standard handler's Retry-After)
+// replace the value after. Before PolicyVersion policy-1 the Retry-After
+// skipped the formula, and the next retry read prev still at the base, in
+// ms, as if it were the formula's value: a negative wait, so the client
+// gave up.
+func (d pollyDelay) delay(c *client, r response, rng *Mulberry32) float64 {
 	prev := c.prev
 	if c.att == 1 {
 		prev = 0
@@ -544,5 +564,8 @@ func (d pollyDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	t := float64(c.att-1) + rng.Float64()
 	next := float64(exp2(t) * tanh(2*math.Sqrt(t))) // 2^t·tanh(√(4t)), as Polly writes it
 	c.prev = next
+	if d.honor && r.retryAfter > 0 {
+		return r.retryAfter
+	}
 	return minf(d.cap, float64((next-prev)*(1/1.4)*d.base))
 }

@@ -19,6 +19,7 @@ var libraryFamilies = []family{
 			Formula: "t = U·min(cap, b·2^(n−1)), b = base for a 503, 1 s for a 429 (throttling); with a Retry-After and honor_retry_after: min(max(RA, t), t + 5 s)",
 			Source:  "aws-sdk-go-v2 v1.48.0 aws/retry/jitter_backoff.go (backoffDelay2026), middleware.go (adjustForRetryAfterHeader); botocore retries/standard.py (ExponentialBackoff, STANDARD_RETRY_MODE_VERSION 2.1)",
 			Note:    "the cap applies before the jitter, so no wait exceeds cap (+ 5 s with a Retry-After); RA stands for x-amz-retry-after, which the SDK reads (not Retry-After); one draw per rejection"},
+		ra:   raWithHonor,
 		uses: pBase | pCap | pHonor, defaults: Policy{Base: 50 * time.Millisecond, Cap: 20 * time.Second, HonorRetryAfter: true, MaxAttempts: 3},
 		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
 			hi := capMS(p)
@@ -44,6 +45,7 @@ var libraryFamilies = []family{
 			Formula: "RA if honor_retry_after and the response has one; else 0 if n = 1, else min(cap, base·2^(n−1) + U·width·base)",
 			Source:  "urllib3 src/urllib3/util/retry.py (Retry.get_backoff_time, Retry.sleep, DEFAULT_BACKOFF_MAX 120)",
 			Note:    "base is backoff_factor, cap backoff_max, honor_retry_after respect_retry_after_header; backoff_jitter (seconds) is width·base, so width ≤ 1 allows a jitter up to backoff_factor; the first retry waits nothing and draws nothing; a Retry-After is used as sent (urllib3 caps it at retry_after_max, 6 h)"},
+		ra:   raWithHonor,
 		uses: pBase | pCap | pWidth | pHonor, defaults: Policy{Base: 500 * time.Millisecond, Cap: 120 * time.Second, HonorRetryAfter: true},
 		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
 			if p.HonorRetryAfter && ra > 0 {
@@ -58,18 +60,24 @@ var libraryFamilies = []family{
 		},
 	},
 	{
-		// resilience4j-core IntervalFunction.ofExponentialRandomBackoff:
-		// interval(attempt) iterates x → (long)(x·multiplier) from the
-		// initial interval, then (long)randomize(interval, factor) =
-		// interval·(1 − f) + random·2f·interval, then min(…, maxInterval).
+		// resilience4j-core IntervalFunction.ofExponentialRandomBackoff
+		// (v2.4.0, commit af9e7c97): interval(attempt) iterates
+		// x → (long)(x·multiplier) from the initial interval, then
+		// (long)IntervalFunctionCompanion.randomize(interval, factor) =
+		// (long)max(1, min + Math.random()·(max − min + 1)), min and max =
+		// interval·(1 ∓ factor), then min(…, maxInterval). The "+ 1" makes
+		// the draw's range one ms wider than [min, max]; Math.random() is
+		// called at factor 0 too.
 		Family: Family{Kind: Resilience4j, Title: "exponential random backoff, whole ms (Resilience4j)",
-			Formula: "min(cap, ⌊i_n·(1 − width + 2·width·U)⌋), i_1 = base, i_(k+1) = ⌊i_k·multiplier⌋ (ms)",
-			Source:  "resilience4j-core IntervalFunction.java (ofExponentialRandomBackoff, IntervalFunctionCompanion.randomize)",
-			Note:    "Resilience4j truncates every interval to whole milliseconds and caps after the randomisation (cenkalti and gRPC cap before); cap 0 = no maxInterval; no draw when width is 0"},
+			Formula: "min(cap, ⌊max(1, lo + U·(hi − lo + 1))⌋), lo, hi = i_n·(1 ∓ width), i_1 = base, i_(k+1) = ⌊i_k·multiplier⌋ (ms)",
+			Source:  "resilience4j-core v2.4.0 IntervalFunction.java (ofExponentialRandomBackoff, IntervalFunctionCompanion.randomize)",
+			Note:    "Resilience4j truncates every interval to whole milliseconds, draws from [lo, hi + 1) ms (one ms past the band, as its randomize writes it), at least 1 ms, and caps after the randomisation (cenkalti and gRPC cap before); cap 0 = no maxInterval; one draw per retry, at width 0 too (it calls Math.random() whatever the factor; Resilience4j refuses a factor ≥ 1)"},
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: 500 * time.Millisecond, Multiplier: 1.5, Width: 0.5, MaxAttempts: 3},
 		bounds: func(p Policy, _ float64, _ bool) (float64, float64) {
 			r := newR4j(p)
-			return minf(r.cap, math.Floor(float64(r.iv[0]*(1-p.Width)))), minf(r.cap, float64(r.iv[curveTab-1]*(1+p.Width)))
+			lo := math.Floor(maxf(1, float64(r.iv[0]-float64(p.Width*r.iv[0]))))
+			last := r.iv[curveTab-1]
+			return minf(r.cap, lo), minf(r.cap, float64(last+float64(p.Width*last))+1)
 		},
 		build: func(p Policy) delayer { return newR4j(p) },
 	},
@@ -96,6 +104,7 @@ var libraryFamilies = []family{
 			Formula: "RA if honor_retry_after and the response has one, else min(cap, base·multiplier^(n−1)) · (1 + width·(2U − 1))",
 			Source:  "second source: WatchDog and RetryOptions (Interval, BackoffMultiplier, MaxInterval, Jitter, HonorRetryAfter), its example of 7.1 s for 8 s at Jitter 0.2",
 			Note:    "the other reading of Jitter than watchdog and http-retry (a band width·d wide, ±width/2); no draw when width is 0"},
+		ra:   raWithHonor,
 		uses: pBase | pCap | pMultiplier | pWidth | pHonor, defaults: Policy{Base: time.Second, Multiplier: 2},
 		bounds: func(p Policy, ra float64, _ bool) (float64, float64) {
 			if p.HonorRetryAfter && ra > 0 {
@@ -172,11 +181,9 @@ func newR4j(p Policy) r4jDelay {
 
 func (d r4jDelay) delay(c *client, _ response, rng *Mulberry32) float64 {
 	i := d.iv[min(int(c.att), curveTab)-1]
-	v := i
-	if d.width > 0 {
-		lo := float64(i - float64(d.width*i))
-		v = math.Floor(lo + float64(rng.Float64()*float64(float64(i+float64(d.width*i))-lo)))
-	}
+	lo := float64(i - float64(d.width*i))
+	hi := float64(i + float64(d.width*i))
+	v := math.Floor(maxf(1, float64(lo+float64(rng.Float64()*float64(hi-lo+1)))))
 	return minf(d.cap, v)
 }
 

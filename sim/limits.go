@@ -59,16 +59,21 @@ func (l *limited) delay(c *client, r response, rng *Mulberry32) float64 {
 // (it gives up, as a library that hands the response to its caller). In the
 // simulator a rejection while the server is down is a 503 and one after
 // recovery a 429; a queueing server's timeout (no response at all) is
-// retried under every value, as the libraries below retry read timeouts.
+// retried under every value but retry-after-only, as the libraries below
+// retry read timeouts; a request a client component refused locally (an
+// open circuit breaker, adaptive throttling) carries no Retry-After, and
+// transient does not retry it.
 type RetryOn string
 
 // The values of Policy.RetryOn. RetryOnList describes them.
 const (
-	RetryOnAny             RetryOn = ""                // every rejection: 503s and 429s
-	RetryOn5xx             RetryOn = "5xx"             // 503s only; a 429 ends the tries
-	RetryOn5xxOrRetryAfter RetryOn = "5xx+retry-after" // 503s, and 429s that carry a Retry-After
-	RetryOnRetryAfter      RetryOn = "retry-after"     // only responses that carry a Retry-After
-	retryOnAnyName                 = "any"             // RetryOnAny as a config may spell it
+	RetryOnAny             RetryOn = ""                 // every rejection: 503s and 429s
+	RetryOn5xx             RetryOn = "5xx"              // 503s only; a 429 ends the tries
+	RetryOn5xxOrRetryAfter RetryOn = "5xx+retry-after"  // 503s, and 429s that carry a Retry-After
+	RetryOnRetryAfter      RetryOn = "retry-after"      // only responses that carry a Retry-After, and timeouts
+	RetryOnRetryAfterOnly  RetryOn = "retry-after-only" // only responses that carry a Retry-After: a timeout ends the tries
+	RetryOnTransient       RetryOn = "transient"        // 503s, 429s and timeouts; a local refusal ends the tries
+	retryOnAnyName                 = "any"              // RetryOnAny as a config may spell it
 )
 
 // RetryOnValue describes one value of Policy.RetryOn for people.
@@ -86,8 +91,12 @@ var retryOns = []RetryOnValue{
 		"Envoy retry_on \"5xx\" (429 is not a 5xx; retriable-status-codes must name it); urllib3 Retry(status_forcelist=[500, 502, 503, 504]) without Retry-After"},
 	{RetryOn5xxOrRetryAfter, "503s, and 429s that carry a Retry-After",
 		"urllib3 Retry(status_forcelist=[500, 502, 503, 504]) with respect_retry_after_header (default): 413, 429 and 503 are retried when they carry one (urllib3 src/urllib3/util/retry.py is_retry, RETRY_AFTER_STATUS_CODES)"},
-	{RetryOnRetryAfter, "responses that carry a Retry-After, 503 or 429",
-		"urllib3 Retry() with no status_forcelist (the default); Kubernetes client-go rest (checkWait: 429 and 5xx retried only with Retry-After)"},
+	{RetryOnRetryAfter, "responses that carry a Retry-After, 503 or 429, and timeouts",
+		"urllib3 Retry() with no status_forcelist (the default: RETRY_AFTER_STATUS_CODES 413, 429, 503), which retries read timeouts under total"},
+	{RetryOnRetryAfterOnly, "responses that carry a Retry-After, 503 or 429, and gives up on a timeout",
+		"Kubernetes client-go rest Request.Do and DoRaw (with_retry.go IsNextRetry: 429 and 5xx retried only with a Retry-After; request.go retries a GET's connection reset or EOF, never a timeout; only Watch retries timeouts)"},
+	{RetryOnTransient, "503s, 429s and timeouts, and gives up on a request its own circuit breaker or throttling refused",
+		"Microsoft.Extensions.Http.Resilience's standard handler: its retry's ShouldHandle (HttpClientResiliencePredicates.IsTransient: 5xx, 408, 429, HttpRequestException, TimeoutRejectedException) does not match the BrokenCircuitException of the circuit breaker inside it, so the call fails at once"},
 }
 
 // RetryOnValues returns every value of Policy.RetryOn, the default first.
@@ -120,11 +129,24 @@ func retryOnList() string {
 	return strings.Join(names, ", ")
 }
 
+// Retries reports whether a client on o retries a failed request: a 503
+// (the server down, up false) or a 429 (up), with a Retry-After or not; a
+// timeout (no answer at all); or a request its own client components
+// refused (local). It is the simulator's rule, for drivers that replay a
+// preset outside it (sweep live's sim:NAME).
+func (o RetryOn) Retries(up, retryAfter, timeout, local bool) bool {
+	r := response{up: up, noAnswer: timeout, local: local}
+	if retryAfter && !local {
+		r.retryAfter = 1
+	}
+	return o.retries(r, false)
+}
+
 // retries reports whether a client on o retries response r; drawn says
 // that the run draws a Retry-After for every response.
 func (o RetryOn) retries(r response, drawn bool) bool {
 	if r.noAnswer {
-		return true
+		return o != RetryOnRetryAfterOnly
 	}
 	hasRA := r.retryAfter > 0 || drawn
 	switch o {
@@ -132,8 +154,10 @@ func (o RetryOn) retries(r response, drawn bool) bool {
 		return !r.up
 	case RetryOn5xxOrRetryAfter:
 		return !r.up || hasRA
-	case RetryOnRetryAfter:
+	case RetryOnRetryAfter, RetryOnRetryAfterOnly:
 		return hasRA
+	case RetryOnTransient:
+		return !r.local
 	}
 	return true
 }
@@ -179,7 +203,9 @@ func (b *budget) advance(k int) {
 	}
 }
 
-// sent records m requests arriving at tick k.
+// sent records m deposits (original requests) at tick k, and moves the
+// window to k: call it at every tick with arrivals, with m = 0 when none
+// of them is an original, so that allow counts in the current tick.
 func (b *budget) sent(k, m int) {
 	b.advance(k)
 	b.req[k%len(b.req)] += int64(m)

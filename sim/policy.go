@@ -142,10 +142,46 @@ type family struct {
 	uses     param
 	defaults Policy // filled in where the configured value is zero
 	build    func(p Policy) delayer
+	// ra says when the family's waits read the server's Retry-After: the
+	// one owner of that fact (Policy.ReadsRetryAfter).
+	ra raUse
 	// bounds gives the least and the greatest delay (ms) the family may
 	// return for a normalized p, a Retry-After ra (0 = none) and whether the
 	// server is up; CheckPolicy holds every family to it.
 	bounds func(p Policy, ra float64, up bool) (lo, hi float64)
+}
+
+// raUse says when a family's waits read the server's Retry-After.
+type raUse uint8
+
+const (
+	raNever     raUse = iota
+	raAlways          // whenever a response carries one (the article's table 4)
+	raWithHonor       // with honor_retry_after (the family reads pHonor)
+)
+
+// ReadsRetryAfter reports whether p's waits depend on the server's
+// Retry-After: its family reads it (always, or with honor_retry_after), or
+// gRPC's server pushback waits it; a client that never retries reads
+// nothing. It is the one owner of the fact: the
+// analysis, recommend's notes and the report's table 5 ask it, and
+// TestReadsRetryAfterAsTheSimulatorDoes holds it to what runs do. (retry_on
+// values that retry only a response with a Retry-After look at whether
+// there is one, not at its value: they do not make a policy read it.)
+func (p Policy) ReadsRetryAfter() bool {
+	f, ok := lookup(p.Kind)
+	if !ok || p.MaxAttempts == 1 { // one attempt: it never waits at all
+		return false
+	}
+	switch f.ra {
+	case raAlways:
+		return true
+	case raWithHonor:
+		if p.HonorRetryAfter {
+			return true
+		}
+	}
+	return p.Pushback
 }
 
 // delayer computes a rejected client's next wait in milliseconds and keeps
@@ -160,6 +196,7 @@ type response struct {
 	retryAfter float64 // ms; 0 = no Retry-After header
 	up         bool    // the server had recovered (a 429), or not (a 503)
 	noAnswer   bool    // a queueing server's timeout: no response at all
+	local      bool    // refused by the client's own components: never sent
 	index      int32   // the client's index, which stands for its install id
 	tick       int32   // the tick of the rejection
 }
@@ -186,13 +223,17 @@ func Kinds() []Kind {
 	return out
 }
 
-func lookup(k Kind) *family {
+// lookup returns family k by value: the table is never written after
+// init, so that runs and tests on other goroutines may read it at once (a
+// test that swapped a family's bounds through a pointer raced with every
+// parallel test that read them).
+func lookup(k Kind) (family, bool) {
 	for i := range families {
 		if families[i].Kind == k {
-			return &families[i]
+			return families[i], true
 		}
 	}
-	return nil
+	return family{}, false
 }
 
 func kindList() string {
@@ -220,8 +261,8 @@ func (f *family) paramNames() []string {
 // source it comes from (the article's base 1 s and cap 60 s, the second
 // source's documented defaults). An unknown k gives Policy{Kind: k}.
 func DefaultPolicy(k Kind) Policy {
-	f := lookup(k)
-	if f == nil {
+	f, ok := lookup(k)
+	if !ok {
 		return Policy{Kind: k}
 	}
 	p := f.defaults
@@ -235,8 +276,8 @@ func DefaultPolicy(k Kind) Policy {
 // never valid for them). Cap and MaxAttempts are kept as given: there, zero
 // means "none". An unknown Kind is returned unchanged.
 func (p Policy) Normalize() Policy {
-	f := lookup(p.Kind)
-	if f == nil {
+	f, ok := lookup(p.Kind)
+	if !ok {
 		return p
 	}
 	d := f.defaults
@@ -282,8 +323,8 @@ const MaxBucket = 1_000_000_000
 
 // Validate reports every parameter out of range, in one error.
 func (p Policy) Validate() error {
-	f := lookup(p.Kind)
-	if f == nil {
+	f, ok := lookup(p.Kind)
+	if !ok {
 		return &FieldError{"Kind", fmt.Sprintf("%q", p.Kind), "one of " + kindList()}
 	}
 	var errs []error
@@ -411,8 +452,8 @@ func (p Policy) String() string {
 // Describe says what the policy does in words a user can act on, e.g.
 // "decorrelated jitter, base 1s, cap 1m0s".
 func (p Policy) Describe() string {
-	f := lookup(p.Kind)
-	if f == nil {
+	f, ok := lookup(p.Kind)
+	if !ok {
 		return string(p.Kind)
 	}
 	parts := []string{f.Title}
@@ -439,7 +480,7 @@ func (p Policy) Describe() string {
 		parts = append(parts, "honours Retry-After")
 	}
 	if p.MaxAttempts != 0 {
-		parts = append(parts, fmt.Sprintf("at most %d attempts", p.MaxAttempts))
+		parts = append(parts, "at most "+attemptCount(p.MaxAttempts))
 	}
 	if p.RetryOn != RetryOnAny {
 		parts = append(parts, "retries "+p.RetryOn.means())
@@ -464,8 +505,8 @@ func (p Policy) unlimited() bool {
 }
 
 func (p Policy) compile() delayer {
-	f := lookup(p.Kind)
-	if f == nil {
+	f, ok := lookup(p.Kind)
+	if !ok {
 		panic("sim: compile of unknown policy " + string(p.Kind))
 	}
 	return f.build(p)

@@ -23,13 +23,30 @@ func TestEveryPolicyConforms(t *testing.T) {
 func TestCheckPolicyCatchesViolations(t *testing.T) {
 	t.Parallel()
 	p := Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.5}
-	f := lookup(WidthJitter)
-	saved := f.bounds
-	defer func() { f.bounds = saved }()
-	f.bounds = func(p Policy, ra float64, up bool) (float64, float64) { return 0, ms(p.Cap) } // forgets the width above the cap
-	err := CheckPolicy(p)
+	tight := func(p Policy, ra float64, up bool) (float64, float64) { return 0, ms(p.Cap) } // forgets the width above the cap
+	err := checkPolicy(p, tight)
 	if err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Fatalf("CheckPolicy with too tight bounds: %v, want a bounds violation", err)
+	}
+}
+
+// The families table cannot be written through what lookup returns: parallel
+// tests and runs read it at once (go test -race ./sim failed when a test
+// swapped a family's bounds through a pointer into it).
+func TestFamiliesTableIsImmutable(t *testing.T) {
+	t.Parallel()
+	f, ok := lookup(WidthJitter)
+	if !ok {
+		t.Fatal("no width-jitter family")
+	}
+	f.bounds = func(Policy, float64, bool) (float64, float64) { return 0, 0 }
+	f.Title = "changed"
+	p := Policy{Kind: WidthJitter, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.5}
+	if err := CheckPolicy(p); err != nil {
+		t.Errorf("a change to lookup's result reached the table: %v", err)
+	}
+	if g, _ := lookup(WidthJitter); g.Title == "changed" {
+		t.Error("a change to lookup's result reached the table's title")
 	}
 }
 

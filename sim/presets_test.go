@@ -61,8 +61,12 @@ func TestPresetSequences(t *testing.T) {
 		{"botocore-legacy", 0, false, func(i int) float64 { return u[i] * 1000 * pow(2, float64(i)) }},
 		// botocore standard 2.0: rand × min(2^(attempt − 1), 20) s.
 		{"botocore-standard", 0, false, func(i int) float64 { return u[i] * math.Min(20000, 1000*pow(2, float64(i))) }},
-		// urllib3 Retry(): a Retry-After of 45 s is slept as sent …
-		{"urllib3", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		// urllib3 Retry.DEFAULT = Retry(3) and Retry(): a Retry-After of 45 s
+		// is slept as sent (Retry.sleep_for_retry); requests'
+		// Retry(0, read=False) never gets to sleep (TestURLLib3Attempts) …
+		{"urllib3-default", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		{"urllib3-retry-10", 45 * time.Second, false, func(int) float64 { return 45000 }},
+		{"requests-default", 45 * time.Second, false, func(int) float64 { return 45000 }},
 		// … and Retry(backoff_factor=0.5, backoff_jitter=0.5): 0 on the
 		// first error (no draw), then min(120, 0.5·2^(errors−1) + random()·0.5) s.
 		{"urllib3-backoff", 0, false, func(i int) float64 {
@@ -80,11 +84,14 @@ func TestPresetSequences(t *testing.T) {
 		{"client-go-default-retry", 0, false, func(i int) float64 { return 10 + u[i]*0.1*10 }},
 		// Resilience4j: IntervalFunction.ofDefaults() = 500 ms; and
 		// ofExponentialRandomBackoff(): intervals (long)(x·1.5) from 500,
-		// then (long)(i·0.5 + random·(1.5·i − 0.5·i)).
+		// then (long)randomize(i, 0.5) = (long)max(1, min + random·(max −
+		// min + 1)), min = i − 0.5·i, max = i + 0.5·i (v2.4.0
+		// IntervalFunctionCompanion.randomize).
 		{"resilience4j", 0, false, func(int) float64 { return 500 }},
 		{"resilience4j-exponential-random", 0, false, func(i int) float64 {
 			iv := []float64{500, 750, 1125, 1687, 2530, 3795, 5692, 8538}[i]
-			return math.Floor(iv*0.5 + u[i]*iv)
+			lo, hi := iv-0.5*iv, iv+0.5*iv
+			return math.Floor(math.Max(1, lo+u[i]*(hi-lo+1)))
 		}},
 		// failsafe-go: no delay (0); the simulator's 1 ms reaches the next tick as 0 does.
 		{"failsafe-go", 0, false, func(int) float64 { return 1 }},
@@ -358,7 +365,7 @@ func TestCapAgainstJitter(t *testing.T) {
 		// (long)randomize((long)(500·2^k), 0.5), then min(…, 1000).
 		{r4j, func(i int) float64 {
 			iv := 500 * math.Pow(2, float64(i))
-			return math.Min(1000, math.Floor(iv*0.5+u[i]*iv))
+			return math.Min(1000, math.Floor(math.Max(1, iv*0.5+u[i]*(iv+1))))
 		}},
 		// min(1000, 500·2^k), then + rand·0.1·that.
 		{k8s, func(i int) float64 { d := math.Min(1000, 500*math.Pow(2, float64(i))); return d + u[i]*0.1*d }},

@@ -464,6 +464,13 @@ func (s *Sim) loopClient(q *queueRun) int32 {
 // arriveQueued handles client i's request (or a fresh one's) arriving at
 // time a (ms) in tick k.
 func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64) {
+	if st.bud != nil { // a deposit per original request only, before anything refuses it (Sim.originals)
+		orig := 0
+		if i == fresh || s.original(st, i) {
+			orig = 1
+		}
+		st.bud.sent(k, orig)
+	}
 	if st.gate != nil {
 		if i == fresh { // the components gate a client: a new request needs one at once
 			i = s.loopClient(q)
@@ -476,9 +483,6 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	st.r.Sent++
 	if a >= st.recoverAt {
 		st.r.SentAfterRecovery++
-	}
-	if st.bud != nil {
-		st.bud.sent(k, 1)
 	}
 	down := a < st.recoverAt && a >= q.outageStart
 	st.resp.up = !down
@@ -645,9 +649,9 @@ func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) b
 	case refuse:
 		st.resp.up = !(a < st.recoverAt && a >= q.outageStart)
 		ra := st.resp.retryAfter
-		st.resp.retryAfter = 0 // refused locally: no response, no Retry-After
+		st.resp.retryAfter, st.resp.local = 0, true // refused locally: no response, no Retry-After
 		dl, nk := s.reject(st, i, k, a)
-		st.resp.retryAfter = ra
+		st.resp.retryAfter, st.resp.local = ra, false
 		if dl < 0 {
 			q.quit(st, i)
 		}

@@ -64,8 +64,14 @@ func referenceRun(sc Scenario, p Policy, seed uint32) Result {
 			}
 			ra = 1000 * math.Max(1, math.Ceil(float64(n-ok-quit-served)/c))
 		}
-		if bud != nil {
-			bud.sent(k, len(arrivals))
+		if bud != nil { // a deposit per original request, as Finagle's RetryFilter
+			orig := 0
+			for _, i := range arrivals {
+				if cs[i].att == 0 {
+					orig++
+				}
+			}
+			bud.sent(k, orig)
 		}
 		for _, i := range arrivals {
 			if budget >= 1 {

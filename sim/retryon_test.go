@@ -7,7 +7,8 @@ import (
 
 // Which responses each RetryOn value retries: a 503 (server down), a 429
 // (server up), with and without a Retry-After, and a queueing server's
-// timeout, which no value refuses.
+// timeout, which none of these refuses (retry-after-only does:
+// TestRetryOnEveryValue).
 func TestRetryOnRetries(t *testing.T) {
 	t.Parallel()
 	r503, r429 := response{}, response{up: true}

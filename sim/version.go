@@ -14,3 +14,23 @@ const Version = "herd-4" // herd-3: a run lasts window_s after recovery, not a f
 // windows without new requests (a daily curve's zero slots), where a stuck
 // server counted as back.
 const QueueVersion = "queue-3"
+
+// PolicyVersion names, apart from Version, the semantics of the policies
+// that issue 22 held against their libraries' source, so that only their
+// runs are redone: the keys of a cell any of whose policies is Revised
+// include it, every other cell keeps its key. policy-1: polly-v2 with
+// honor_retry_after draws and moves its state on every retry, a
+// Retry-After only replacing the delay (ms-resilience-standard, which also
+// gives up on an open breaker: retry_on transient); a retry budget takes a
+// deposit per original request, not per request sent (Finagle); the
+// resilience4j-random family draws from [lo, hi + 1) ms, at least 1 ms, and
+// draws at width 0 too. (urllib3 and client-go-rest changed parameters,
+// which move their keys by themselves.)
+const PolicyVersion = "policy-1"
+
+// Revised reports whether p's runs changed with PolicyVersion: a key of a
+// cell with such a policy, in any group, includes it.
+func (p Policy) Revised() bool {
+	return (p.Kind == PollyV2 && p.HonorRetryAfter) || p.Kind == Resilience4j || p.RetryBudget > 0 ||
+		p.RetryOn == RetryOnTransient || p.RetryOn == RetryOnRetryAfterOnly
+}

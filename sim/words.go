@@ -37,6 +37,9 @@ func (p Policy) Plain() string {
 		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^n)%s, then exactly the cap (no jitter)", p.Base, capWords(p.Cap))
 	case PollyV2:
 		s = fmt.Sprintf("Polly's decorrelated jitter V2 with a median first retry of %v%s", p.Base, capWords(p.Cap))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After replaces the delay"
+		}
 	case WatchDog, HTTPRetry:
 		if p.Multiplier == 1 {
 			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.Width/2))
@@ -71,8 +74,18 @@ func (p Policy) Plain() string {
 	default:
 		s = p.Describe()
 	}
-	if p.Preset != "" {
-		s = p.Preset + "'s defaults: " + s
+	if p.MaxAttempts == 1 { // its delays never come into play
+		s = "no retries: one attempt, every failure goes back to the caller"
+	}
+	if s0 := s; p.Preset != "" {
+		s = p.Preset + "'s defaults"
+		if sc := p.PresetScope(); sc != "" {
+			s += " (" + sc + ")"
+		}
+		s += ": " + s0
+	}
+	if p.MaxAttempts == 1 {
+		return s
 	}
 	return s + limitWords(p)
 }
@@ -80,8 +93,8 @@ func (p Policy) Plain() string {
 // Reads reports whether the family reads the named parameter: base, cap,
 // multiplier, width or honor_retry_after.
 func (k Kind) Reads(param string) bool {
-	f := lookup(k)
-	if f == nil {
+	f, ok := lookup(k)
+	if !ok {
 		return false
 	}
 	switch param {
@@ -114,6 +127,14 @@ func roundTo(x, q float64) float64 {
 	return r
 }
 
+// attemptCount writes n attempts: "1 attempt", "4 attempts".
+func attemptCount(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
+}
+
 func capWords(c time.Duration) string {
 	if c == 0 {
 		return ", no cap"
@@ -126,7 +147,7 @@ func limitWords(p Policy) string {
 	if p.MaxAttempts == 0 {
 		parts = append(parts, "no attempt limit")
 	} else {
-		parts = append(parts, fmt.Sprintf("gives up after %d attempts", p.MaxAttempts))
+		parts = append(parts, "gives up after "+attemptCount(p.MaxAttempts))
 	}
 	if p.MaxElapsed > 0 {
 		parts = append(parts, "gives up "+p.MaxElapsed.String()+" after its first request")
@@ -302,7 +323,7 @@ func (p Policy) Short() string {
 func (p Policy) LimitsShort() string {
 	var s string
 	if p.MaxAttempts > 0 {
-		s += fmt.Sprintf(", at most %d attempts", p.MaxAttempts)
+		s += ", at most " + attemptCount(p.MaxAttempts)
 	}
 	if p.MaxElapsed > 0 {
 		s += fmt.Sprintf(", gives up after %v", p.MaxElapsed)
@@ -317,7 +338,7 @@ func (p Policy) LimitsShort() string {
 }
 
 // KnownKind reports whether k names a policy family.
-func KnownKind(k Kind) bool { return lookup(k) != nil }
+func KnownKind(k Kind) bool { _, ok := lookup(k); return ok }
 
 // Jittered reports whether the policy draws its delays at random, so that
 // clients that failed together drift apart. Fixed intervals and

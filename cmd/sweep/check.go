@@ -269,7 +269,9 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 			cell, canonical = rec.Cell, rec.Cell.Canonical()
 		}
 		if experiments.RunKey(canonical, rec.Seed) != rec.RunKey {
-			if rec.Cell.Scenario.Concurrency > 0 {
+			if revised(rec.Cell) {
+				c.rep.add("stale", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed under %s, which changed this policy: written before it; remove its sweep's parts and run it again", i, rec.RunKey, sim.PolicyVersion)
+			} else if rec.Cell.Scenario.Concurrency > 0 {
 				c.rep.add("stale", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)
 			} else {
 				c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
@@ -278,6 +280,17 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 		}
 	}
 	return keys, meta, nil
+}
+
+// revised reports whether a policy of c (a group's, in a mixed fleet)
+// changed with sim.PolicyVersion.
+func revised(c experiments.Cell) bool {
+	for _, g := range c.Groups() {
+		if g.Policy.Revised() {
+			return true
+		}
+	}
+	return false
 }
 
 // duplicates files the runs stored twice. A run stored in two sweeps is a

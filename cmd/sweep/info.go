@@ -50,7 +50,8 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintf(stdout, "Which rejections a client retries (retry_on; any other ends its tries). A rejection while the\n")
-	fmt.Fprintf(stdout, "server is down is a 503, one after recovery a 429; a queueing server's timeout is always retried.\n\n")
+	fmt.Fprintf(stdout, "server is down is a 503, one after recovery a 429; a queueing server's timeout is retried under every\n")
+	fmt.Fprintf(stdout, "value but retry-after-only; a request the client's own components refused carries no Retry-After.\n\n")
 	for _, v := range sim.RetryOnValues() {
 		name := string(v.Value)
 		if name == "" {

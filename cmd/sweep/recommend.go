@@ -148,6 +148,9 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			for _, p := range sim.Presets() {
 				names = append(names, p.Name)
 			}
+			if why, ok := sim.RetiredPreset(*library); ok {
+				return usagef("recommend: --library %q: retired: %s", *library, why)
+			}
 			return usagef("recommend: --library %q%s: want one of %s", *library, didYouMean(*library, names), strings.Join(names, ", "))
 		}
 	}
@@ -413,6 +416,8 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 		p = pr.Policy
 	} else if sim.KnownKind(sim.Kind(name)) {
 		p = sim.DefaultPolicy(sim.Kind(name))
+	} else if why, ok := sim.RetiredPreset(name); ok {
+		return p, fmt.Errorf("%q: a retired preset: %s", f[0], why)
 	} else {
 		var names []string
 		for _, k := range sim.Kinds() {
