@@ -9,6 +9,25 @@ import (
 	"time"
 )
 
+// Clock is the time a run keeps: where it reads the time and how it waits,
+// for the server's ticks, the first sends, the recorder and a scalable
+// driver's clock (Env). Config.Clock nil is the system clock. A test hands
+// a run a clock whose waits end late, to see what a busy machine does to a
+// verdict without loading the machine. The libraries keep their own time.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d (none for d ≤ 0), or until ctx is done (with its
+	// error).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// systemClock is the system's clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error { return sleep(ctx, d) }
+
 // Machine is what the machine's clock and loopback do, measured before a
 // run: the honest limits of its numbers.
 type Machine struct {
