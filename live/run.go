@@ -172,11 +172,14 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if cfg.Driver.stepped {
 		p, err := cfg.Driver.Policy()
 		if err != nil {
+			srv.shutdown()
 			return nil, err
 		}
 		if steps, err = newSimRun(cfg, srv, p); err != nil {
+			srv.shutdown()
 			return nil, err
 		}
+		defer steps.d.Close() // after the server's last close: every return below waits for it
 		do, srv.onClose = steps.do, steps.closed
 	}
 	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)

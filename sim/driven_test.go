@@ -12,12 +12,13 @@ import (
 // drive runs sc under p through a Driven whose caller serves as sim's
 // counting server does, and returns the run's timeline and metrics as a
 // run counts them.
-func drive(t *testing.T, sc Scenario, p Policy, seed uint32) (Timeline, Result) {
+func drive(t *testing.T, sc Scenario, p Policy, seed uint32, ra time.Duration) (Timeline, Result) {
 	t.Helper()
 	d, err := NewDriven(sc, p, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer d.Close()
 	tl := Timeline{Tick: sc.Tick}
 	r := Result{Clients: sc.Clients}
 	budget := sc.budget()
@@ -34,7 +35,7 @@ func drive(t *testing.T, sc Scenario, p Policy, seed uint32) (Timeline, Result) 
 				ns++
 			}
 		}
-		gaveUp, _ := d.Answer(k, served, sc.RetryAfter)
+		gaveUp, _ := d.Answer(k, served, ra)
 		tl.Arrivals = append(tl.Arrivals, int32(len(sent)))
 		tl.Served = append(tl.Served, int32(ns))
 		tl.GaveUp = append(tl.GaveUp, int32(len(gaveUp)))
@@ -96,7 +97,7 @@ func TestDrivenReplaysRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, gr := drive(t, sc, pr.Policy, seed)
+				got, gr := drive(t, sc, pr.Policy, seed, sc.RetryAfter)
 				want.Arrivals, want.Served, want.GaveUp = trimZeros(want.Arrivals, want.Served, want.GaveUp)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Fatalf("%+v seed %d: timeline (-run +driven):\n%s", sc, seed, diff)
@@ -140,6 +141,34 @@ func componentVariants() []Preset {
 	return out
 }
 
+// The rejections carry the Retry-After the caller's server sent, not the
+// scenario's: a server that refused connections sent none. Such a run is
+// sim's run of the scenario without one.
+func TestDrivenTakesTheCallersRetryAfter(t *testing.T) {
+	t.Parallel()
+	rng := NewMulberry32(9)
+	for _, name := range []string{"urllib3-backoff", "client-go-rest", "go-retryablehttp", "aws-sdk-go-v2"} {
+		pr, _ := PresetByName(name)
+		for range 4 {
+			sc := randomScenario(rng)
+			sc.RetryAfter = 2 * time.Second
+			seed := uint32(rng.Float64() * 1e9)
+			none := sc
+			none.RetryAfter = 0
+			var s Sim
+			var want Timeline
+			if _, err := s.Run(none, pr.Policy, NewMulberry32(seed), &want); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := drive(t, sc, pr.Policy, seed, 0)
+			want.Arrivals, want.Served, want.GaveUp = trimZeros(want.Arrivals, want.Served, want.GaveUp)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("%s %+v seed %d: (-run without Retry-After +driven with none sent):\n%s", name, sc, seed, diff)
+			}
+		}
+	}
+}
+
 // trimZeros drops the trailing ticks where nothing happened.
 func trimZeros(a, s, g []int32) ([]int32, []int32, []int32) {
 	n := len(a)
@@ -152,38 +181,51 @@ func trimZeros(a, s, g []int32) ([]int32, []int32, []int32) {
 	return a[:n], s[:n], g[:n]
 }
 
-// A caller whose server serves other clients than the first of a tick
-// (a real server that took them in another order) is answered without
-// harm: the served are told apart from the rejected, whatever their place.
+// A caller whose server serves other clients than the first of a tick,
+// and fewer or more than sim's would (a real server that took them in
+// another order), is answered as it says: the served never come back,
+// every other client does.
 func TestDrivenServedInAnyOrder(t *testing.T) {
 	t.Parallel()
 	sc := Scenario{Clients: 50, Tick: 100 * time.Millisecond, Capacity: 100, Horizon: 10 * time.Second}
 	pr, _ := PresetByName("go-retryablehttp")
-	d, err := NewDriven(sc, pr.Policy, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent := d.Send(0)
-	if len(sent) != 50 {
-		t.Fatalf("tick 0: %d clients send, want all 50 (no spread)", len(sent))
-	}
-	served := make([]bool, len(sent))
-	want := map[int32]bool{}
-	for j := range served {
-		if j%5 == 3 {
-			served[j] = true
-			want[sent[j]] = true
+	for _, every := range []int{7, 3} { // 8 served (sim: 10), then 17
+		d, err := NewDriven(sc, pr.Policy, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if gave, lost := d.Answer(0, served, 0); len(gave)+len(lost) != 0 {
-		t.Fatalf("gave up %v, lost %v", gave, lost)
-	}
-	for k := 1; k < d.Ticks(); k++ {
-		for _, i := range d.Send(k) {
-			if want[i] {
-				t.Fatalf("client %d was served at tick 0 and sends again at tick %d", i, k)
+		sent := d.Send(0)
+		if len(sent) != 50 {
+			t.Fatalf("tick 0: %d clients send, want all 50 (no spread)", len(sent))
+		}
+		served := make([]bool, len(sent))
+		want := map[int32]bool{}
+		for j := range served {
+			if j%every == 3 {
+				served[j] = true
+			} else {
+				want[sent[j]] = true
 			}
 		}
-		d.Answer(k, make([]bool, len(d.sent)), 0)
+		if gave, lost := d.Answer(0, served, 0); len(gave)+len(lost) != 0 {
+			t.Fatalf("gave up %v, lost %v", gave, lost)
+		}
+		back := map[int32]bool{}
+		for k := 1; k < d.Ticks(); k++ {
+			sent := d.Send(k)
+			for _, i := range sent {
+				back[i] = true
+			}
+			d.Answer(k, make([]bool, len(sent)), 0)
+		}
+		d.Close()
+		if len(back) != len(want) {
+			t.Errorf("served every %d: %d clients came back, want the %d not served", every, len(back), len(want))
+		}
+		for i := range back {
+			if !want[i] {
+				t.Errorf("served every %d: client %d was served at tick 0 and came back", every, i)
+			}
+		}
 	}
 }
