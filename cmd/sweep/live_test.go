@@ -32,7 +32,7 @@ func TestLiveBadInput(t *testing.T) {
 		{[]string{"live", "--library", "grpc-go", "--capacity", "0"}, "--capacity 0: want a finite number"},
 		{[]string{"live", "--library", "grpc-go", "--policy", "grcp"}, `--policy "grcp": want a preset`},
 		{[]string{"live", "--library", "grpc-go", "--retry-after", "1500ms"}, "--retry-after 1.5s: want whole seconds"},
-		{[]string{"live", "--library", "sim:urllib3", "--horizon", "3s", "--outage", "5s"}, "--horizon 3s: the time after recovery (--horizon − --outage 5s) is -2s"},
+		{[]string{"live", "--library", "sim:go-retryablehttp", "--horizon", "3s", "--outage", "5s"}, "--horizon 3s: the time after recovery (--horizon − --outage 5s) is -2s"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := sweep(t, append(tt.args, "--out", out)...)
@@ -159,7 +159,7 @@ func TestLiveErrorsNameTheFlag(t *testing.T) {
 		{"--max-attempts", "0"}, {"--policy", "family:nope"}, {"--policy", "grcp"},
 		{"--seeds", "1"}, {"--seed", "5000000000"}, {"--library", "nope"},
 	} {
-		full := append([]string{"live", "--library", "sim:urllib3", "--out", out}, args...)
+		full := append([]string{"live", "--library", "sim:go-retryablehttp", "--out", out}, args...)
 		_, stderr, code := sweep(t, full...)
 		if code != 2 || !strings.Contains(stderr, "--") {
 			t.Errorf("%v: exit %d, %q: want 2 and the flag named", args, code, stderr)
