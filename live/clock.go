@@ -44,9 +44,10 @@ type Machine struct {
 	Samples int           `json:"samples"`
 }
 
-// MaxTimerShare is the largest timer error (the 90th percentile of the
-// lateness: one timer in ten is later) a live run accepts, as a share of
-// its tick.
+// MaxTimerShare is the largest lateness a live run accepts, as a share of
+// its tick: of a 10 ms timer before the run, at the 90th percentile (one
+// timer in ten is later; Machine.Check), and of the server's tick closes
+// in a library's run, at the 99th percentile (Measurement.Degraded).
 const MaxTimerShare = 0.1
 
 // Check refuses a tick the timer cannot keep: a 90th-percentile lateness

@@ -91,7 +91,7 @@ func num(x float64) string {
 // curve over them, and the budget per tick.
 func (c *Comparison) Figure(budget int) plots.Figure {
 	var simS, liveS plots.Series
-	simS.Name = fmt.Sprintf("simulated %s: median, %g–%g %% band over %d seeds", c.Name, c.BandPct[0], c.BandPct[1], c.Seeds)
+	simS.Name = fmt.Sprintf("simulated %s: median, %g–%g %% band", c.Name, c.BandPct[0], c.BandPct[1]) // the seeds: in the footer
 	liveS.Name = "live " + c.Driver
 	for _, t := range c.Ticks {
 		simS.Points = append(simS.Points, plots.Point{X: t.T, Y: t.Mid, Lo: t.Lo, Hi: t.Hi})
@@ -178,5 +178,5 @@ func (c *Comparison) verdictLine() string {
 	case Disagrees:
 		return "verdict: DISAGREES on " + strings.Join(c.Disagree, ", ")
 	}
-	return "verdict: INCONCLUSIVE: " + strings.Join(c.Degraded, "; ") + ": the run is not sim's scenario, whatever its metrics say (" + metrics + ")"
+	return "verdict: INCONCLUSIVE: " + strings.Join(c.Degraded, "; ") + ". The machine did not keep sim's clock, so the run decides nothing, whatever its metrics say (alone, " + metrics + ")"
 }
