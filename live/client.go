@@ -22,16 +22,17 @@ type Env struct {
 	// run's start, the zero of the scaled clock.
 	Scale float64
 	Start time.Time
+	clock Clock // the run's
 }
 
 // Now is the scaled clock: Start plus the real time since, times Scale.
 func (e Env) Now() time.Time {
-	return e.Start.Add(time.Duration(float64(time.Since(e.Start)) * e.Scale))
+	return e.Start.Add(time.Duration(float64(e.clock.Now().Sub(e.Start)) * e.Scale))
 }
 
 // Sleep waits d of scaled time.
 func (e Env) Sleep(ctx context.Context, d time.Duration) error {
-	return sleep(ctx, time.Duration(float64(d)/e.Scale))
+	return e.clock.Sleep(ctx, time.Duration(float64(d)/e.Scale))
 }
 
 // Get sends one attempt: a GET of e.URL that names the client. It returns
@@ -64,6 +65,10 @@ type attempt struct {
 	at     time.Duration // since the start
 	tick   int           // the tick it was counted in (computed for refused ones)
 	status int           // 0: no response (connection refused)
+	// aim is the tick sim gives the request, when the harness placed it
+	// (a client's first request; every request of a sim: client); -1 when
+	// its library placed it.
+	aim int
 }
 
 // recorder is a client's RoundTripper: it records each attempt and bounds
@@ -71,18 +76,29 @@ type attempt struct {
 type recorder struct {
 	mu       sync.Mutex
 	next     http.RoundTripper
+	clock    Clock
 	start    time.Time
 	tick     time.Duration
 	grace    time.Duration
 	max      int
+	aim      int // the next attempt's aim (attempt.aim); -1: none
 	attempts []attempt
+}
+
+// setAim says that the client's next request is meant for tick k.
+func (r *recorder) setAim(k int) {
+	r.mu.Lock()
+	r.aim = k
+	r.mu.Unlock()
 }
 
 // errTooMany stops a client that reached the attempt limit of a run.
 var errTooMany = errors.New("live: attempt limit of the run reached")
 
+// add records a, with the aim set for it.
 func (r *recorder) add(a attempt) {
 	r.mu.Lock()
+	a.aim, r.aim = r.aim, -1
 	r.attempts = append(r.attempts, a)
 	r.mu.Unlock()
 }
@@ -94,7 +110,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if n >= r.max {
 		return nil, errTooMany
 	}
-	at := time.Since(r.start)
+	at := r.clock.Now().Sub(r.start)
 	resp, err := r.next.RoundTrip(req)
 	a := attempt{at: at}
 	if err != nil {

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -17,6 +18,24 @@ type Band struct {
 	Hi  float64 `json:"hi"`
 }
 
+// MarshalJSON writes the band with null for "never" (+Inf), which JSON
+// has no number for.
+func (b Band) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Lo  *float64 `json:"lo"`
+		Mid *float64 `json:"median"`
+		Hi  *float64 `json:"hi"`
+	}{finite(b.Lo), finite(b.Mid), finite(b.Hi)})
+}
+
+// finite is x, or nil for a value JSON cannot hold (never: +Inf).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
 // MetricCheck is one metric: the live value against the simulated
 // distribution. Unreached milestones count as +Inf (never).
 type MetricCheck struct {
@@ -29,6 +48,16 @@ type MetricCheck struct {
 	// run used: a library without jitter should give it again.
 	SameSeed float64 `json:"same_seed"`
 	Agree    bool    `json:"agree"` // Lo ≤ live ≤ Hi
+}
+
+// MarshalJSON writes the check with null for "never" (+Inf).
+func (c MetricCheck) MarshalJSON() ([]byte, error) {
+	type plain MetricCheck // without this method
+	return json.Marshal(struct {
+		plain
+		Live     *float64 `json:"live"`
+		SameSeed *float64 `json:"same_seed"`
+	}{plain(c), finite(c.Live), finite(c.SameSeed)})
 }
 
 // Comparison is one live run set against the simulator.
@@ -50,12 +79,13 @@ type Comparison struct {
 	Succeeded int        `json:"succeeded"`
 	GaveUp    int        `json:"gave_up"`
 	Pending   int        `json:"pending"`
-	// Disagree names the metrics whose live value lies outside the band.
+	// Disagree names the metrics whose live value lies outside the band
+	// (what the metrics alone say, also when the verdict is inconclusive).
 	Disagree []string `json:"disagree"`
-	// Inconclusive says why the machine could not keep the server's ticks
-	// (their closes were late by more than MaxTimerShare of a tick at the
-	// 99th percentile): then what disagrees may be the machine's doing.
-	Inconclusive string `json:"inconclusive,omitempty"`
+	// Degraded says why the run's evidence does not hold
+	// (Measurement.Degraded); then the verdict is inconclusive.
+	Degraded []string `json:"inconclusive_because,omitempty"`
+	Verdict  Verdict  `json:"verdict"`
 }
 
 // TickBand is one tick of the arrivals figure.
@@ -72,6 +102,29 @@ const (
 	MSent = "sent after recovery"
 	MPeak = "peak arrivals"
 )
+
+// metric is one quantity a comparison judges, read off a run's Result.
+type metric struct {
+	name, unit string
+	f          func(sc sim.Scenario, r sim.Result) float64
+}
+
+// metrics are the quantities a live run is judged on, in their order.
+var metrics = []metric{
+	{MT50, "s", func(sc sim.Scenario, r sim.Result) float64 { return sinceRecovery(sc, r.T50) }},
+	{MT99, "s", func(sc sim.Scenario, r sim.Result) float64 { return sinceRecovery(sc, r.T99) }},
+	{MSent, "requests", func(_ sim.Scenario, r sim.Result) float64 { return float64(r.SentAfterRecovery) }},
+	{MPeak, "per tick", func(_ sim.Scenario, r sim.Result) float64 { return float64(r.PeakArrivals) }},
+}
+
+// sinceRecovery is a milestone in seconds after recovery; +Inf (never) when
+// it was not reached.
+func sinceRecovery(sc sim.Scenario, ms sim.Milestone) float64 {
+	if !ms.Reached {
+		return math.Inf(1)
+	}
+	return (ms.At - sc.RecoverAt).Seconds()
+}
 
 // Compare simulates m's scenario under p on each seed and sets m against
 // it: a metric agrees when its live value lies within the simulated
@@ -115,37 +168,20 @@ func Compare(m *Measurement, p sim.Policy, seeds []uint32, tail float64) (*Compa
 	c := &Comparison{Driver: m.Config.Driver.Name, Module: m.Config.Driver.Module, Name: name, Policy: p.String(),
 		Scenario: describe(sc), Recover: sc.RecoverAt.String(), Down: m.Config.Down, Seeds: len(seeds), BandPct: [2]float64{tail, 100 - tail},
 		Succeeded: m.Result.Succeeded, GaveUp: m.Result.GaveUp, Pending: m.Result.Pending}
-	after := func(ms sim.Milestone) float64 {
-		if !ms.Reached {
-			return math.Inf(1)
-		}
-		return (ms.At - sc.RecoverAt).Seconds()
-	}
-	metrics := []struct {
-		name, unit string
-		f          func(sim.Result) float64
-	}{
-		{MT50, "s", func(r sim.Result) float64 { return after(r.T50) }},
-		{MT99, "s", func(r sim.Result) float64 { return after(r.T99) }},
-		{MSent, "requests", func(r sim.Result) float64 { return float64(r.SentAfterRecovery) }},
-		{MPeak, "per tick", func(r sim.Result) float64 { return float64(r.PeakArrivals) }},
-	}
 	for _, mt := range metrics {
 		xs := make([]float64, len(results))
 		for i, r := range results {
-			xs[i] = mt.f(r)
+			xs[i] = mt.f(sc, r)
 		}
-		mc := check(mt.name, mt.unit, mt.f(m.Result), xs, q)
-		mc.SameSeed = mt.f(same)
+		mc := check(mt.name, mt.unit, mt.f(sc, m.Result), xs, q)
+		mc.SameSeed = mt.f(sc, same)
 		c.Metrics = append(c.Metrics, mc)
 		if !mc.Agree {
 			c.Disagree = append(c.Disagree, mc.Name)
 		}
 	}
-	if real := m.Config.real(sc.Tick); float64(m.CloseLateP99) > MaxTimerShare*float64(real) {
-		c.Inconclusive = fmt.Sprintf("the server closed its ticks up to %v late (99th percentile; worst %v), more than %.0f %% of its %v tick: the machine was too busy to keep time",
-			m.CloseLateP99.Round(time.Millisecond), m.CloseLateMax.Round(time.Millisecond), 100*MaxTimerShare, real)
-	}
+	c.Degraded = m.Degraded()
+	c.Verdict = decide(c.Degraded, c.Disagree)
 	firstUp := int((sc.RecoverAt + sc.Tick - 1) / sc.Tick)
 	n := max(len(perTick), len(m.Arrivals))
 	for k := range n {
@@ -169,18 +205,21 @@ func Compare(m *Measurement, p sim.Policy, seeds []uint32, tail float64) (*Compa
 
 // check places live among xs.
 func check(name, unit string, live float64, xs []float64, q float64) MetricCheck {
-	b := band(xs, q)
-	below, ties := 0, 0
-	for _, x := range xs {
-		switch {
-		case x < live:
-			below++
-		case x == live:
-			ties++
+	s := slices.Sorted(slices.Values(xs))
+	b := Band{quantile(s, q), quantile(s, 0.5), quantile(s, 1-q)}
+	return MetricCheck{Name: name, Unit: unit, Live: live, Band: b, Rank: rank(live, s), Agree: live >= b.Lo && live <= b.Hi}
+}
+
+// rank is x's percentile rank among sorted (mid-rank: ties count half).
+func rank(x float64, sorted []float64) float64 {
+	below, _ := slices.BinarySearch(sorted, x)                             // the first ≥ x
+	upto, _ := slices.BinarySearchFunc(sorted, x, func(e, t float64) int { // the first > x
+		if e <= t {
+			return -1
 		}
-	}
-	rank := 100 * (float64(below) + 0.5*float64(ties)) / float64(len(xs))
-	return MetricCheck{Name: name, Unit: unit, Live: live, Band: b, Rank: rank, Agree: live >= b.Lo && live <= b.Hi}
+		return 1
+	})
+	return 100 * (float64(below) + 0.5*float64(upto-below)) / float64(len(sorted))
 }
 
 // band is the q-th, 50th and (1−q)-th quantiles of xs (linear between order

@@ -7,12 +7,21 @@
 // per tick, as sim's server does, and N clients, each a goroutine with its
 // own net/http client driven by a real retry library (cenkalti/backoff v4
 // and v5, hashicorp/go-retryablehttp, aws-sdk-go-v2's standard retryer,
-// grpc-go's backoff formula) or by one of sim's policies in a plain loop.
-// The run takes real time. Its measurements (arrivals per tick, requests
-// sent, each client's success tick) are then set against the simulator's
-// prediction for the same scenario and preset over many seeds: the live
-// value's percentile rank in the simulated distribution, and the per-tick
-// arrivals as a 5th–95th percentile band (Compare).
+// grpc-go's backoff formula) or, for sim:NAME, by the simulator itself: a
+// sim.Driven run of preset NAME stepped at each close of the server's
+// ticks, which replays sim's run of the seed wherever the machine keeps
+// time (simdriver.go; it checks the harness). The run takes real time. Its
+// measurements (arrivals per tick, requests sent, each client's success
+// tick) are then set against the simulator's prediction for the same
+// scenario and preset over many seeds: the live value's percentile rank in
+// the simulated distribution, and the per-tick arrivals as a 5th–95th
+// percentile band (Compare).
+//
+// A comparison ends in one Verdict (verdict.go): agrees, disagrees, or
+// inconclusive when the run's evidence does not hold (Measurement.Degraded:
+// requests whose tick the harness set were counted in another, or a
+// library's ticks were answered late), whatever its metrics say. The text,
+// the JSON, the figure and `sweep live`'s exit status all say that value.
 //
 // Unlike sim, this package does I/O, starts goroutines and reads the clock.
 // It listens on 127.0.0.1 only; every client loop is bounded in attempts

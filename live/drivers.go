@@ -37,6 +37,9 @@ type Driver struct {
 	// Scalable drivers take their clock and timers from Env (Env.Now,
 	// Env.Sleep), so that a run may go faster than real time.
 	Scalable bool
+	// stepped: a sim:NAME fleet, its preset run by sim itself
+	// (simdriver.go); Do is nil. The harness then places every request.
+	stepped bool
 }
 
 // Drivers returns every driver, in a stable order: the libraries first, then
@@ -272,40 +275,15 @@ func grpcGo(ctx context.Context, e Env) error {
 	}
 }
 
-// simDriver runs preset p's delays in a plain loop: each client draws from
-// its own Mulberry32 stream (seeded by its index), as sim.Policy.Delays
-// gives them with the server up and no Retry-After. MaxAttempts and
-// MaxElapsed are kept; the token bucket and budgets are not.
+// simDriver runs preset pr as the simulator does: sim.Driven, stepped at
+// each close of the server's ticks (simdriver.go).
 func simDriver(pr sim.Preset) Driver {
 	return Driver{Name: "sim:" + pr.Name, Preset: pr.Name, Module: "github.com/herdsweep/herdsweep/sim",
-		Source:   "sim/presets.go, sim/families.go",
-		Note:     "the preset's delays (sim.Policy.Delays, no Retry-After) in a plain loop: checks the live harness itself; runs on the run's clock, so it may run scaled",
-		Scalable: true,
-		Do: func(ctx context.Context, e Env) error {
-			p := pr.Policy
-			const n = 256
-			ds, err := p.Delays(uint32(e.Index)*2654435761+1, n, 0, true)
-			if err != nil {
-				return err
-			}
-			start := e.Now()
-			for att := 1; ; att++ {
-				err := getOnce(ctx, e)
-				if err == nil {
-					return nil
-				}
-				if errors.Is(err, errTooMany) || ctx.Err() != nil || (p.MaxAttempts > 0 && att >= p.MaxAttempts) || att > n {
-					return err
-				}
-				d := time.Duration(ds[att-1] * float64(time.Millisecond))
-				if p.MaxElapsed > 0 && e.Now().Sub(start)+d > p.MaxElapsed {
-					return err
-				}
-				if err := e.Sleep(ctx, d); err != nil {
-					return err
-				}
-			}
-		}}
+		Source: "sim/presets.go, sim/driven.go (sim.Driven: the simulator's own run, stepped around the live server)",
+		Note: "the simulator runs the preset (" + pr.Policy.Describe() + "): its delays, retry_on, limits and client components, with sim's random stream of the seed, " +
+			"each request sent in the tick sim gives it; checks the live harness itself: where the machine keeps time it replays sim's run of the seed; " +
+			"reads the scenario's Retry-After in scenario time, so it may run scaled",
+		Scalable: true, stepped: true}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

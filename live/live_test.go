@@ -95,7 +95,7 @@ func logComparison(t *testing.T, c *Comparison) {
 	t.Logf("live %s (%s), %s\n%s", c.Driver, c.Module, c.Scenario, b.String())
 }
 
-func metric(c *Comparison, name string) MetricCheck {
+func metricOf(c *Comparison, name string) MetricCheck {
 	for _, m := range c.Metrics {
 		if m.Name == name {
 			return m
@@ -123,7 +123,7 @@ func TestLiveRetryableHTTP(t *testing.T) {
 	}
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
-		if mt := metric(c, name); !mt.Agree {
+		if mt := metricOf(c, name); !mt.Agree {
 			verdictf(t, "%s: live %v outside the simulated 5–95 %% band [%v, %v] (rank %.1f; sim on seed %d: %v)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank, seed, mt.SameSeed)
 		}
 	}
@@ -148,7 +148,7 @@ func TestLiveCenkalti(t *testing.T) {
 	}
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
-		if mt := metric(c, name); !mt.Agree {
+		if mt := metricOf(c, name); !mt.Agree {
 			verdictf(t, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
 		}
 	}
@@ -217,7 +217,7 @@ func TestLiveGRPCRetryPolicy(t *testing.T) {
 	}
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
-		if mt := metric(c, name); !mt.Agree {
+		if mt := metricOf(c, name); !mt.Agree {
 			verdictf(t, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
 		}
 	}

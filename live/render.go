@@ -26,10 +26,14 @@ type Report struct {
 	CloseLateP99 time.Duration `json:"close_late_p99_ns"`
 	CloseLateMax time.Duration `json:"close_late_max_ns"`
 	// FirstLateMax: the latest a client's first request went out.
-	FirstLateMax time.Duration  `json:"first_late_max_ns"`
-	Errors       map[string]int `json:"client_errors"`
-	ServerTotal  int            `json:"server_arrivals"` // requests the server counted (refused ones never reach it)
-	Comparisons  []*Comparison  `json:"comparisons"`
+	FirstLateMax time.Duration `json:"first_late_max_ns"`
+	// Placed: requests whose tick the harness chose, as sim's; Misplaced:
+	// those not counted in it (Measurement).
+	Placed      int            `json:"placed"`
+	Misplaced   int            `json:"misplaced"`
+	Errors      map[string]int `json:"client_errors"`
+	ServerTotal int            `json:"server_arrivals"` // requests the server counted (refused ones never reach it)
+	Comparisons []*Comparison  `json:"comparisons"`
 }
 
 // WriteJSON writes r as indented JSON.
@@ -48,6 +52,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		m.RTTP50.Round(time.Microsecond), m.RTTP99.Round(time.Microsecond))
 	fmt.Fprintf(&b, "time: scale %g (1 is real time), run took %v of real time; the server closed its ticks %v late (median), %v (99th percentile), %v at worst; the latest first request went %v late; a request up to %v after a tick boundary counts in that tick; first sends from sim's stream of seed %d\n",
 		r.Scale, r.Wall.Round(time.Millisecond), r.CloseLateP50.Round(time.Microsecond), r.CloseLateP99.Round(time.Microsecond), r.CloseLateMax.Round(time.Microsecond), r.FirstLateMax.Round(time.Microsecond), r.Grace, r.Seed)
+	fmt.Fprintf(&b, "placement: %d of %d requests whose tick the harness sets (each client's first; every request of a sim: client) counted in another tick than sim's\n", r.Misplaced, r.Placed)
 	for i, c := range r.Comparisons {
 		if i == 0 {
 			fmt.Fprintf(&b, "live: %s (%s), %s, down: %s\n", c.Driver, c.Module, c.Scenario, c.Down)
@@ -86,25 +91,18 @@ func num(x float64) string {
 // curve over them, and the budget per tick.
 func (c *Comparison) Figure(budget int) plots.Figure {
 	var simS, liveS plots.Series
-	simS.Name = fmt.Sprintf("simulated %s: median, %g–%g %% band over %d seeds", c.Name, c.BandPct[0], c.BandPct[1], c.Seeds)
+	simS.Name = fmt.Sprintf("simulated %s: median, %g–%g %% band", c.Name, c.BandPct[0], c.BandPct[1]) // the seeds: in the footer
 	liveS.Name = "live " + c.Driver
 	for _, t := range c.Ticks {
 		simS.Points = append(simS.Points, plots.Point{X: t.T, Y: t.Mid, Lo: t.Lo, Hi: t.Hi})
 		liveS.Points = append(liveS.Points, plots.Point{X: t.T, Y: float64(t.Live), Lo: math.NaN(), Hi: math.NaN()})
 	}
-	verdict := "agrees"
-	if len(c.Disagree) > 0 {
-		verdict = "disagrees on " + strings.Join(c.Disagree, ", ")
-	}
-	if c.Inconclusive != "" {
-		verdict = "inconclusive (the machine was too busy), " + verdict
-	}
 	simS.Mark, simS.Colour = plots.Line, 0
 	liveS.Mark, liveS.Colour = plots.Line, 1
 	return plots.Figure{
 		Name:    "live-" + fileName(c.Driver) + "--" + fileName(c.Name),
-		Title:   fmt.Sprintf("live %s against simulated %s: %s", c.Driver, c.Name, verdict),
-		Caption: c.Scenario,
+		Title:   fmt.Sprintf("live %s against simulated %s: %s", c.Driver, c.Name, c.verdictWord()),
+		Caption: c.Scenario + ". " + c.verdictLine(),
 		X:       plots.Axis{Label: fmt.Sprintf("time since the clients' start (s); the server is down until %s", c.Recover)},
 		Y:       plots.Axis{Label: "arrivals per tick"},
 		Panels:  []plots.Panel{{Series: []plots.Series{simS, liveS}}},
@@ -156,14 +154,29 @@ func (c *Comparison) writeText(b *strings.Builder) {
 	}
 	tw.Flush()
 	fmt.Fprintf(b, "arrivals per tick after recovery: %d of %d ticks outside the band\n", c.Outside, c.TicksUp)
-	switch {
-	case c.Inconclusive != "" && len(c.Disagree) > 0:
-		fmt.Fprintf(b, "verdict: INCONCLUSIVE: %s; it would disagree on %s\n", c.Inconclusive, strings.Join(c.Disagree, ", "))
-	case c.Inconclusive != "":
-		fmt.Fprintf(b, "verdict: agrees (every metric within the band), though %s\n", c.Inconclusive)
-	case len(c.Disagree) == 0:
-		fmt.Fprintf(b, "verdict: agrees (every metric within the band)\n")
-	default:
-		fmt.Fprintf(b, "verdict: DISAGREES on %s\n", strings.Join(c.Disagree, ", "))
+	fmt.Fprintf(b, "%s\n", c.verdictLine())
+}
+
+// verdictWord is the verdict in a word, as the figure's title says it.
+func (c *Comparison) verdictWord() string {
+	if c.Verdict == Agrees {
+		return string(c.Verdict)
 	}
+	return strings.ToUpper(string(c.Verdict))
+}
+
+// verdictLine is the verdict with its reasons, as the text and the
+// figure's caption say it.
+func (c *Comparison) verdictLine() string {
+	metrics := "every metric within the band"
+	if len(c.Disagree) > 0 {
+		metrics = "outside the band: " + strings.Join(c.Disagree, ", ")
+	}
+	switch c.Verdict {
+	case Agrees:
+		return "verdict: agrees (" + metrics + ")"
+	case Disagrees:
+		return "verdict: DISAGREES on " + strings.Join(c.Disagree, ", ")
+	}
+	return "verdict: INCONCLUSIVE: " + strings.Join(c.Degraded, "; ") + ". The machine did not keep sim's clock, so the run decides nothing, whatever its metrics say (alone, " + metrics + ")"
 }

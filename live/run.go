@@ -37,6 +37,16 @@ type Config struct {
 	// 1: real time). Only drivers that take time from a clock we can hand
 	// them (Driver.Scalable) accept more than 1; the grace stays real time.
 	Scale float64
+	// Clock is the run's clock; nil: the system's.
+	Clock Clock
+}
+
+// clock is Clock, the system's for nil.
+func (c Config) clock() Clock {
+	if c.Clock == nil {
+		return systemClock{}
+	}
+	return c.Clock
 }
 
 // scale is Scale, 1 for zero.
@@ -69,51 +79,54 @@ const (
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
 func (c Config) Validate(fds uint64) error {
 	sc := c.Scenario
+	bad := func(field string, v any, format string, args ...any) error {
+		return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+	}
 	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
-		return fmt.Errorf("scale %g: want 1 (real time) to %d", c.Scale, MaxScale)
+		return bad("Scale", c.Scale, "1 (real time) to %d", MaxScale)
 	}
 	if c.scale() != 1 && !c.Driver.Scalable {
-		return fmt.Errorf("scale %g: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only (scale 1)", c.Scale, c.Driver.Name)
+		return bad("Scale", c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
 	}
-	if c.scale() != 1 && sc.RetryAfter != 0 {
-		return fmt.Errorf("scale %g: a Retry-After is read in real seconds: it runs in real time only", c.Scale)
+	if c.scale() != 1 && sc.RetryAfter != 0 && !c.Driver.stepped {
+		return bad("Scale", c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
 	}
 	if c.real(sc.Tick) < MinTick {
-		return fmt.Errorf("tick %v: want at least %v of real time for a live run (timers and HTTP take milliseconds)", c.real(sc.Tick), MinTick)
+		return bad("Tick", sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
+	}
+	if sc.Clients < 1 || sc.Clients > MaxClients {
+		return bad("Clients", sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
 	}
 	if err := sc.Validate(); err != nil {
 		return err
 	}
-	if sc.Clients > MaxClients {
-		return fmt.Errorf("clients %d: want at most %d for a live run", sc.Clients, MaxClients)
-	}
 	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
-		return fmt.Errorf("clients %d: needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
-			sc.Clients, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
+		return bad("Clients", sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
+			(fds-fdsReserve)/fdsPerClient, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
 	}
 	if c.real(sc.Horizon) > MaxHorizon {
-		return fmt.Errorf("horizon %v: want at most %v of real time", c.real(sc.Horizon), MaxHorizon)
+		return bad("Horizon", sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
 	if sc.RetryAfter%time.Second != 0 {
-		return fmt.Errorf("retry-after %v: want whole seconds (the header's unit)", sc.RetryAfter)
+		return bad("RetryAfter", sc.RetryAfter, "whole seconds (the header's unit)")
 	}
-	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 {
-		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps or rejection costs")
+	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Concurrency != 0 {
+		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
 	}
 	if c.Down != Down503 && c.Down != DownRefused {
-		return fmt.Errorf("down %q: want 503 or refused", c.Down)
+		return bad("Down", fmt.Sprintf("%q", c.Down), "503 or refused")
 	}
 	if c.Grace < 0 || c.Grace >= c.real(sc.Tick)/2 {
-		return fmt.Errorf("grace %v: want at least 0 and less than half the tick (%v of real time)", c.Grace, c.real(sc.Tick)/2)
+		return bad("Grace", c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(sc.Tick)/2)
 	}
-	if c.Driver.Do == nil {
-		return errors.New("no driver")
+	if c.Driver.Do == nil && !c.Driver.stepped {
+		return errors.New("live: no driver")
 	}
 	if c.Driver.GRPC != nil && c.Down != Down503 {
-		return fmt.Errorf("down %q: the gRPC driver %s retries RPCs, not connections: want 503 (UNAVAILABLE)", c.Down, c.Driver.Name)
+		return bad("Down", fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
 	}
 	if c.MaxAttempts < 1 {
-		return fmt.Errorf("max attempts %d: want at least 1", c.MaxAttempts)
+		return bad("MaxAttempts", c.MaxAttempts, "at least 1")
 	}
 	return nil
 }
@@ -127,13 +140,17 @@ type Measurement struct {
 	Served   []int         // per tick
 	Server   []int         // per tick: arrivals as the server counted them
 	// CloseLate: how late the server closed its ticks (median, 99th
-	// percentile, worst): a late close counts arrivals of the next tick in
-	// this one.
+	// percentile, worst): a late close answers the tick's requests late.
 	CloseLateP50, CloseLateP99, CloseLateMax time.Duration
 	// FirstLateMax: the latest a client's first request went out after
 	// its time.
 	FirstLateMax time.Duration
-	Result       sim.Result // sent, peak, milestones, given up and pending, as sim counts them
+	// Placed: requests whose tick the harness chose, as sim's (every
+	// client's first request; every request of a sim: client); Misplaced:
+	// those counted in another tick, or that sim's clients sent and the
+	// harness did not send in their tick.
+	Placed, Misplaced int
+	Result            sim.Result // sent, peak, milestones, given up and pending, as sim counts them
 	// Errors: how clients ended other than served, by message (a few).
 	Errors map[string]int
 }
@@ -143,12 +160,28 @@ type Measurement struct {
 // stopping the server and every client).
 func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	sc := cfg.Scenario
+	clock := cfg.clock()
 	srv, err := newServer(cfg)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	do := cfg.Driver.Do
+	var steps *simRun
+	if cfg.Driver.stepped {
+		p, err := cfg.Driver.Policy()
+		if err != nil {
+			srv.shutdown()
+			return nil, err
+		}
+		if steps, err = newSimRun(cfg, srv, p); err != nil {
+			srv.shutdown()
+			return nil, err
+		}
+		defer steps.d.Close() // after the server's last close: every return below waits for it
+		do, srv.onClose = steps.do, steps.closed
+	}
 	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
 	scale := cfg.scale()
 	rng := sim.NewMulberry32(cfg.Seed)
@@ -164,15 +197,13 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	ready := make(chan struct{})
 	var warm, wg sync.WaitGroup
 	for i := range recs {
-		rec := &recorder{tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts}
-		recs[i] = rec
 		// A first send meant for time x (sim's draw) counts in sim's tick
-		// k = ceil(x/tick). Where in its tick a request arrives changes
-		// nothing (a tick's requests are served in client order and answered
-		// at its end), so it goes 1 ms into the window of tick k, leaving a
-		// whole tick of room for a late timer; one meant for time 0 (no
-		// spread) goes at once, within the grace of tick 0.
-		first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
+		// k = ceil(x/tick): it goes 1 ms into the window of tick k; one
+		// meant for time 0 (no spread) goes at once, within the grace of
+		// tick 0.
+		k0, first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
+		rec := &recorder{clock: clock, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts, aim: k0}
+		recs[i] = rec
 		hc := newHTTPClient(rec)
 		warm.Add(1)
 		wg.Add(1)
@@ -192,16 +223,16 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 				return
 			}
 			rec.start = start
-			if sleep(runCtx, time.Until(start.Add(first))) != nil {
+			if clock.Sleep(runCtx, start.Add(first).Sub(clock.Now())) != nil {
 				errs[i] = runCtx.Err()
 				return
 			}
-			firstLate[i] = time.Since(start.Add(first))
-			errs[i] = cfg.Driver.Do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc, Scale: scale, Start: start})
+			firstLate[i] = clock.Now().Sub(start.Add(first))
+			errs[i] = do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc, Scale: scale, Start: start, clock: clock})
 		}()
 	}
 	warm.Wait()
-	start = time.Now().Add(50 * time.Millisecond)
+	start = clock.Now().Add(50 * time.Millisecond)
 	srv.mu.Lock()
 	srv.start = start
 	srv.mu.Unlock()
@@ -210,7 +241,7 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if cfg.Driver.GRPC != nil {
 		srv.record = func(client, tick, status int) {
 			if client >= 0 && client < len(recs) {
-				recs[client].add(attempt{at: time.Since(start), tick: tick, status: status})
+				recs[client].add(attempt{at: clock.Now().Sub(start), tick: tick, status: status})
 			}
 		}
 	}
@@ -225,13 +256,18 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := &Measurement{Config: cfg, Started: start, Wall: time.Since(start), Server: srv.arrivals, Errors: map[string]int{},
+	m := &Measurement{Config: cfg, Started: start, Wall: clock.Now().Sub(start), Server: srv.arrivals, Errors: map[string]int{},
 		FirstLateMax: slices.Max(firstLate)}
 	if late := slices.Sorted(slices.Values(srv.late)); len(late) > 0 {
 		q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
 		m.CloseLateP50, m.CloseLateP99, m.CloseLateMax = q(0.5), q(0.99), late[len(late)-1]
 	}
 	m.tally(recs, errs)
+	if steps != nil {
+		missed := steps.missed()
+		m.Placed += missed
+		m.Misplaced += missed
+	}
 	return m, nil
 }
 
@@ -250,6 +286,12 @@ func (m *Measurement) tally(recs []*recorder, errs []error) {
 			if a.status == http.StatusOK {
 				m.Served[a.tick]++
 				ok = true
+			}
+			if a.aim >= 0 {
+				m.Placed++
+				if a.aim != a.tick {
+					m.Misplaced++
+				}
 			}
 		}
 		switch {
@@ -325,30 +367,39 @@ func warmUp(ctx context.Context, hc *http.Client, url string) {
 	}
 }
 
-// MedianSeed returns the seed among seeds whose simulated t99 and sent
-// after recovery both lie nearest the middle of all of them: a live run
-// that draws its first sends from it is a typical run, and a library
-// without jitter should replay it.
+// MedianSeed returns the seed among seeds whose simulated metrics (each
+// one a comparison judges) all lie nearest the middle of all of them: it
+// minimises the largest distance of a metric's rank from 50. A live run
+// that draws its first sends from it is a typical run on every metric, and
+// a library without jitter (or a sim: client) should replay it.
 func MedianSeed(sc sim.Scenario, p sim.Policy, seeds []uint32) (uint32, error) {
 	if len(seeds) == 0 {
 		return 0, errors.New("no seeds")
 	}
-	t99 := make([]float64, len(seeds))
-	sent := make([]float64, len(seeds))
+	vals := make([][]float64, len(metrics)) // [metric][seed]
+	for j := range vals {
+		vals[j] = make([]float64, len(seeds))
+	}
 	var s sim.Sim
 	for i, seed := range seeds {
 		r, err := s.Run(sc, p, sim.NewMulberry32(seed), nil)
 		if err != nil {
 			return 0, err
 		}
-		t99[i], sent[i] = math.Inf(1), float64(r.SentAfterRecovery)
-		if r.T99.Reached {
-			t99[i] = r.T99.At.Seconds()
+		for j, mt := range metrics {
+			vals[j][i] = mt.f(sc, r)
 		}
+	}
+	sorted := make([][]float64, len(metrics))
+	for j := range vals {
+		sorted[j] = slices.Sorted(slices.Values(vals[j]))
 	}
 	best, bestD := seeds[0], math.Inf(1)
 	for i, seed := range seeds {
-		d := math.Max(math.Abs(check("", "", t99[i], t99, 0).Rank-50), math.Abs(check("", "", sent[i], sent, 0).Rank-50))
+		d := 0.0
+		for j := range metrics {
+			d = math.Max(d, math.Abs(rank(vals[j][i], sorted[j])-50))
+		}
 		if d < bestD {
 			best, bestD = seed, d
 		}
@@ -356,15 +407,24 @@ func MedianSeed(sc sim.Scenario, p sim.Policy, seeds []uint32) (uint32, error) {
 	return best, nil
 }
 
-// firstSend is when a client whose first request sim draws at xMS (in a
-// scenario with tickMS ticks) sends it, in real time after the start: 1 ms
-// into the window ((k−1)·tick + grace, k·tick + grace] of k = ceil(x/tick),
-// or at once for x = 0.
-func firstSend(xMS, tickMS float64, tick, grace time.Duration) time.Duration {
-	k := math.Ceil(xMS / tickMS)
-	if k*tickMS < xMS { // rounding
-		k++
+// firstSend is the tick k = ceil(x/tick) in which sim counts a client's
+// first request drawn at xMS (in a scenario with tickMS ticks), and when
+// the client sends it (sendAt).
+func firstSend(xMS, tickMS float64, tick, grace time.Duration) (k int, at time.Duration) {
+	kf := math.Ceil(xMS / tickMS)
+	if kf*tickMS < xMS { // rounding
+		kf++
 	}
+	return int(kf), sendAt(int(kf), tick, grace)
+}
+
+// sendAt is when the harness sends a request meant for tick k, in real
+// time after the start: 1 ms into the tick's window ((k−1)·tick + grace,
+// k·tick + grace], which leaves a whole tick of room for a late timer, or
+// at once for tick 0. Where in its window a request arrives changes
+// nothing: a tick's requests are served in client order and answered at
+// its end.
+func sendAt(k int, tick, grace time.Duration) time.Duration {
 	if k == 0 {
 		return 0
 	}

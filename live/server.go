@@ -50,8 +50,12 @@ type server struct {
 	// record, when set, records each answered request for its client (the
 	// gRPC front end, whose attempts the client cannot see one by one).
 	record func(client, tick, status int)
-	lnMu   sync.Mutex
-	ln     net.Listener
+	// onClose, when set, is told each batch as it is decided, before its
+	// answers go out (the sim: clients' stepper, simdriver.go).
+	onClose func(k int, clients []int32, served []bool)
+	clock   Clock
+	lnMu    sync.Mutex
+	ln      net.Listener
 
 	mu       sync.Mutex
 	start    time.Time
@@ -77,7 +81,7 @@ type batch struct {
 // divided by the scale; its budget per tick is the scenario's.
 func newServer(cfg Config) (*server, error) {
 	s := &server{tick: cfg.real(cfg.Scenario.Tick), grace: cfg.Grace, recoverAt: cfg.real(cfg.Scenario.RecoverAt),
-		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down}
+		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down, clock: cfg.clock()}
 	if ra := cfg.Scenario.RetryAfter; ra > 0 {
 		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)
 	}
@@ -135,7 +139,7 @@ func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
 	}
 	// The tick of the arrival by the clock, not the batch that happens to
 	// be open: a late close must not gather the next tick's arrivals.
-	k = max(tickOf(time.Since(s.start), s.tick, s.grace), s.closed+1)
+	k = max(tickOf(s.clock.Now().Sub(s.start), s.tick, s.grace), s.closed+1)
 	b := s.batch(k)
 	i := len(b.client)
 	b.client = append(b.client, id)
@@ -230,17 +234,13 @@ func (s *server) decide(b *batch) {
 // s.start must be set.
 func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 	defer s.shutdown()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	firstUp := int((s.recoverAt + s.tick - 1) / s.tick) // the first tick k with k·tick ≥ recoverAt
+	firstUp := s.firstUp()
 	for k := 0; k < ticks; k++ {
-		timer.Reset(time.Until(start.Add(time.Duration(k)*s.tick + s.grace)))
-		select {
-		case <-ctx.Done():
+		end := start.Add(time.Duration(k)*s.tick + s.grace)
+		if s.clock.Sleep(ctx, end.Sub(s.clock.Now())) != nil {
 			return nil
-		case <-timer.C:
 		}
-		s.late = append(s.late, time.Since(start.Add(time.Duration(k)*s.tick+s.grace)))
+		s.late = append(s.late, s.clock.Now().Sub(end))
 		if k+1 == firstUp || (k == 0 && firstUp == 0) {
 			if err := s.open(); err != nil {
 				return err
@@ -252,9 +252,23 @@ func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 		s.closed = k
 		s.decide(b)
 		s.mu.Unlock()
+		if s.onClose != nil {
+			s.onClose(k, b.client, b.served)
+		}
 		close(b.done)
 	}
 	return nil
+}
+
+// firstUp is the first tick k with k·tick ≥ recoverAt: the first the
+// server serves in.
+func (s *server) firstUp() int { return int((s.recoverAt + s.tick - 1) / s.tick) }
+
+// answers reports whether the server answers the requests of tick k: in
+// DownRefused mode nothing listens before recovery (run opens the port as
+// it closes the tick before).
+func (s *server) answers(k int) bool {
+	return s.down != DownRefused || k >= s.firstUp()
 }
 
 func (s *server) shutdown() {

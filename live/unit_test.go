@@ -45,15 +45,18 @@ func TestFirstSend(t *testing.T) {
 	for range 10000 {
 		x := rng.Float64() * 5000
 		want := int(math.Ceil(x / 100))
-		at := firstSend(x, 100, tick, grace)
+		k, at := firstSend(x, 100, tick, grace)
+		if k != want {
+			t.Fatalf("x = %v ms: tick %d, want %d", x, k, want)
+		}
 		for _, late := range []time.Duration{0, 50 * time.Millisecond, tick - 2*time.Millisecond} {
 			if got := tickOf(at+late, tick, grace); got != want {
 				t.Fatalf("x = %v ms sent at %v, %v late: tick %d, want %d", x, at, late, got, want)
 			}
 		}
 	}
-	if at := firstSend(0, 100, tick, grace); at != 0 {
-		t.Errorf("x = 0: sent at %v, want at once", at)
+	if k, at := firstSend(0, 100, tick, grace); k != 0 || at != 0 {
+		t.Errorf("x = 0: tick %d, sent at %v, want tick 0 at once", k, at)
 	}
 }
 
@@ -148,12 +151,12 @@ func TestCompareReadsARunAsSimDoes(t *testing.T) {
 					t.Errorf("%s seed %d: %s live %v, same seed %v", name, seed, mt.Name, mt.Live, mt.SameSeed)
 				}
 			}
-			if c.Inconclusive != "" {
-				t.Errorf("%s seed %d: a run without tick lateness is inconclusive: %s", name, seed, c.Inconclusive)
+			if c.Verdict == Inconclusive {
+				t.Errorf("%s seed %d: a run without tick lateness is inconclusive: %v", name, seed, c.Degraded)
 			}
 			m.CloseLateP99 = 11 * time.Millisecond // over a tenth of the 100 ms tick
-			if late, _ := Compare(m, pr.Policy, []uint32{1, 2}, 5); late.Inconclusive == "" {
-				t.Errorf("%s seed %d: ticks closed 11 ms late: want inconclusive", name, seed)
+			if late, _ := Compare(m, pr.Policy, []uint32{1, 2}, 5); late.Verdict != Inconclusive {
+				t.Errorf("%s seed %d: ticks closed 11 ms late: %s, want inconclusive", name, seed, late.Verdict)
 			}
 			for _, tb := range c.Ticks {
 				if float64(tb.Live) < tb.Lo && tb.Lo == tb.Hi {
@@ -182,10 +185,10 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{"file descriptors", 256, func(*Config) {}, "`ulimit -n` allows 256: use at most 96 clients"},
-		{"too many clients", 0, func(c *Config) { c.Scenario.Clients = MaxClients + 1 }, "want at most 5000"},
+		{"too many clients", 0, func(c *Config) { c.Scenario.Clients = MaxClients + 1 }, "want a whole number in [1, 5000]"},
 		{"tick", 0, func(c *Config) { c.Scenario.Tick = 5 * time.Millisecond }, "want at least 10ms"},
 		{"retry-after", 0, func(c *Config) { c.Scenario.RetryAfter = 1500 * time.Millisecond }, "whole seconds"},
-		{"down", 0, func(c *Config) { c.Down = "closed" }, `down "closed"`},
+		{"down", 0, func(c *Config) { c.Down = "closed" }, `Down: "closed": want 503 or refused`},
 		{"grace", 0, func(c *Config) { c.Grace = 60 * time.Millisecond }, "less than half the tick"},
 		{"horizon", 0, func(c *Config) { c.Scenario.Horizon = 3 * time.Hour }, "at most 2h0m0s"},
 		{"ramp", 0, func(c *Config) { c.Scenario.RampUp = time.Second }, "counts only"},
@@ -217,7 +220,7 @@ func TestValidate(t *testing.T) {
 		t.Errorf("gRPC driver with refused connections: %v", err)
 	}
 	for _, d := range Drivers() {
-		if _, err := d.Policy(); err != nil || d.Module == "" || d.Source == "" || d.Do == nil {
+		if _, err := d.Policy(); err != nil || d.Module == "" || d.Source == "" || (d.Do == nil) != d.stepped {
 			t.Errorf("driver %s: model %v, module %q, source %q", d.Name, err, d.Module, d.Source)
 		}
 	}

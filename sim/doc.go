@@ -27,6 +27,11 @@
 // formulas convert their products with float64() so that Go never fuses a
 // multiply and an add (fmath.go says why), as JavaScript never does.
 //
+// Driven (driven.go) runs a run's loop with the caller as its server, a
+// tick at a time: sweep live's sim:NAME clients against a real server. Its
+// loop is a coroutine (iter.Pull) that takes turns with the caller, never
+// running at once with it.
+//
 // A caller on another goroutine stops a long run with Sim.Stop, a flag the
 // run reads every StopEvery ticks; Scenario.MemoryBytes estimates a run's
 // memory before it is run.

@@ -124,6 +124,10 @@ type Sim struct {
 	st      runState   // the run in progress
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
+	// serve, when set, decides how many of tick k's requests (list, in
+	// index order; simServed by sim's own server) are served, in loopList
+	// after arrive: a Driven's caller serves them (driven.go).
+	serve func(st *runState, k int, list []int32, simServed int) int
 }
 
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is

@@ -226,6 +226,9 @@ func (s *Sim) loopList(st *runState) (int, error) {
 		}
 		m := len(list)
 		t, served := st.arrive(k, m)
+		if s.serve != nil {
+			served = s.serve(st, k, list, served)
+		}
 		if st.gate != nil {
 			st.outcomes(list, served, k, t)
 		}

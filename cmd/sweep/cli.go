@@ -46,6 +46,10 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return 130
 	}
+	var st interface{ exitStatus() int } // a failure with a code of its own (sweep live's inconclusive: 3)
+	if errors.As(err, &st) {
+		return st.exitStatus()
+	}
 	return 1
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,20 +18,60 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
+// liveHelp is what `sweep live -h` says before the options.
+const liveHelp = `Runs a real client (a retry library with its defaults, or sim:PRESET: the
+simulator's own clients of a preset) against a loopback server that counts
+as the simulator's does, then sets the run against the simulator's
+prediction over many seeds. The verdict is one of: agrees (every metric
+within the band), disagrees (one outside), inconclusive (the machine did not
+keep the simulator's clock: the run is not the simulated scenario, whatever
+its metrics say).
+
+Exit codes: 0 agrees, 1 disagrees (or failed), 2 bad input, 3 inconclusive,
+130 interrupted. With several --policy, it exits 0 only when every
+comparison agrees.
+`
+
+// liveRun is one `sweep live` once its flags are read: flags → options,
+// then runLive.
+type liveRun struct {
+	cfg    live.Config
+	pols   []sim.Policy
+	seeds  []uint32
+	tail   float64
+	out    string
+	asJSON bool
+}
+
+// errInconclusive is a live check that could not decide: exit code 3.
+type errInconclusive struct{ error }
+
+func (errInconclusive) exitStatus() int { return 3 }
+
 func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("live", "--library NAME [--clients 300] [--outage 5s] [--capacity 100] [--policy P,…] [--out out/live] [--json]", stderr)
-	library := fs.String("library", "", "the client: a library with its defaults, or sim:PRESET for a preset in a plain loop (--library list lists them)")
+	o, err := parseLive(args, stdout, stderr)
+	if err != nil || o == nil {
+		return err
+	}
+	return runLive(ctx, o, stdout, stderr)
+}
+
+// parseLive reads the flags into a run; nil (and no error) when there is
+// nothing to run (--library list).
+func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
+	fs := newFlagsDoc("live", "--library NAME [--clients 300] [--outage 5s] [--capacity 100] [--policy P,…] [--out out/live] [--json]", liveHelp, stderr)
+	library := fs.String("library", "", "the client: a library with its defaults, or sim:PRESET for the simulator's own clients of a preset (--library list lists them)")
 	article := fs.Bool("article", false, "the article's scenario (2,000 clients, 30 s outage, 120 requests/s, 2 s spread); the flags below then change it")
 	clients := fs.Int("clients", 300, "clients that failed during the outage (goroutines, a connection each)")
 	outage := fs.Duration("outage", 5*time.Second, "outage length: the server recovers at this time (real time)")
 	capacity := fs.Float64("capacity", 100, "requests/s served after recovery: floor(capacity × tick) per tick")
 	tick := fs.Duration("tick", 100*time.Millisecond, "the server's tick")
 	spread := fs.Duration("spread", 2*time.Second, "clients first send at U(0, spread)")
-	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (the simulator stops there too)")
+	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (the simulator stops there too); more than --outage")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
 	down := fs.String("down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
 	grace := fs.Duration("grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
-	seed := fs.Uint("seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of t99 and sent")
+	seed := fs.Uint("seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of every metric")
 	seeds := fs.Int("seeds", 200, "simulated seeds to compare against")
 	tail := fs.Float64("band", 5, "the band runs from this percentile to 100 minus it")
 	var policies listFlag
@@ -40,21 +81,21 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxAttempts := fs.Int("max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
 	scale := fs.Float64("scale", 1, "run this many times faster than real time: only for clients on a clock we can hand them (cenkalti-backoff-v4, sim:*); the tick must stay above the timer error")
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if *library == "list" {
 		for _, d := range live.Drivers() {
 			fmt.Fprintf(stdout, "%s — model %s, %s\n  %s\n  source: %s\n", d.Name, d.ModelName(), d.Module, d.Note, d.Source)
 		}
 		fmt.Fprintln(stdout, "not here: Polly (.NET), Envoy (C++ proxy) and the second source's Delphi component cannot run in a Go process; their presets run only as sim:NAME.")
-		return nil
+		return nil, nil
 	}
 	if *library == "" {
-		return usagef("live: --library is required (--library list lists them)")
+		return nil, usagef("live: --library is required (--library list lists them)")
 	}
 	drv, err := live.DriverByName(*library)
 	if err != nil {
-		return usagef("live: --library %v", err)
+		return nil, usagef("live: --library %v", err)
 	}
 	sc := sim.Scenario{Clients: 300, Tick: 100 * time.Millisecond, Spread: 2 * time.Second}
 	if *article {
@@ -79,59 +120,75 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	sc.Horizon, sc.RetryAfter = *horizon, *retryAfter
 	if *seeds < 2 || *seeds > 100000 {
-		return usagef("live: --seeds %d: want 2 to 100000", *seeds)
+		return nil, usagef("live: --seeds %d: want 2 to 100000", *seeds)
 	}
 	if *seed > 1<<32-1 {
-		return usagef("live: --seed %d: want a 32-bit seed", *seed)
+		return nil, usagef("live: --seed %d: want a 32-bit seed", *seed)
+	}
+	if *scale == 0 { // live.Config's 0 means real time; a person typing 0 means no speed at all
+		return nil, usagef("live: --scale 0: want 1 (real time) to %d", live.MaxScale)
 	}
 	if *grace == 0 && *scale > 0 {
 		*grace = min(10*time.Millisecond, time.Duration(float64(sc.Tick) / *scale / 10))
 	}
-	cfg := live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(*down), Grace: *grace, Seed: uint32(*seed), MaxAttempts: *maxAttempts, Scale: *scale}
+	o := &liveRun{cfg: live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(*down), Grace: *grace, Seed: uint32(*seed), MaxAttempts: *maxAttempts, Scale: *scale},
+		tail: *tail, out: *out, asJSON: *asJSON}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		lim.Cur = 0
 	}
-	if err := cfg.Validate(lim.Cur); err != nil {
-		return usagef("live: %v", liveFlagName(err))
+	if err := o.cfg.Validate(lim.Cur); err != nil {
+		return nil, usagef("live: %v", liveFlagName(err, sc))
 	}
-	var pols []sim.Policy
 	if len(policies) == 0 {
 		p, err := drv.Policy()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		pols = append(pols, p)
+		o.pols = append(o.pols, p)
 	}
 	for _, name := range policies {
 		p, err := livePolicy(name)
 		if err != nil {
-			return usagef("live: --policy %v", err)
+			return nil, usagef("live: --policy %v", err)
 		}
-		pols = append(pols, p)
+		o.pols = append(o.pols, p)
 	}
-	simSeeds := make([]uint32, *seeds)
-	for i := range simSeeds {
-		simSeeds[i] = uint32(i + 1)
+	o.seeds = make([]uint32, *seeds)
+	for i := range o.seeds {
+		o.seeds[i] = uint32(i + 1)
 	}
+	return o, nil
+}
+
+// runLive runs o, writes its figures and pages, prints the report and
+// returns the verdict as the exit status: nil when every comparison
+// agrees.
+func runLive(ctx context.Context, o *liveRun, stdout, stderr io.Writer) error {
+	cfg, sc := o.cfg, o.cfg.Scenario
+	scale := cfg.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	drv := cfg.Driver
 	if cfg.Seed == 0 {
-		if cfg.Seed, err = live.MedianSeed(sc, pols[0], simSeeds); err != nil {
+		var err error
+		if cfg.Seed, err = live.MedianSeed(sc, o.pols[0], o.seeds); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-
 	machine, err := live.Measure(ctx, 100)
 	if err != nil {
 		return err
 	}
-	realTick := time.Duration(float64(sc.Tick) / *scale)
+	realTick := time.Duration(float64(sc.Tick) / scale)
 	if err := machine.Check(realTick); err != nil {
-		return usagef("live: --tick %v at --scale %g (%v of real time): %v", sc.Tick, *scale, realTick, err)
+		return usagef("live: --tick %v at --scale %g (%v of real time): %v", sc.Tick, scale, realTick, err)
 	}
-	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time, scale %g (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, *scale, time.Duration(float64(sc.Horizon) / *scale))
+	if err := os.MkdirAll(o.out, 0o755); err != nil { // once the input is known good: a refusal writes nothing
+		return fmt.Errorf("output folder: %w", err)
+	}
+	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time, scale %g (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, scale, time.Duration(float64(sc.Horizon)/scale))
 	m, err := live.Run(ctx, cfg)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("live: interrupted: server and clients stopped, nothing written: %w", err)
@@ -139,16 +196,17 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	rep := &live.Report{Machine: machine, Scale: *scale, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
-		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax, FirstLateMax: m.FirstLateMax}
+	rep := &live.Report{Machine: machine, Scale: scale, Wall: m.Wall, Seed: cfg.Seed, Grace: cfg.Grace, Errors: m.Errors,
+		CloseLateP50: m.CloseLateP50, CloseLateP99: m.CloseLateP99, CloseLateMax: m.CloseLateMax, FirstLateMax: m.FirstLateMax,
+		Placed: m.Placed, Misplaced: m.Misplaced}
 	for _, a := range m.Server {
 		rep.ServerTotal += a
 	}
 	budget := int(sc.Capacity * sc.Tick.Seconds())
-	footer := fmt.Sprintf("herdsweep %s · simulator %s · live %s · seed %d · %d simulated seeds", toolVersion(), sim.Version, drv.Module, cfg.Seed, *seeds)
+	footer := fmt.Sprintf("herdsweep %s · simulator %s · live %s · seed %d · %d simulated seeds", toolVersion(), sim.Version, drv.Module, cfg.Seed, len(o.seeds))
 	var files []string
-	for _, p := range pols {
-		c, err := live.Compare(m, p, simSeeds, *tail)
+	for _, p := range o.pols {
+		c, err := live.Compare(m, p, o.seeds, o.tail)
 		if err != nil {
 			return err
 		}
@@ -158,10 +216,10 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := plots.Render(buf, f, footer, "png"); err != nil {
 			return err
 		}
-		if err := writeAtomic(*out, f.Name+".png", buf); err != nil {
+		if err := writeAtomic(o.out, f.Name+".png", buf); err != nil {
 			return err
 		}
-		files = append(files, filepath.Join(*out, f.Name+".png"))
+		files = append(files, filepath.Join(o.out, f.Name+".png"))
 		// A page per comparison, which `sweep report` lists when the
 		// comparisons sit in the dataset's live/ folder.
 		page := &partBuffer{}
@@ -170,11 +228,11 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		fmt.Fprintf(page, "```\n")
-		if err := writeAtomic(*out, f.Name+".md", page); err != nil {
+		if err := writeAtomic(o.out, f.Name+".md", page); err != nil {
 			return err
 		}
 	}
-	if *asJSON {
+	if o.asJSON {
 		if err := rep.WriteJSON(stdout); err != nil {
 			return err
 		}
@@ -184,12 +242,38 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "figures: %s\n", strings.Join(files, ", "))
 	}
+	return liveVerdict(rep.Comparisons)
+}
+
+// liveVerdict is the run's verdict as the command's exit status: nil when
+// every comparison agrees, an error (exit 1) when one disagrees, and
+// errInconclusive (exit 3) when the evidence does not hold.
+func liveVerdict(cs []*live.Comparison) error {
+	var names []string
+	for _, c := range cs {
+		if c.Verdict != live.Agrees {
+			names = append(names, c.Name)
+		}
+	}
+	switch live.Overall(cs) {
+	case live.Inconclusive:
+		return errInconclusive{fmt.Errorf("live: inconclusive: %s", strings.Join(cs[0].Degraded, "; "))}
+	case live.Disagrees:
+		return fmt.Errorf("live: %s disagrees with the simulated %s", cs[0].Driver, strings.Join(names, ", "))
+	}
 	return nil
 }
 
 // livePolicy reads a preset name or family:NAME.
 func livePolicy(name string) (sim.Policy, error) {
 	if fam, ok := strings.CutPrefix(name, "family:"); ok {
+		if !slices.Contains(sim.Kinds(), sim.Kind(fam)) {
+			var kinds []string
+			for _, k := range sim.Kinds() {
+				kinds = append(kinds, string(k))
+			}
+			return sim.Policy{}, fmt.Errorf("%q: want family:NAME with NAME one of %s", name, strings.Join(kinds, ", "))
+		}
 		p := sim.DefaultPolicy(sim.Kind(fam))
 		if err := p.Validate(); err != nil {
 			return sim.Policy{}, fmt.Errorf("%q: %v", name, err)
@@ -207,13 +291,54 @@ func livePolicy(name string) (sim.Policy, error) {
 	return pr.Policy, nil
 }
 
-func liveFlagName(err error) error {
+// liveFlags are the flags that set the fields of the scenario and the live
+// run, by field name (sim.FieldError.Field): an error names the flag,
+// never the Go field.
+var liveFlags = map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--horizon",
+	"RetryAfter": "--retry-after", "Tick": "--tick", "Spread": "--spread", "Scale": "--scale", "Down": "--down", "Grace": "--grace",
+	"MaxAttempts": "--max-attempts"}
+
+// liveFlagName rewrites an error of the scenario sc or of the live run in
+// the command's flags.
+func liveFlagName(err error, sc sim.Scenario) error {
 	var fe *sim.FieldError
-	if errors.As(err, &fe) {
-		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--horizon", "RetryAfter": "--retry-after", "Tick": "--tick", "Spread": "--spread"}
-		if n, ok := names[fe.Field]; ok {
-			return fmt.Errorf("%s %v: want %s", n, fe.Value, fe.Want)
-		}
+	if !errors.As(err, &fe) {
+		return err
+	}
+	want := fe.Want
+	for field, flag := range liveFlags {
+		want = replaceWord(want, field, flag)
+	}
+	if fe.Field == "Window" { // Horizon − RecoverAt: the time clients have after recovery
+		return fmt.Errorf("--horizon %v: the time after recovery (--horizon − --outage %v) is %v: want %s", sc.Horizon, sc.RecoverAt, fe.Value, want)
+	}
+	if n, ok := liveFlags[fe.Field]; ok {
+		return fmt.Errorf("%s %v: want %s", n, fe.Value, want)
 	}
 	return err
+}
+
+// replaceWord replaces the whole-word occurrences of old in s by new.
+func replaceWord(s, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		whole := (i == 0 || !isWordByte(s[i-1])) && (end == len(s) || !isWordByte(s[end]))
+		b.WriteString(s[:i])
+		if whole {
+			b.WriteString(new)
+		} else {
+			b.WriteString(old)
+		}
+		s = s[end:]
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

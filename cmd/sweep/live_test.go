@@ -2,13 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdsweep/herdsweep/live"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 func TestLiveBadInput(t *testing.T) {
@@ -20,12 +26,13 @@ func TestLiveBadInput(t *testing.T) {
 	}{
 		{[]string{"live"}, "--library is required"},
 		{[]string{"live", "--library", "polly"}, `--library "polly": want one of cenkalti-backoff`},
-		{[]string{"live", "--library", "grpc-go", "--clients", "6000"}, "clients 6000: want at most 5000"},
-		{[]string{"live", "--library", "grpc-go", "--down", "closed"}, `down "closed": want 503 or refused`},
-		{[]string{"live", "--library", "grpc-go", "--tick", "5ms"}, "tick 5ms: want at least 10ms"},
+		{[]string{"live", "--library", "grpc-go", "--clients", "6000"}, "--clients 6000: want a whole number in [1, 5000]"},
+		{[]string{"live", "--library", "grpc-go", "--down", "closed"}, `--down "closed": want 503 or refused`},
+		{[]string{"live", "--library", "grpc-go", "--tick", "5ms"}, "--tick 5ms: want at least 10ms"},
 		{[]string{"live", "--library", "grpc-go", "--capacity", "0"}, "--capacity 0: want a finite number"},
 		{[]string{"live", "--library", "grpc-go", "--policy", "grcp"}, `--policy "grcp": want a preset`},
-		{[]string{"live", "--library", "grpc-go", "--retry-after", "1500ms"}, "whole seconds"},
+		{[]string{"live", "--library", "grpc-go", "--retry-after", "1500ms"}, "--retry-after 1.5s: want whole seconds"},
+		{[]string{"live", "--library", "sim:go-retryablehttp", "--horizon", "3s", "--outage", "5s"}, "--horizon 3s: the time after recovery (--horizon − --outage 5s) is -2s"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := sweep(t, append(tt.args, "--out", out)...)
@@ -102,8 +109,13 @@ func TestLivePagesInTheReport(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
 	mustRun(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", res, "--quiet", "--no-report")
-	mustRun(t, "live", "--library", "sim:cenkalti-backoff", "--clients", "20", "--outage", "1s", "--capacity", "40",
-		"--tick", "200ms", "--spread", "500ms", "--horizon", "20s", "--seeds", "20", "--out", filepath.Join(res, "live"))
+	// The pages are written whatever the verdict: agrees (0), or
+	// inconclusive (3) on a machine that stalled the run.
+	args := []string{"live", "--library", "sim:cenkalti-backoff", "--clients", "20", "--outage", "1s", "--capacity", "40",
+		"--tick", "200ms", "--spread", "500ms", "--horizon", "20s", "--seeds", "20", "--out", filepath.Join(res, "live")}
+	if stdout, stderr, code := sweep(t, args...); code != 0 && code != 3 {
+		t.Fatalf("sweep %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
 	pages, _ := filepath.Glob(filepath.Join(res, "live", "*.md"))
 	if len(pages) != 1 {
 		t.Fatalf("live pages: %v", pages)
@@ -116,5 +128,143 @@ func TestLivePagesInTheReport(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(res, "report.md"))
 	if !strings.Contains(string(md), "## Live checks") || !strings.Contains(string(md), "](live/"+filepath.Base(pages[0])+")") {
 		t.Errorf("report.md lacks the live check:\n%s", md)
+	}
+}
+
+// Every error of a bad flag names the flag, with its -- (the scenario's
+// "Window: -2s" named a Go field), and no Go field of the scenario, the
+// policy or the live run; nothing is written.
+func TestLiveErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	fields := map[string]bool{"Window": true}
+	for _, v := range []any{sim.Scenario{}, sim.Policy{}, live.Config{}} {
+		ty := reflect.TypeOf(v)
+		for i := range ty.NumField() {
+			if f := ty.Field(i); f.IsExported() {
+				fields[f.Name] = true
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "never")
+	for _, args := range [][]string{
+		{"--clients", "0"}, {"--clients", "6000"},
+		{"--tick", "5ms"}, {"--tick", "10500us"},
+		{"--outage", "-1s"}, {"--outage", "1500us"},
+		{"--capacity", "0"}, {"--capacity", "5"}, {"--capacity", "NaN"},
+		{"--spread", "-1s"}, {"--spread", "1500us"},
+		{"--horizon", "3s", "--outage", "5s"}, {"--horizon", "5s", "--outage", "5s"}, {"--horizon", "3h"}, {"--horizon", "100000h"},
+		{"--retry-after", "1500ms"}, {"--retry-after", "-1s"},
+		{"--down", "closed"}, {"--grace", "60ms"}, {"--grace", "-1ms"},
+		{"--scale", "0.5"}, {"--scale", "2", "--library", "grpc-go"}, {"--scale", "2", "--library", "go-retryablehttp", "--retry-after", "1s"},
+		{"--max-attempts", "0"}, {"--policy", "family:nope"}, {"--policy", "grcp"},
+		{"--seeds", "1"}, {"--seed", "5000000000"}, {"--library", "nope"},
+	} {
+		full := append([]string{"live", "--library", "sim:go-retryablehttp", "--out", out}, args...)
+		_, stderr, code := sweep(t, full...)
+		if code != 2 || !strings.Contains(stderr, "--") {
+			t.Errorf("%v: exit %d, %q: want 2 and the flag named", args, code, stderr)
+		}
+		for _, w := range regexp.MustCompile(`[A-Za-z]+`).FindAllString(stderr, -1) {
+			if fields[w] {
+				t.Errorf("%v: %q names the Go field %s", args, stderr, w)
+			}
+		}
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bad input wrote %s", out)
+	}
+}
+
+// The exit status is the verdict: 0 agrees, 1 disagrees, 3 inconclusive;
+// several comparisons agree only when each does, and one inconclusive
+// makes the run so.
+func TestLiveVerdictIsTheExitStatus(t *testing.T) {
+	t.Parallel()
+	c := func(v live.Verdict) *live.Comparison {
+		return &live.Comparison{Driver: "x", Name: "y", Verdict: v, Degraded: []string{"why"}}
+	}
+	for _, tt := range []struct {
+		vs   []live.Verdict
+		want int
+	}{
+		{[]live.Verdict{live.Agrees}, 0},
+		{[]live.Verdict{live.Disagrees}, 1},
+		{[]live.Verdict{live.Inconclusive}, 3},
+		{[]live.Verdict{live.Agrees, live.Disagrees}, 1},
+		{[]live.Verdict{live.Disagrees, live.Inconclusive}, 3},
+		{[]live.Verdict{live.Agrees, live.Agrees}, 0},
+	} {
+		var cs []*live.Comparison
+		for _, v := range tt.vs {
+			cs = append(cs, c(v))
+		}
+		if got := exitCode(liveVerdict(cs)); got != tt.want {
+			t.Errorf("%v: exit %d, want %d", tt.vs, got, tt.want)
+		}
+	}
+}
+
+// lateClock's waits end lag late, as on a machine too busy to keep time:
+// the server's tick closes, the first sends, a sim: client's requests.
+type lateClock struct{ lag time.Duration }
+
+func (lateClock) Now() time.Time { return time.Now() }
+
+func (c lateClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(max(d, 0) + c.lag)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// A live check with a planted wrong model, or with its ticks forced late
+// (an injected clock, not a loaded machine), never exits 0: the wrong
+// model disagrees (1), or the run is inconclusive (3) where the machine
+// stalled it; on late ticks it is inconclusive against the right model as
+// against the wrong one. Against the right model, on time, it agrees.
+func TestLiveWrongModelOrLateTicksNeverExit0(t *testing.T) {
+	scenario := []string{"--clients", "20", "--outage", "1s", "--capacity", "40", "--tick", "200ms", "--spread", "500ms", "--horizon", "10s", "--seeds", "30"}
+	check := func(t *testing.T, late bool, args ...string) (int, string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args = append(append([]string{"--out", filepath.Join(t.TempDir(), "live")}, scenario...), args...)
+		o, err := parseLive(args, &stdout, &stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if late {
+			o.cfg.Clock = lateClock{lag: 150 * time.Millisecond} // three quarters of a tick
+		}
+		err = runLive(context.Background(), o, &stdout, &stderr)
+		return exitCode(err), stdout.String()
+	}
+	for _, library := range []string{"sim:go-retryablehttp", "go-retryablehttp"} {
+		t.Run(library, func(t *testing.T) {
+			if code, out := check(t, false, "--library", library, "--policy", "failsafe-go"); code != 1 && code != 3 {
+				t.Errorf("a planted wrong model: exit %d, want 1 (or 3 on a stalled machine)\n%s", code, out)
+			} else if code == 1 && !strings.Contains(out, "verdict: DISAGREES") {
+				t.Errorf("exit 1 without saying it disagrees:\n%s", out)
+			}
+			for _, model := range []string{"go-retryablehttp", "failsafe-go"} {
+				if code, out := check(t, true, "--library", library, "--policy", model); code != 3 || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+					t.Errorf("late ticks against %s: exit %d, want 3\n%s", model, code, out)
+				}
+			}
+		})
+	}
+	// The right model on time agrees; a run the machine stalled is run
+	// again, three times at most.
+	for try := 1; ; try++ {
+		code, out := check(t, false, "--library", "sim:go-retryablehttp")
+		if code == 0 {
+			break
+		}
+		if code != 3 || try == 3 {
+			t.Fatalf("the right model: exit %d (try %d)\n%s", code, try, out)
+		}
 	}
 }
