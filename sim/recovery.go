@@ -177,10 +177,16 @@ func (rc *recovery) observe(k int, t float64, q *queueRun, clients int) {
 }
 
 // done records client i (an index, not a fresh request) done at time t
-// (ms): answered in time, or given up.
+// (ms): answered in time, or given up. It inlines: a run without open-loop
+// traffic makes no call.
 func (rc *recovery) done(st *runState, i int32, t float64) {
+	if rc.on {
+		rc.record(st, i, t)
+	}
+}
+
+func (rc *recovery) record(st *runState, i int32, t float64) {
 	switch {
-	case !rc.on:
 	case rc.herdEnd < 0 && t < st.recoverAt:
 		rc.herdPre++
 	case rc.herdEnd < 0 || int(i) < rc.herdEnd: // every client with an index before tick k0 is in the herd

@@ -173,6 +173,7 @@ func TestBackDoesNotGrowWithHorizon(t *testing.T) {
 			t.Errorf("%s, seed %d: back %v, at 5 times the window sooner: %v", describe(sc, p), i, a, al)
 		}
 	}
+	t.Logf("%d of %d runs back by their horizon, %d of them moved at 5 times the window", back, runs, moved)
 	if moved*100 > back || back < runs/2 {
 		t.Errorf("%d of %d runs back by their horizon moved when run 5 times as long (at most 1 %% may)", moved, back)
 	}
