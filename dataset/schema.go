@@ -184,7 +184,7 @@ var queueColumns = []struct {
 	{ColLatencyP50, Float64, false, "the same, median (within 0.8 %), ms"},
 	{ColLatencyP90, Float64, false, "the same, 90th percentile, ms"},
 	{ColLatencyP99, Float64, false, "the same, 99th percentile, ms"},
-	{ColRecoveredAfter, Float64, true, "open loop: time after recovery from which goodput stays within 5 % of demand (10 s windows), s; null = no open loop, or not back by the horizon"},
+	{ColRecoveredAfter, Float64, true, "open loop: time after recovery until back to its own steady state (the clients the outage left waiting answered or given up, the queue at its ordinary length, no later window answering more requests late than in time), in whole 10 s windows, s; null = no open loop, or not back by the horizon"},
 	{ColLocalRejections, Int64, false, "client components: requests refused before they were sent (an open circuit breaker, adaptive throttling); not in sent"},
 }
 
@@ -308,10 +308,10 @@ var sideKeyColumns = []column{
 }
 
 var timelineColumns = append(slices.Clip(sideKeyColumns),
-	column{Field{Name: ColTick, Type: Int64}, "tick index k; ticks without arrivals are left out"},
+	column{Field{Name: ColTick, Type: Int64}, "tick index k; ticks where nothing happened (no arrival, answer or client giving up) are left out"},
 	column{Field{Name: ColTime, Type: Float64}, "tick time k·tick, s"},
 	column{Field{Name: ColArrivals, Type: Int64}, "requests that arrived in the tick"},
-	column{Field{Name: ColServed, Type: Int64}, "of which served"},
+	column{Field{Name: ColServed, Type: Int64}, "of which served; on a queueing server, the requests answered in time in the tick, whenever they arrived (goodput but for those in progress at the run's last tick)"},
 	column{Field{Name: ColGaveUp, Type: Int64}, "of the rejected, clients that gave up"},
 )
 

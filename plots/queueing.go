@@ -101,7 +101,7 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 	}
 	f.X.Ticks = sortedKeys(ticks)
 	f.HLines = []Ref{{horizon, fmt.Sprintf("horizon: %g s after recovery", horizon)}}
-	f.Caption = fmt.Sprintf("%s: the mean time after recovery from which goodput stays within %g %% of demand, against the outage's length, a line per policy, a panel per load; bands are 95 %% intervals over the seeds. Grey hollow dots at the horizon are policies not back in some seed (the table above names them): stuck, or still draining.", server, 100*sim.RecoveryBand)
+	f.Caption = fmt.Sprintf("%s: the mean time after recovery until back to steady state (the outage's waiting clients answered or given up, the queue at its ordinary length, not stuck; in whole %v windows), against the outage's length, a line per policy, a panel per load; bands are 95 %% intervals over the seeds. Grey hollow dots at the horizon are policies not back in some seed (the table above names them): stuck, or still draining.", server, sim.RecoveryWindow)
 	if len(shared) > 0 {
 		f.Caption += " " + SharedLines + strings.Join(shared, "; ") + "."
 	}

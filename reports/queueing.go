@@ -334,9 +334,9 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 		return
 	}
 	ew.printf("## Queueing servers: back to steady state\n\n")
-	ew.printf("A queueing server with open-loop traffic is **back** once goodput (requests answered within their client's timeout) stays within %s %% of demand in every %v window with new requests up to the horizon (a daily curve's window without any says nothing either way); a run that never gets there is *not back*, never fast. ", num.Fixed(100*sim.RecoveryBand, 0), sim.RecoveryWindow)
+	ew.printf("A queueing server with open-loop traffic is **back** to steady state %s; a run that never gets there is *not back*, never fast. ", sim.BackRule)
 	ew.printf("Each cell is the mean time back after recovery (s) over the seeds back, and how many seeds were not back by the horizon. ")
-	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05). ")
+	ew.printf("Policies are ranked by the share of seeds back, then by the mean time back; **bold**: the first, and those back in some seed that cannot be told apart from it (the 95 %% interval of the difference in time back, paired by seed, includes 0; or, when seeds did not all come back, Fisher's exact test on the seeds back gives p ≥ 0.05 and, if one of the two came back in every seed, the 95 %% interval of the difference, with the other's seeds not back counted as back at the horizon, does not show it sooner). ")
 	ew.printf("Each scenario's ranking, with goodput, timed-out share, wasted work and latency: [%s](%s).\n\n", QueueingPage, QueueingPage)
 	for si, group := range byServer(qs) {
 		server := serverWords(group[0].Scenario)
@@ -396,9 +396,9 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 	ew.printf("# Queueing servers: every policy\n\n")
 	ew.printf("[← report](report.md)\n\n")
 	ew.printf("Each table ranks the policies of one scenario by the share of seeds back to steady state, then by the mean time back after recovery. ")
-	ew.printf("**≈** lists the rows the data cannot tell apart from this one (95 %% interval of the difference in time back, paired by seed, or Welch's when the seeds differ, includes 0; Fisher's exact test on the seeds back, p ≥ 0.05, when some seeds did not come back; two policies never back are alike). ")
+	ew.printf("**≈** lists the rows the data cannot tell apart from this one (95 %% interval of the difference in time back, paired by seed, or Welch's when the seeds differ, includes 0; Fisher's exact test on the seeds back, p ≥ 0.05, when some seeds did not come back, and, if one of the two came back in every seed, an interval of the difference that includes 0 with the other's seeds not back counted as back at the horizon, the soonest they could be; two policies never back are alike). ")
 	ew.printf("Means over the seeds: goodput is the requests answered in time over the new requests; *timed out* the share of requests sent answered after their client stopped waiting; *wasted* the share of the server's busy time spent on them; p99 latency of the requests answered in time. ")
-	ew.printf("A policy not back by the horizon with goodput near demand and little work wasted is still draining a backlog (goodput above demand counts as not back); with goodput far below demand and most work wasted, the server is stuck serving requests nobody waits for.\n\n")
+	ew.printf("A policy not back by the horizon with goodput near demand and little work wasted is still draining a backlog (clients the outage left waiting, or a queue longer than its steady state's); with goodput far below demand and most work wasted, the server is stuck serving requests nobody waits for.\n\n")
 	for i := range r.Queueing {
 		q := &r.Queueing[i]
 		if i == 0 || !analysis.SameServer(r.Queueing[i-1].Scenario, q.Scenario) {

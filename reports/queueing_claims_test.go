@@ -119,16 +119,36 @@ func meanOf(xs []float64) float64 {
 
 // qtied says whether the data cannot tell x and y apart on the return to
 // steady state: both never back; the same share of seeds back, not all;
-// different shares with Fisher's p ≥ 0.05 (fisherP, exact); or, both back in every seed
-// (the same seeds here), a paired 95 % interval of the difference that
-// includes 0.
+// different shares with Fisher's p ≥ 0.05 (fisherP, exact) and, when one is
+// back in every seed, a paired 95 % interval of the difference with the
+// other's seeds not back counted at the horizon that does not put the one
+// back in every seed first; or, both back in every seed (the same seeds
+// here), a paired 95 % interval of the difference that includes 0.
 func qtied(x, y *qtruth) bool {
 	bx, by, n := x.nBack(), y.nBack(), len(x.seeds)
 	switch {
 	case bx == 0 && by == 0:
 		return true
 	case bx < n || by < n:
-		return bx == by || fisherP(bx, n-bx, by, n-by) >= 0.05
+		if bx == by || fisherP(bx, n-bx, by, n-by) < 0.05 {
+			return bx == by
+		}
+		if bx < n && by < n || n < 2 {
+			return true
+		}
+		w := (x.cell.Scenario.Horizon - x.cell.Scenario.RecoverAt).Seconds()
+		at := func(v float64) float64 {
+			if math.IsNaN(v) {
+				return w
+			}
+			return v
+		}
+		var d []float64
+		for i := range x.back {
+			d = append(d, at(y.back[i])-at(x.back[i]))
+		}
+		lo, hi := pairedInterval(d)
+		return !(bx == n && lo > 0 || by == n && hi < 0)
 	}
 	if n < 2 {
 		return true

@@ -54,7 +54,9 @@
 // run. It is checked against M/M/1, M/M/c, M/D/1 and M/M/c/K, and with
 // retrying clients against an M/M/c/K retrial queue, a Markov chain solved
 // exactly (ctmc_test.go). Its draws give the same bits on every CPU
-// (expdraw.go's ziggurat, fmath.go's log, exp and erf⁻¹).
+// (expdraw.go's ziggurat, fmath.go's log, exp and erf⁻¹). With open-loop
+// traffic a run has a steady state to return to, and recovery.go owns the
+// time back to it (Result.Recovered, Result.BackAfter, BackRule).
 //
 // The cost of a run grows with the number of requests sent, not with
 // clients × ticks: pending clients sit in per-tick intrusive lists, and the

@@ -90,12 +90,14 @@ type queueRun struct {
 	quitInTick          int
 	horizon             float64
 	recoveryWindowTicks int
+	rec                 recovery // the time back to steady state (recovery.go)
 }
 
 // start prepares a queueing server's run of sc.
 func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	free, waiting, curve := q.free, q.waiting, q.curve
 	cd, good, off := q.cohortDone, q.good, q.offered
+	rec := q.rec
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
@@ -127,6 +129,8 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	q.lat = lat
 	lat.reset()
 	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
+	q.rec = rec
+	q.rec.start(sc, st, q.recoveryWindowTicks)
 	return q
 }
 
@@ -314,6 +318,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		t := float64(float64(k) * st.tk.tick)
 		st.resp.tick = int32(k)
 		q.arrivalsInTick, q.quitInTick = 0, 0
+		if q.rate > 0 && k >= q.rec.k0 {
+			q.rec.observe(k, t, q, len(s.clients))
+		}
 		if !s.cal.empty(k) {
 			list := s.cal.take(k, &s.order)
 			st.active -= len(list)
@@ -496,6 +503,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	from := a
 	switch out {
 	case answered:
+		if i != fresh {
+			q.rec.done(st, i, done)
+		}
 		if dk := st.tk.arrival(done); dk < st.nt {
 			q.good[dk]++
 			if i != fresh && int(i) < st.n {
@@ -509,6 +519,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		return
 	case timedOut:
 		from = a + q.timeout
+		if dk := st.tk.arrival(done); dk < st.nt {
+			q.rec.lateAt(dk)
+		}
 	default:
 		q.rejected++
 	}
@@ -522,7 +535,7 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	dl, nk := s.reject(st, i, k, from)
 	st.resp.retryAfter, st.resp.noAnswer = ra, false
 	if dl < 0 {
-		q.quit(st, i)
+		q.quit(st, i, from)
 	}
 	if s.Trace != nil {
 		if dl < 0 {
@@ -532,13 +545,6 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		}
 	}
 }
-
-// RecoveryWindow is the window over which an open-loop run's goodput is
-// compared with its demand to find when it is back to steady state.
-const RecoveryWindow = 10 * time.Second
-
-// RecoveryBand is how close goodput must be to demand, as a fraction of it.
-const RecoveryBand = 0.05
 
 // finishQueue fills the queueing server's metrics into r.
 func (q *queueRun) finishQueue(st *runState, r *Result) {
@@ -553,43 +559,14 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
 	r.LatencyP50, r.LatencyP90, r.LatencyP99 = q.lat.quantile(0.5), q.lat.quantile(0.9), q.lat.quantile(0.99)
-	if q.rate > 0 {
-		r.Recovered = q.recovered(st)
+	r.Recovered = q.rec.back(st, q.good)
+	if tl := st.tl; tl != nil {
+		var in int64
+		for _, g := range tl.Served {
+			in += int64(g)
+		}
+		tl.ServedAfter = q.goodput - in
 	}
-}
-
-// recovered is the start of the first window of RecoveryWindow after
-// recovery from which every whole window up to the horizon answers in time
-// as many requests as arrived new in it, within RecoveryBand: the time the
-// run is back to steady state. Comparing with the arrivals of the same
-// window rather than with rate × window removes the Poisson noise of the
-// demand; what remains is the work in progress at the windows' edges (the
-// latency times the rate, 1 % of a window at 90 % load with 10 ms service).
-// A window without new requests (a daily curve's slot of multiplier 0)
-// says nothing either way and is passed over: a server stuck on retries
-// answers none in time and would match its zero demand, and one that
-// served its demand to the last moment still answers some across the
-// window's edge (for ever "above demand").
-func (q *queueRun) recovered(st *runState) Milestone {
-	w := q.recoveryWindowTicks
-	k0 := st.tk.arrival(st.recoverAt)
-	nw := (st.nt - k0) / w
-	var m Milestone
-	for j := nw - 1; j >= 0; j-- {
-		var good, off int64
-		for k := k0 + j*w; k < k0+(j+1)*w; k++ {
-			good += int64(q.good[k])
-			off += int64(q.offered[k])
-		}
-		if off == 0 {
-			continue
-		}
-		if math.Abs(float64(good-off)) > RecoveryBand*float64(off) {
-			break
-		}
-		m = Milestone{At: time.Duration(k0+j*w) * st.sc.Tick, Reached: true}
-	}
-	return m
 }
 
 // latency is a histogram of latencies with buckets 1/64 of a power of two
@@ -637,7 +614,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k
@@ -653,7 +630,7 @@ func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) b
 		dl, nk := s.reject(st, i, k, a)
 		st.resp.retryAfter, st.resp.local = ra, false
 		if dl < 0 {
-			q.quit(st, i)
+			q.quit(st, i, a)
 		}
 		if s.Trace != nil {
 			s.Trace(Event{Tick: k, Client: int(i), Local: true, GaveUp: dl < 0, Delay: max(dl, 0), NextTick: nk})
@@ -671,8 +648,9 @@ func (s *Sim) gateQueued(st *runState, q *queueRun, i int32, k int, a float64) b
 
 // quit counts client i giving up in this tick: a cohort client (index
 // below the cohort's size) or an open-loop one.
-func (q *queueRun) quit(st *runState, i int32) {
+func (q *queueRun) quit(st *runState, i int32, t float64) {
 	q.quitInTick++
+	q.rec.done(st, i, t)
 	if int(i) < st.n {
 		st.gaveUp++
 	} else {

@@ -197,13 +197,17 @@ func TestQueueProperties(t *testing.T) {
 		if sc.ArrivalRate == 0 && (r.Offered != 0 || r.Recovered.Reached) {
 			t.Errorf("%s: no open loop, yet offered %d, recovered %+v", name, r.Offered, r.Recovered)
 		}
-		var arrivals, good int64
+		if m := r.Recovered; m.Reached && (m.At < sc.RecoverAt || m.At >= sc.Horizon || (m.At-sc.RecoverAt)%RecoveryWindow != 0) {
+			t.Errorf("%s: back at %v, want a whole number of %v after recovery (%v), before the horizon %v", name, m.At, RecoveryWindow, sc.RecoverAt, sc.Horizon)
+		}
+		var arrivals, good, quit int64
 		for k, a := range tl.Arrivals {
 			arrivals += int64(a)
 			good += int64(tl.Served[k])
+			quit += int64(tl.GaveUp[k])
 		}
-		if arrivals != r.Sent || good > r.Goodput {
-			t.Errorf("%s: timeline arrivals %d (sent %d), answered %d (goodput %d)", name, arrivals, r.Sent, good, r.Goodput)
+		if arrivals != r.Sent || good+tl.ServedAfter != r.Goodput || tl.ServedAfter < 0 || quit != int64(r.GaveUp)+r.OfferedGaveUp {
+			t.Errorf("%s: timeline arrivals %d (sent %d), answered %d + %d after (goodput %d), gave up %d (%d + %d)", name, arrivals, r.Sent, good, tl.ServedAfter, r.Goodput, quit, r.GaveUp, r.OfferedGaveUp)
 		}
 		if got, est := int64(s.footprint()+12*cap(tl.Arrivals)), sc.MemoryBytes(true); got > est {
 			t.Errorf("%s: holds %d bytes, estimate %d", name, got, est)

@@ -43,9 +43,9 @@ type Result struct {
 	// Latency of the requests answered in time, ms (0 when none): the mean,
 	// exact, and percentiles within 0.8 % of latency + 1 ms (see latency).
 	LatencyMean, LatencyP50, LatencyP90, LatencyP99 float64
-	// Recovered: open loop only, the time from which goodput stays within
-	// RecoveryBand of demand in every RecoveryWindow with new requests up to
-	// the horizon (recovered passes over the others).
+	// Recovered: open loop only (HasSteadyState), the moment the run is
+	// back to its own steady state (recovery.go; BackAfter gives the time
+	// after recovery).
 	Recovered Milestone
 
 	// LocalRejections: requests a client component refused before sending
@@ -70,16 +70,26 @@ type Milestone struct {
 
 // Timeline is the per-tick record of a run, for plots. Index k is the tick
 // at time k·Tick; it covers the ticks up to the one the run stopped at.
+// Its sums are the run's totals: Arrivals sum to Result.Sent, GaveUp to
+// Result.GaveUp + Result.OfferedGaveUp, and Served (+ ServedAfter) to
+// Result.Succeeded on the counting server, to Result.Goodput on a
+// queueing server.
 type Timeline struct {
 	Tick     time.Duration
 	Arrivals []int32 // requests that arrived in the tick
-	Served   []int32 // of which served (a queueing server: requests answered in time in the tick)
-	GaveUp   []int32 // of the rejected, clients that gave up
+	// Served: the counting server's arrivals it served in the tick; a
+	// queueing server's requests answered in time in the tick, whenever
+	// they arrived.
+	Served []int32
+	GaveUp []int32 // clients that gave up in the tick (refused, or refused locally by a client component)
+	// ServedAfter: a queueing server's requests answered in time after the
+	// last tick (in progress when the run stopped); in Goodput, in no tick.
+	ServedAfter int64
 }
 
 // Reset empties t, keeping its storage.
 func (t *Timeline) Reset() {
-	t.Arrivals, t.Served, t.GaveUp = t.Arrivals[:0], t.Served[:0], t.GaveUp[:0]
+	t.Arrivals, t.Served, t.GaveUp, t.ServedAfter = t.Arrivals[:0], t.Served[:0], t.GaveUp[:0], 0
 }
 
 // Event is what happened to one arrival; Sim.Trace receives one per arrival.

@@ -240,14 +240,16 @@ func NewTimelineWriter(w io.Writer, meta dataset.Meta) *TimelineWriter {
 	return &TimelineWriter{*newWriter(w, timelineFields(), fileMetadata(meta, dataset.TimelineSchema))}
 }
 
-// Append adds the timeline of run r. Ticks where nothing arrived are left
-// out: a run that waits out a long backoff would otherwise write thousands
-// of rows of zeros.
+// Append adds the timeline of run r: every tick where something happened
+// (a request arrived, was answered in time, or a client gave up), so that
+// the rows sum to the run's totals (sim.Timeline). Ticks where nothing did
+// are left out: a run that waits out a long backoff would otherwise write
+// thousands of rows of zeros.
 func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
 	rk, ck := r.Key(), r.Cell.Key()
 	b := w.b
 	for k := range tl.Arrivals {
-		if tl.Arrivals[k] == 0 {
+		if tl.Arrivals[k] == 0 && tl.Served[k] == 0 && tl.GaveUp[k] == 0 {
 			continue
 		}
 		b.Field(0).(*array.StringBuilder).Append(rk)
