@@ -24,7 +24,7 @@ var (
 	}
 	// progressRe: lines a slow machine prints and a fast one does not: a
 	// sweep's progress every 5 s, and the report's phases over a second.
-	progressRe = regexp.MustCompile(`^(\S+: [\d,]+ of [\d,]+ .*elapsed |report: (read|decided|wrote) .* in ` + duration + `$)`)
+	progressRe = regexp.MustCompile(`^([^:]+: [\d,]+ of [\d,]+ .*elapsed |report: (read|decided|wrote) .* in ` + duration + `$)`)
 	durationRe = regexp.MustCompile(`\b` + duration + `\b`)
 	numberRe   = regexp.MustCompile(`[−+-]?\d[\d,]*(?:\.\d+)?`)
 	pluralRe   = regexp.MustCompile(`\bN ((?:\w+ )?\w+?)s\b`)
@@ -224,6 +224,7 @@ func TestDocOutputConvention(t *testing.T) {
 		{"recommend's note", "note: 1620 runs simulated, no dataset, in 2.119s", "note: 1620 runs simulated, no dataset, in 382ms", false, true},
 		{"a duration elsewhere is compared", "after a 30s outage", "after a 31s outage", false, false},
 		{"progress lines left out", "done", "a: 5,000 of 51,600 runs (10 %), elapsed 5s, 1,000 runs/s, about 47s left\ndone\nreport: wrote the files in 1.2s\n", false, true},
+		{"recommend's progress left out", "For 300 requests/s", "simulating candidates: 1,117 of 1,530 runs (73 %), elapsed 5s, 205 runs/s, about 2s left\nFor 300 requests/s\n", false, true},
 		{"shape: numbers", "default: 51600 runs done (11 new parts)", "default: 36 runs done (1 new part)", true, true},
 		{"shape: durations", "in 2m22.649s", "in 18ms", true, true},
 		{"shape: words", "default: 51600 runs done", "default: 36 runs skipped", true, false},
