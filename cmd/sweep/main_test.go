@@ -684,60 +684,6 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// The README's command table names every command, and every command it
-// names exists.
-func TestReadmeCommandTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	start := strings.Index(readme, "## Commands")
-	end := strings.Index(readme[start+1:], "\n## ")
-	table := readme[start : start+1+end]
-	known := map[string]bool{}
-	for _, c := range commands() {
-		known[c.name] = true
-		if !strings.Contains(table, "| `sweep "+c.name) {
-			t.Errorf("README's command table lacks `sweep %s`", c.name)
-		}
-	}
-	for _, m := range regexp.MustCompile("(?m)^\\| `sweep ([a-z]+)").FindAllStringSubmatch(table, -1) {
-		if !known[m[1]] {
-			t.Errorf("README's command table names `sweep %s`, which does not exist", m[1])
-		}
-	}
-}
-
-// The README's dataset section holds every table `sweep schema --markdown`
-// prints, row for row: a column added to a table shows there too.
-func TestReadmeHoldsTheSchema(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	stdout := mustRun(t, "schema", "--markdown")
-	table, section := "", ""
-	for _, line := range strings.Split(stdout, "\n") {
-		if strings.HasPrefix(line, "`") {
-			table, section = line, ""
-			i := strings.Index(readme, "\n"+line+"\n")
-			if i < 0 {
-				t.Errorf("README lacks the table heading %s", line)
-				continue
-			}
-			section = readme[i+len(line)+2:]
-			if end := strings.Index(section, "\n\n`"); end >= 0 {
-				section = section[:end+1] // up to the next table's heading
-			}
-		}
-		if strings.HasPrefix(line, "| `") && section != "" && !strings.Contains(section, line+"\n") {
-			t.Errorf("README's table %s lacks the row\n%s", table, line)
-		}
-	}
-}
-
 // Progress shows no rate before it can be measured, then labels rate,
 // elapsed and remaining time.
 func TestProgressIsHonestFromTheFirstSecond(t *testing.T) {
