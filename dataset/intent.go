@@ -67,16 +67,32 @@ func IsIntent(name string) bool {
 	return strings.HasPrefix(name, "_intent.") && strings.HasSuffix(name, ".json")
 }
 
-// Encode returns the intent's file: its name and its bytes.
+// Encode returns the intent's file: its name and its bytes, JSON with a
+// cell to a line.
 func (in Intent) Encode() (name string, b []byte, err error) {
 	in.Format = IntentFormat
+	cells := in.Cells
+	in.Cells = nil
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", " ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(in); err != nil {
 		return "", nil, err
 	}
+	// {"format":…,"cells":null}\n → {"format":…,"cells":[\n{…},\n{…}\n]}\n
+	buf.Truncate(buf.Len() - len("null}\n"))
+	buf.WriteString("[")
+	for i, c := range cells {
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n")
+		if err := enc.Encode(c); err != nil {
+			return "", nil, err
+		}
+		buf.Truncate(buf.Len() - 1)
+	}
+	buf.WriteString("\n]}\n")
 	return intentName(buf.Bytes()), buf.Bytes(), nil
 }
 

@@ -18,6 +18,7 @@ import (
 // whose checksum holds (Verify) needs only ReadRuns: it is the file the
 // writer wrote.
 func ReadRunsStrict(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) {
+	r = keepOpen{r} // each reader closes what it reads
 	recs, meta, err := ReadRuns(r)
 	if err != nil {
 		return nil, meta, err
@@ -41,3 +42,7 @@ func ReadRunsStrict(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, e
 	}
 	return recs, meta, nil
 }
+
+// keepOpen hides the Close of a file read more than once: the Parquet
+// library closes its source when it is done with it.
+type keepOpen struct{ parquet.ReaderAtSeeker }
