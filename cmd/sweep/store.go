@@ -446,7 +446,13 @@ func (p *partBuffer) Write(b []byte) (int, error) { p.b = append(p.b, b...); ret
 // writeAtomic writes data to dir/name through a hidden temporary file,
 // synced before the rename and the folder synced after it.
 func writeAtomic(dir, name string, data *partBuffer) error {
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	return writeAtomicAs(dir, name, "*.tmp", data)
+}
+
+// writeAtomicAs is writeAtomic through a temporary file named
+// "."+name+"."+tmp, tmp a pattern of os.CreateTemp.
+func writeAtomicAs(dir, name, pattern string, data *partBuffer) error {
+	f, err := os.CreateTemp(dir, "."+name+"."+pattern)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 	}
