@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // unseal turns a sealed file into one that carries no checksum, as parts
@@ -99,16 +100,32 @@ func TestSealIsDeterministic(t *testing.T) {
 	}
 }
 
-// manyRuns is a sealed runs part of 600 rows (3 cells × 200 seeds; the
-// results are the sample's, repeated): pages of hundreds of values.
-func manyRuns(t testing.TB) []byte {
-	runs, res, _ := sampleRuns(t)
+// issuePart is the runs part of the issue that found `sweep check`
+// passing parts that readers refuse: 153 candidate cells × 2 seeds.
+func issuePart(t testing.TB) []byte {
+	cfg, err := experiments.Load("m.toml", []byte(`[defaults]
+clients = 200
+capacity_rps = 300
+recover_s = 30
+seeds = [1, 2]
+[sweep.c]
+candidates = true
+capacity_rps = 300
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sweep("c")
 	var buf bytes.Buffer
 	w := NewRunsWriter(&buf, meta)
-	for i := 0; i < len(runs); i += 2 {
-		for seed := uint32(1); seed <= 200; seed++ {
-			w.Append(experiments.Run{Cell: runs[i].Cell, Seed: seed}, res[i+int(seed%2)])
+	var sm sim.Sim
+	for i := range s.Len() {
+		r := s.Run(i)
+		res, err := r.Cell.Simulate(&sm, sim.NewMulberry32(r.Seed), nil)
+		if err != nil {
+			t.Fatal(err)
 		}
+		w.Append(r, res)
 	}
 	w.Manifest(0, 0)
 	if err := w.Close(); err != nil {
@@ -121,9 +138,10 @@ func manyRuns(t testing.TB) []byte {
 // part refuses it: over random 1–4-byte changes of an unsealed part (half
 // in its last 3 KB), no reader refuses what it accepts. ReadRuns alone
 // accepted parts that ScanRuns and FindRunsOf refuse ("eof exception
-// decode plain INT64").
+// decode plain INT64"): with these seeds, 4 of the 400 (trials 22, 184,
+// 242 and 389 as measured; they move if the part's bytes do).
 func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
-	runs := unseal(t, manyRuns(t))
+	runs := unseal(t, issuePart(t))
 	recs, _, err := ReadRuns(bytes.NewReader(runs))
 	if err != nil {
 		t.Fatal(err)
@@ -156,9 +174,9 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 			return err
 		}},
 	}
-	rng := rand.New(rand.NewPCG(3, 5))
+	rng := rand.New(rand.NewPCG(3, 9))
 	refusedByOne := 0
-	for trial := range 600 {
+	for trial := range 400 {
 		m := mutate(rng, runs)
 		_, _, strict := ReadRunsStrict(bytes.NewReader(m))
 		var refused []string
@@ -174,5 +192,5 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 			refusedByOne++
 		}
 	}
-	t.Logf("%d of 600 changed parts refused by some readers only", refusedByOne)
+	t.Logf("%d of 400 changed parts refused by some readers only", refusedByOne)
 }
