@@ -573,8 +573,29 @@ func fileNow(dir string) time.Time {
 	return time.Now()
 }
 
+const checkHelp = `Is the dataset whole and readable? check reads every part as strictly as
+any reader does (and against the checksum it was sealed with when
+written), and reports:
+  corrupt, foreign   a part a reader refuses, or one changed since it was written
+  stale              a part of another simulator version
+  duplicate          runs stored twice (readers count each once)
+  incomplete         side-table rows a runs part commits that are not there
+  missing            runs that a run recorded it would write (its intent) and
+                     that are not there: a shard that never ran or died, with
+                     the command that finishes it
+  orphan             a side-table part whose runs part is not there: herdsweep's
+                     readers skip it, a direct reader (DuckDB) would not
+  temporary, lock    a writer at work: the dataset is not finished
+  special, unknown   files that are not a dataset's
+Notes, which do not fail it, name leftovers no reader sees (the temporary
+files and locks of writers that are gone): the next "sweep run" of their
+sweep removes them, and nothing else.
+
+Exit codes: 0 no problem, 1 problems, 2 not a dataset.
+`
+
 func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	flags := newFlags("check", "[--json] DIR   (a dataset folder)", stderr)
+	flags := newFlagsDoc("check", "[--json] DIR   (a dataset folder)", checkHelp, stderr)
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
