@@ -65,7 +65,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if err := sidePartsThere(results); err != nil {
+	if err := sidePartsThere(results, stderr); err != nil {
 		return err
 	}
 	ds := &sc.Dataset
@@ -174,8 +174,10 @@ func articleCells() func(cellKey string) bool {
 
 // sidePartsThere refuses a dataset whose runs part commits side-table rows
 // (dataset.Meta.TimelineRows, GroupRows) whose part is not there: the
-// report would draw its timelines and groups without them, in silence.
-func sidePartsThere(results string) error {
+// report would draw its timelines and groups without them, in silence. When
+// every run of that runs part is stored again in a part whose side part is
+// there (a part copied), it only warns.
+func sidePartsThere(results string, stderr io.Writer) error {
 	l, err := dataset.List(os.DirFS(results))
 	if err != nil {
 		return usagef("report: %s: %v", results, err)
@@ -186,6 +188,14 @@ func sidePartsThere(results string) error {
 			there[p.Path()] = true
 		}
 	}
+	keys := func(p dataset.Part) []string {
+		ks, _, err := readKeys(filepath.Join(results, filepath.FromSlash(p.Path())), dataset.RunsDir)
+		if err != nil {
+			return nil
+		}
+		return ks
+	}
+	var covered map[string]map[string]bool // by side table: the runs of parts whose side part is there
 	for _, p := range l.Runs {
 		var lacks []string
 		for _, t := range dataset.SideTables {
@@ -210,11 +220,34 @@ func sidePartsThere(results string) error {
 			if t == dataset.GroupsDir {
 				rows = meta.GroupRows
 			}
-			if rows > 0 {
-				side := filepath.Join(results, t, "sweep="+p.Sweep, p.Name)
-				return usagef("report: %s: not there, though its runs part commits %d rows of it (deleted?): restore it, or move %s away and run `sweep run` again to redo its runs",
-					side, rows, filepath.Join(results, filepath.FromSlash(p.Path())))
+			if rows <= 0 {
+				continue
 			}
+			if covered == nil {
+				covered = map[string]map[string]bool{}
+				for _, st := range dataset.SideTables {
+					covered[st] = map[string]bool{}
+					for _, q := range l.Runs {
+						if there[path.Join(st, "sweep="+q.Sweep, q.Name)] {
+							for _, k := range keys(q) {
+								covered[st][k] = true
+							}
+						}
+					}
+				}
+			}
+			side := filepath.Join(results, t, "sweep="+p.Sweep, p.Name)
+			runsPart := filepath.Join(results, filepath.FromSlash(p.Path()))
+			all := true
+			for _, k := range keys(p) {
+				all = all && covered[t][k]
+			}
+			if all {
+				fmt.Fprintf(stderr, "sweep: warning: %s: not there, though its runs part commits %d rows of it; its runs are stored again with their %s: `sweep check` names it\n", side, rows, t)
+				continue
+			}
+			return usagef("report: %s: not there, though its runs part commits %d rows of it (deleted?): restore it, or move %s away and run `sweep run` again to redo its runs",
+				side, rows, runsPart)
 		}
 	}
 	return nil
