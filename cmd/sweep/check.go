@@ -292,14 +292,14 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 
 // readRunsPart is checkRunsPart of the file at path.
 func readRunsPart(path string, full bool) ([]string, dataset.Meta, *problem, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, dataset.Meta{}, nil, fmt.Errorf("not a regular file (%s)", fileType(path))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, dataset.Meta{}, nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, dataset.Meta{}, nil, fmt.Errorf("not a regular file")
-	}
 	return checkRunsPart(f, full)
 }
 

@@ -86,6 +86,9 @@ func TestNightlyGatesNoticeMissingData(t *testing.T) {
 	if stdout, _, code := sweep(t, "compare", "--allow-missing", old, lost); code != 0 || !strings.Contains(stdout, "(allowed by --allow-missing)") {
 		t.Errorf("compare --allow-missing with a shard lost: exit %d\n%s", code, stdout)
 	}
+	if _, stderr, code := sweep(t, "report", "--results", lost, "--out", t.TempDir()); code != 0 || !strings.Contains(stderr, "sweep: warning: "+lost+" lacks ") {
+		t.Errorf("report with a shard lost: exit %d, want 0 and a warning\n%s", code, stderr)
+	}
 	stdout, _, code = sweep(t, "assert", "--results", lost, assertFile)
 	if code != 1 || !strings.Contains(stdout, "lacks ") || !strings.Contains(stdout, "of the 3 seeds it was meant to hold (seed") {
 		t.Errorf("assert with a shard lost: exit %d\n%s", code, stdout)

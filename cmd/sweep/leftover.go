@@ -142,3 +142,18 @@ func within(root, dir string) error {
 	}
 	return nil
 }
+
+// regular reports whether entry e of folder dir is a regular file, a
+// symbolic link to one, or a link to nothing (its reader then says it
+// cannot open it), as dataset.List lists parts: never a named pipe, which
+// would hang its reader.
+func regular(dir string, e os.DirEntry) bool {
+	switch t := e.Type(); {
+	case t.IsRegular():
+		return true
+	case t&os.ModeSymlink == 0:
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err != nil || fi.Mode().IsRegular()
+}

@@ -68,6 +68,14 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err := sidePartsThere(results, stderr); err != nil {
 		return err
 	}
+	short, err := shortfalls("report", results, sc)
+	if err != nil {
+		return err
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
+			results, num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"), results)
+	}
 	ds := &sc.Dataset
 	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
 	for _, w := range ds.Warnings {
@@ -146,7 +154,7 @@ func liveChecks(results string) []reports.LiveCheck {
 	}
 	var out []reports.LiveCheck
 	for _, e := range es {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
+		if !strings.HasSuffix(e.Name(), ".md") || !regular(filepath.Join(results, "live"), e) {
 			continue // a named pipe would hang the report
 		}
 		b, err := os.ReadFile(filepath.Join(results, "live", e.Name()))

@@ -251,7 +251,7 @@ func (s *store) parts(table string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if dataset.IsPart(e.Name()) && (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) {
+		if dataset.IsPart(e.Name()) && regular(s.dir(table), e) {
 			out = append(out, e.Name())
 		}
 	}
