@@ -22,15 +22,24 @@ func TestNamedPipesHangNothing(t *testing.T) {
 		t.Skip("no named pipes here:", err)
 	}
 	// Were one opened for reading, it would hang until a writer opens it:
-	// a guard opens it after a minute, so that a hang fails the test.
+	// a guard opens it, again and again, after a minute, so that a hang
+	// fails the test instead of hanging it.
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
 		select {
 		case <-done:
+			return
 		case <-time.After(time.Minute):
-			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-				f.Close()
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
 			}
 		}
 	}()
