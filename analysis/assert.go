@@ -210,10 +210,21 @@ type Checked struct {
 	Violations []CellValue
 }
 
-// CellValue is a cell's statistic.
+// CellValue is a cell's statistic. Short is set when the cell has fewer
+// seeds than the dataset's intents ask for (Agg is nil when it has none):
+// it violates the assertion whatever its value, over the seeds it holds.
 type CellValue struct {
 	Agg   *Aggregate
 	Value float64
+	Short *Shortfall
+}
+
+// Label is the cell's label.
+func (v CellValue) Label() string {
+	if v.Agg == nil {
+		return v.Short.Label
+	}
+	return v.Agg.Label
 }
 
 // OK reports whether the assertion holds: some cell matched, and none
@@ -223,23 +234,38 @@ func (c Checked) OK() bool { return c.Cells > 0 && len(c.Violations) == 0 }
 
 // Check evaluates the assertion over the aggregates, in their order; a
 // cell the metric does not apply to (a counting server's, for a queueing
-// metric) is not matched.
-func (a Assertion) Check(aggs []*Aggregate) Checked {
+// metric) is not matched. short are the cells with fewer seeds than the
+// dataset was meant to hold (Shortfalls): a matched one violates the
+// assertion, and so does one with no run at all whose parameters match
+// (after the cells that have runs).
+func (a Assertion) Check(aggs []*Aggregate, short []Shortfall) Checked {
 	out := Checked{Assertion: a}
 	upper := a.Op == "<=" || a.Op == "<"
+	shortOf := make(map[string]*Shortfall, len(short))
+	for i := range short {
+		shortOf[short[i].CellKey] = &short[i]
+	}
 	for _, agg := range aggs {
 		if !a.Metric.For(agg.Cell.Scenario) || !agg.Has(a.Metric) || !a.Matches(agg.Cell) {
 			continue
 		}
 		out.Cells++
 		v := a.Value(agg)
-		cv := CellValue{agg, v}
+		cv := CellValue{Agg: agg, Value: v, Short: shortOf[agg.CellKey]}
 		if out.Worst == nil || upper && v > out.Worst.Value || !upper && v < out.Worst.Value || math.IsNaN(v) {
 			out.Worst = &cv
 		}
-		if !a.holds(v) {
+		if !a.holds(v) || cv.Short != nil {
 			out.Violations = append(out.Violations, cv)
 		}
+	}
+	for i := range short {
+		sf := &short[i]
+		if sf.Agg != nil || !a.Metric.For(sf.Cell.Scenario) || !a.Matches(sf.Cell) {
+			continue
+		}
+		out.Cells++
+		out.Violations = append(out.Violations, CellValue{Value: math.NaN(), Short: sf})
 	}
 	return out
 }

@@ -57,7 +57,7 @@ func TestAssertions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.line, err)
 		}
-		c := a.Check(aggs)
+		c := a.Check(aggs, nil)
 		if c.OK() != tt.ok || c.Cells != tt.cells {
 			t.Errorf("%s: ok %v over %d cells, want %v over %d", tt.line, c.OK(), c.Cells, tt.ok, tt.cells)
 		}

@@ -27,6 +27,16 @@ type NightlyComparison struct {
 	// and the cell has (Metric.For: the queueing metrics of queueing cells
 	// only), in the new dataset's cell order, then AllMetrics order.
 	Changes []Change
+	// ShortOld, ShortNew are the cells with fewer seeds than their
+	// dataset's own intents ask for (Shortfalls): a night whose shard died.
+	ShortOld, ShortNew []Shortfall
+}
+
+// Unmatched counts what a nightly gate must not pass over in silence:
+// cells on one side only (a changed config, a lost cell), and cells with
+// fewer runs than their dataset was meant to hold.
+func (c *NightlyComparison) Unmatched() int {
+	return len(c.OnlyOld) + len(c.OnlyNew) + len(c.ShortOld) + len(c.ShortNew)
 }
 
 // Change is one metric of one cell, old against new.

@@ -13,13 +13,19 @@ import (
 //	runs/sweep=NAME/PART.parquet        one row per run
 //	timelines/sweep=NAME/PART.parquet   per-tick rows of the runs that asked
 //	groups/sweep=NAME/PART.parquet      per-group rows of mixed fleets
+//	runs/sweep=NAME/_intent.HASH.json   what a run meant the sweep to hold (intent.go)
 //
 // A commit is one part name: the side-table parts (timelines, groups) are
 // renamed into place first, then the runs part of the same name, which
 // makes them visible. A side part without its runs part is not data yet
 // (a commit in progress, or one a killed writer left): readers ignore it.
 // Names that start with "." or "_" are never data (temporary files, locks,
-// parts set aside), as pyarrow, Spark and DuckDB's *.parquet globs agree.
+// parts set aside, intents), as pyarrow, Spark and DuckDB's *.parquet
+// globs agree. A direct reader of a side table keeps only the rows of the
+// parts whose runs part of the same name is there (a join on the file
+// name, or on run_key with the runs table): an uncommitted side part is
+// there while its writer commits, and after a writer was killed, until
+// the next writer of the sweep removes it.
 const (
 	RunsDir      = "runs"
 	TimelinesDir = "timelines"
@@ -49,6 +55,7 @@ const (
 	Lock      EntryKind = "lock"      // _lock.…: a writer at work, or one that died
 	Stale     EntryKind = "stale"     // _NAME.stale-VERSION: a part of another simulator version, set aside
 	Orphan    EntryKind = "orphan"    // a side-table part whose runs part is not there
+	Special   EntryKind = "special"   // a part's or an intent's name on what is not a file: a named pipe, a device, a folder
 	Unknown   EntryKind = "unknown"   // anything else
 )
 
@@ -61,9 +68,10 @@ type Entry struct {
 
 // Listing is what a dataset folder holds.
 type Listing struct {
-	Runs  []Part            // by sweep, then name
-	Side  map[string][]Part // visible side-table parts by table, by sweep then name
-	Other []Entry           // everything that is not data, by path
+	Runs    []Part            // by sweep, then name
+	Side    map[string][]Part // visible side-table parts by table, by sweep then name
+	Intents []Part            // the intents of the runs table's sweep folders (intent.go), by sweep then name
+	Other   []Entry           // everything that is not data, by path
 }
 
 // IsTemporary reports whether name is a part being written.
@@ -123,9 +131,15 @@ func List(fsys fs.FS) (*Listing, error) {
 				return nil, err
 			}
 			for _, e := range es {
+				ours := IsPart(e.Name()) || table == RunsDir && IsIntent(e.Name())
 				switch {
-				case !e.IsDir() && IsPart(e.Name()):
+				case ours && !fileEntry(fsys, path.Join(p, e.Name()), e):
+					// Never opened: a named pipe would hang its reader.
+					l.Other = append(l.Other, Entry{Path: path.Join(p, e.Name()), Kind: Special})
+				case IsPart(e.Name()):
 					parts[table] = append(parts[table], Part{Table: table, Sweep: name, Name: e.Name()})
+				case ours:
+					l.Intents = append(l.Intents, Part{Table: table, Sweep: name, Name: e.Name()})
 				case e.Name() == ".probe" || strings.HasPrefix(e.Name(), ".probe-"):
 					// a writer testing that it may write; it removes it at once
 				default:
@@ -148,7 +162,7 @@ func List(fsys fs.FS) (*Listing, error) {
 			}
 		}
 	}
-	for _, ps := range append([][]Part{l.Runs}, l.Side[TimelinesDir], l.Side[GroupsDir]) {
+	for _, ps := range append([][]Part{l.Runs, l.Intents}, l.Side[TimelinesDir], l.Side[GroupsDir]) {
 		sort.Slice(ps, func(i, j int) bool {
 			if ps[i].Sweep != ps[j].Sweep {
 				return ps[i].Sweep < ps[j].Sweep
@@ -158,4 +172,18 @@ func List(fsys fs.FS) (*Listing, error) {
 	}
 	sort.Slice(l.Other, func(i, j int) bool { return l.Other[i].Path < l.Other[j].Path })
 	return l, nil
+}
+
+// fileEntry reports whether the entry e at p is a regular file, or a
+// symbolic link to one or to nothing: a dangling link is listed as what
+// its name says, and its reader says that it cannot open it.
+func fileEntry(fsys fs.FS, p string, e fs.DirEntry) bool {
+	switch t := e.Type(); {
+	case t.IsRegular():
+		return true
+	case t&fs.ModeSymlink == 0:
+		return false
+	}
+	fi, err := fs.Stat(fsys, p)
+	return err != nil || fi.Mode().IsRegular()
 }

@@ -30,6 +30,13 @@ const (
 	// `sweep check` verifies that they are whole.
 	KeyPartTimelines = "herdsweep.part.timelines_rows"
 	KeyPartGroups    = "herdsweep.part.groups_rows"
+
+	// KeyPartSHA256 seals every part when it is written: the SHA-256 of
+	// the file read with this value's 64 hex digits as zeros, so that a
+	// part that changed since is found without decoding it (`sweep
+	// check`, a resumed `sweep run`). Parts written before 2026-12 carry
+	// none and are read strictly instead.
+	KeyPartSHA256 = "herdsweep.part.sha256"
 )
 
 // Meta is where a file came from.

@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -32,7 +35,11 @@ those with open-loop traffic (arrival_rps > 0).
           policy exactly (policy is its family); quote a value with spaces:
           policy_spec="grpc base_s=1 cap_s=30 multiplier=2 width=0.2"
 A run that never reached a milestone, or never came back to steady
-state, counts as +∞ (it fails an upper bound), and an assertion that matches no cell fails. Blank lines and lines starting with # are skipped.
+state, counts as +∞ (it fails an upper bound), and an assertion that matches no cell fails.
+A cell with fewer seeds than the dataset was meant to hold (what
+"sweep run" recorded it would write: a shard that died, parts deleted)
+violates every assertion that matches it, a cell with no run at all too.
+Blank lines and lines starting with # are skipped.
 
 Exit codes: 0 every assertion holds, 1 one is violated, 2 bad input or an
 unreadable dataset.
@@ -81,18 +88,22 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	short, err := shortfalls("assert", *results, sc)
+	if err != nil {
+		return err
+	}
 	checked := make([]analysis.Checked, len(as))
 	failed := 0
 	for i, a := range as {
-		checked[i] = a.Check(sc.Aggregates)
+		checked[i] = a.Check(sc.Aggregates, short)
 		if !checked[i].OK() {
 			failed++
 		}
 	}
 	if *asJSON {
-		err = writeJSON(stdout, assertJSON(as, checked, sc.Runs))
+		err = writeJSON(stdout, assertJSON(as, checked, sc.Runs, short))
 	} else {
-		writeAsserts(stdout, as, checked, sc.Runs)
+		writeAsserts(stdout, as, checked, sc.Runs, short)
 	}
 	if err != nil {
 		return err
@@ -151,7 +162,47 @@ func number(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int) {
+// shortfalls reads what the dataset in dir was meant to hold (its
+// intents) and returns the cells with fewer seeds; an intent that cannot be
+// read is bad input naming its file.
+func shortfalls(cmd, dir string, sc *analysis.Scanned) ([]analysis.Shortfall, error) {
+	fsys := os.DirFS(dir)
+	named := func(err error) error {
+		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+			return usagef("%s: %s: %v", cmd, filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+		}
+		return usagef("%s: %s: %v", cmd, dir, err)
+	}
+	plan, err := analysis.ReadPlan(fsys, sc.Metas)
+	if err != nil {
+		return nil, named(err)
+	}
+	short, err := analysis.Shortfalls(plan, sc.Aggregates)
+	if err != nil {
+		return nil, named(err)
+	}
+	return short, nil
+}
+
+// shortText says what a cell lacks: "1 of its 2 seeds (seed 2)".
+func shortText(sf *analysis.Shortfall) string {
+	seeds := "seed "
+	if len(sf.Missing) > 1 {
+		seeds = "seeds "
+	}
+	return fmt.Sprintf("%d of the %s it was meant to hold (%s%s)", len(sf.Missing), num.Plural(sf.Asked, "seed"), seeds, dataset.FormatSeeds(sf.Missing))
+}
+
+// missingRuns counts the runs the shortfalls lack.
+func missingRuns(short []analysis.Shortfall) int {
+	n := 0
+	for _, sf := range short {
+		n += len(sf.Missing)
+	}
+	return n
+}
+
+func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int, short []analysis.Shortfall) {
 	failed := 0
 	for i, a := range as {
 		c := cs[i]
@@ -172,21 +223,34 @@ func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int) 
 					fmt.Fprintf(w, "       … and %d more (--json lists them all)\n", len(c.Violations)-5)
 					break
 				}
-				s := v.Agg.Summary(a.Metric)
-				fmt.Fprintf(w, "       %s %s over %d seeds (%d unfinished): %s\n", a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Agg.Label)
+				switch {
+				case v.Agg == nil:
+					fmt.Fprintf(w, "       no run in the dataset, which lacks %s: %s\n", shortText(v.Short), v.Label())
+				case v.Short != nil:
+					s := v.Agg.Summary(a.Metric)
+					fmt.Fprintf(w, "       lacks %s; %s %s over %d seeds (%d unfinished): %s\n", shortText(v.Short), a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Label())
+				default:
+					s := v.Agg.Summary(a.Metric)
+					fmt.Fprintf(w, "       %s %s over %d seeds (%d unfinished): %s\n", a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Agg.Label)
+				}
 			}
 		}
 	}
 	fmt.Fprintf(w, "%d of %s %s (%s read)\n", len(as)-failed, num.Plural(len(as), "assertion"), num.Agree(len(as)-failed, "holds", "hold"), num.Plural(runs, "run"))
+	if len(short) > 0 {
+		fmt.Fprintf(w, "the dataset lacks %s of %s it was meant to hold (`sweep check` names them)\n", num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"))
+	}
 }
 
-func assertJSON(as []assertion, cs []analysis.Checked, runs int) any {
+func assertJSON(as []assertion, cs []analysis.Checked, runs int, short []analysis.Shortfall) any {
 	type cell struct {
 		CellKey    string   `json:"cell_key"`
 		Label      string   `json:"label"`
-		Value      *float64 `json:"value"` // null: a run never reached the milestone
+		Value      *float64 `json:"value"` // null: a run never reached the milestone, or the cell has no run
 		Seeds      int      `json:"seeds"`
 		Unfinished int      `json:"unfinished"`
+		// Missing are the seeds the dataset was meant to hold and lacks.
+		Missing []uint32 `json:"missing_seeds,omitempty"`
 	}
 	type result struct {
 		File       string `json:"file"`
@@ -198,7 +262,13 @@ func assertJSON(as []assertion, cs []analysis.Checked, runs int) any {
 		Violations []cell `json:"violations"`
 	}
 	mk := func(a assertion, v analysis.CellValue) cell {
+		if v.Agg == nil {
+			return cell{CellKey: v.Short.CellKey, Label: v.Short.Label, Missing: v.Short.Missing}
+		}
 		c := cell{CellKey: v.Agg.CellKey, Label: v.Agg.Label, Seeds: len(v.Agg.Seeds), Unfinished: v.Agg.Summary(a.Metric).Unfinished}
+		if v.Short != nil {
+			c.Missing = v.Short.Missing
+		}
 		if !math.IsInf(v.Value, 0) && !math.IsNaN(v.Value) {
 			x := v.Value
 			c.Value = &x
@@ -209,8 +279,9 @@ func assertJSON(as []assertion, cs []analysis.Checked, runs int) any {
 		Runs     int      `json:"runs"`
 		OK       bool     `json:"ok"`
 		Violated int      `json:"violated"`
+		Missing  int      `json:"missing_runs"` // runs the dataset was meant to hold and lacks, in all
 		Results  []result `json:"results"`
-	}{Runs: runs, OK: true}
+	}{Runs: runs, OK: true, Missing: missingRuns(short)}
 	for i, a := range as {
 		c := cs[i]
 		r := result{File: a.file, Line: a.line, Assertion: a.Text, OK: c.OK(), Cells: c.Cells, Violations: []cell{}}

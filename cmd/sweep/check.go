@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -24,7 +25,7 @@ import (
 
 // problem is one thing wrong with a dataset, named by its file.
 type problem struct {
-	Kind    string `json:"kind"` // corrupt, foreign, stale, duplicate, incomplete, orphan, temporary, lock, unknown
+	Kind    string `json:"kind"` // corrupt, foreign, stale, duplicate, incomplete, missing, orphan, temporary, lock, special, unknown; of a note: leftover, intent
 	Path    string `json:"path"` // slash-separated, in the dataset
 	Message string `json:"message"`
 }
@@ -42,15 +43,25 @@ type checkReport struct {
 	Dir      string       `json:"dir"`
 	Tables   []tableCount `json:"tables"`
 	Problems []problem    `json:"problems"`
+	// Notes are what is not wrong but worth knowing: leftovers no reader
+	// sees, which the next `sweep run` of their sweep removes.
+	Notes []problem `json:"notes"`
 }
 
 func (r *checkReport) add(kind, path, format string, args ...any) {
 	r.Problems = append(r.Problems, problem{Kind: kind, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
+func (r *checkReport) note(kind, path, format string, args ...any) {
+	r.Notes = append(r.Notes, problem{Kind: kind, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
 func (r *checkReport) writeText(w io.Writer) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "%s: %s: %s\n", p.Kind, filepath.Join(r.Dir, filepath.FromSlash(p.Path)), p.Message)
+	}
+	for _, p := range r.Notes {
+		fmt.Fprintf(w, "note: %s: %s: %s\n", p.Kind, filepath.Join(r.Dir, filepath.FromSlash(p.Path)), p.Message)
 	}
 }
 
@@ -72,7 +83,7 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{dir: dir, only: only, l: l, rep: &checkReport{Dir: dir, Problems: []problem{}},
+	c := &checker{dir: dir, only: only, l: l, rep: &checkReport{Dir: dir, Problems: []problem{}, Notes: []problem{}},
 		first: newKeyMap[int32](), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{}}
 	if err := c.runs(); err != nil {
 		return nil, err
@@ -82,6 +93,9 @@ func checkDataset(dir string, only map[string][]string) (*checkReport, error) {
 		if err := c.side(table); err != nil {
 			return nil, err
 		}
+	}
+	if only == nil {
+		c.intents()
 	}
 	c.other()
 	return c.rep, nil
@@ -201,7 +215,7 @@ func (c *checker) runs() error {
 	for _, p := range c.l.Runs {
 		path := p.Path()
 		f, err := c.open(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if c.gone(p, err) {
 			continue // set aside meanwhile
 		}
 		if err != nil {
@@ -246,23 +260,81 @@ func (c *checker) runs() error {
 	return nil
 }
 
+// gone reports whether part p, which c.open could not open (err), was
+// set aside meanwhile; a symbolic link to nothing is a problem, as every
+// reader refuses it.
+func (c *checker) gone(p dataset.Part, err error) bool {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	full := filepath.Join(c.dir, filepath.FromSlash(p.Path()))
+	if target, lerr := os.Readlink(full); lerr == nil {
+		if c.mine(p) {
+			c.rep.add("corrupt", p.Path(), "a symbolic link to %s, which is not there: every reader refuses it", target)
+		}
+		return true
+	}
+	return true
+}
+
 // runKeys reads a runs part's keys: every row, checked, when the check
 // covers it; only the keys otherwise.
 func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, error) {
 	if !c.mine(p) {
 		return parquetio.ReadKeys(f, dataset.RunsDir)
 	}
-	recs, meta, err := parquetio.ReadRuns(f)
-	if err != nil {
-		return nil, meta, err
+	keys, meta, bad, err := checkRunsPart(f, true)
+	if bad != nil {
+		c.rep.add(bad.Kind, p.Path(), "%s", bad.Message)
 	}
-	keys := make([]string, len(recs))
-	bad := false
+	return keys, meta, err
+}
+
+// readRunsPart is checkRunsPart of the file at path.
+func readRunsPart(path string, full bool) ([]string, dataset.Meta, *problem, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, dataset.Meta{}, nil, fmt.Errorf("not a regular file (%s)", fileType(path))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, dataset.Meta{}, nil, err
+	}
+	defer f.Close()
+	return checkRunsPart(f, full)
+}
+
+// checkRunsPart reads a runs part as strictly as any reader, and returns
+// its run keys. A sealed part must hold its seal (parquetio.Verify): it is
+// then the file its writer wrote, and unless full only its keys are read.
+// An unsealed one (written before sealing, or by another tool) is read
+// every way a reader reads it (parquetio.ReadRunsStrict), as is every part
+// when full. Of this simulator's parts, each row's run_key must be the hash
+// of its parameters and seed: a row with an edited parameter is not taken
+// for the run it claims to be. bad is the first row that is not, with the
+// kind of problem it is.
+func checkRunsPart(f *os.File, full bool) (keys []string, meta dataset.Meta, bad *problem, err error) {
+	sealed, err := parquetio.VerifySeeker(f)
+	if err != nil {
+		return nil, meta, nil, err
+	}
+	if sealed && !full {
+		keys, meta, err = parquetio.ReadKeys(f, dataset.RunsDir)
+		return keys, meta, nil, err
+	}
+	read := parquetio.ReadRunsStrict
+	if sealed {
+		read = parquetio.ReadRuns
+	}
+	recs, meta, err := read(f)
+	if err != nil {
+		return nil, meta, nil, err
+	}
+	keys = make([]string, len(recs))
 	var cell experiments.Cell // the cell of canonical: a part holds a cell's seeds in a row
 	canonical := ""
 	for i, rec := range recs {
 		keys[i] = rec.RunKey
-		if bad || meta.Sim != sim.Version {
+		if bad != nil || meta.Sim != sim.Version {
 			continue
 		}
 		if canonical == "" || rec.Cell != cell {
@@ -270,16 +342,15 @@ func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, e
 		}
 		if experiments.RunKey(canonical, rec.Seed) != rec.RunKey {
 			if revised(rec.Cell) {
-				c.rep.add("stale", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed under %s, which changed this policy: written before it; remove its sweep's parts and run it again", i, rec.RunKey, sim.PolicyVersion)
+				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under %s, which changed this policy: written before it; remove its sweep's parts and run it again", i, rec.RunKey, sim.PolicyVersion)}
 			} else if rec.Cell.Scenario.Concurrency > 0 {
-				c.rep.add("stale", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)
+				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)}
 			} else {
-				c.rep.add("corrupt", p.Path(), "row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)
+				bad = &problem{Kind: "corrupt", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)}
 			}
-			bad = true
 		}
 	}
-	return keys, meta, nil
+	return keys, meta, bad, nil
 }
 
 // revised reports whether a policy of c (a group's, in a mixed fleet)
@@ -344,7 +415,7 @@ func (c *checker) side(table string) error {
 		}
 		path := p.Path()
 		f, err := c.open(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if c.gone(p, err) {
 			continue
 		}
 		if err != nil {
@@ -388,8 +459,12 @@ func (c *checker) side(table string) error {
 	return nil
 }
 
-// sideKeys reads every row of a side-table part and returns their run keys.
+// sideKeys reads every row of a side-table part, after its seal when it
+// has one, and returns their run keys.
 func sideKeys(f *os.File, table string) ([]string, error) {
+	if _, err := parquetio.VerifySeeker(f); err != nil {
+		return nil, err
+	}
 	var keys []string
 	if table == dataset.TimelinesDir {
 		rows, _, err := parquetio.ReadTimelines(f)
@@ -405,8 +480,8 @@ func sideKeys(f *os.File, table string) ([]string, error) {
 	return keys, err
 }
 
-// other files what is not data: temporary files, locks, parts set aside,
-// orphans, anything else.
+// other files what is not data: leftovers and the files of writers at
+// work (leftover.go), parts set aside, anything else.
 func (c *checker) other() {
 	rep, dir := c.rep, c.dir
 	ownEntry := func(e dataset.Entry) bool {
@@ -420,27 +495,86 @@ func (c *checker) other() {
 		sweep := strings.TrimPrefix(filepath.Base(filepath.Dir(e.Path)), "sweep=")
 		return c.mine(dataset.Part{Sweep: sweep, Name: name})
 	}
+	now := fileNow(dir)
+	self := writerID{host: hostName(), space: pidSpace(), pid: os.Getpid()}
+	ws := map[string]writers{} // by sweep
+	writersOf := func(sweep string) writers {
+		w, ok := ws[sweep]
+		if !ok {
+			w = readWriters(filepath.Join(dir, dataset.RunsDir, "sweep="+sweep), self, now)
+			ws[sweep] = w
+		}
+		return w
+	}
 	for _, e := range c.l.Other {
 		if !ownEntry(e) {
 			continue
 		}
+		sweep := strings.TrimPrefix(path.Base(path.Dir(e.Path)), "sweep=")
+		name := path.Base(e.Path)
+		rand, ours := fileWriter(name)
+		var gone bool
+		var why string
+		if ours {
+			gone, why = writersOf(sweep).gone(rand)
+		}
 		switch e.Kind {
 		case dataset.Temporary:
-			rep.add("temporary", e.Path, "a part being written, or left by a killed writer: `sweep run` removes it once it is abandoned")
-		case dataset.Lock:
-			msg := "a writer at work, or one that died"
-			if h, _, err := readLock(filepath.Join(dir, filepath.FromSlash(e.Path)), fileNow(dir)); err == nil {
-				msg = fmt.Sprintf("held by %s", h)
+			switch {
+			case !ours:
+				rep.add("temporary", e.Path, "a hidden temporary file not named as herdsweep names its own: `sweep run` never removes it; remove it if no program is writing it")
+			case gone:
+				rep.note("leftover", e.Path, "a temporary file of a writer that is gone (%s): no reader sees it; the next `sweep run` of this sweep removes it", why)
+			default:
+				rep.add("temporary", e.Path, "a part being written (%s): the dataset is not finished", why)
 			}
-			rep.add("lock", e.Path, "%s", msg)
+		case dataset.Lock:
+			p := filepath.Join(dir, filepath.FromSlash(e.Path))
+			h, _, err := readLock(p, now)
+			switch {
+			case err != nil:
+				rep.add("lock", e.Path, "a writer at work, or one that died: %v", err)
+			case h.abandoned(self):
+				rep.note("leftover", e.Path, "the lock of a writer that is gone (%s): no reader needs it; the next `sweep run` of these shards removes it", h)
+			default:
+				rep.add("lock", e.Path, "held by %s: a writer at work (the dataset is not finished), or one that died and has not yet gone silent for %v", h, lockStale)
+			}
 		case dataset.Stale:
 			rep.add("stale", e.Path, "a part of another simulator version, set aside: not data; delete it when no longer needed")
 		case dataset.Orphan:
-			rep.add("orphan", e.Path, "a side-table part whose runs part was never committed: invisible to readers; `sweep run` removes it once it is abandoned")
+			switch {
+			case !ours:
+				rep.add("orphan", e.Path, "a side-table part whose runs part is not there, not named as herdsweep names its parts: invisible to herdsweep's readers, read by a direct reader of the table; `sweep run` never removes it: remove it if it is not data")
+			case gone:
+				rep.add("orphan", e.Path, "a side-table part whose runs part was never committed, of a writer that is gone (%s): invisible to herdsweep's readers, read by a direct reader of the table (keep a side part's rows only where its runs part is there); the next `sweep run` of this sweep removes it", why)
+			default:
+				rep.add("orphan", e.Path, "a side-table part being committed (%s): the dataset is not finished", why)
+			}
+		case dataset.Special:
+			rep.add("special", e.Path, "not a regular file (%s): never read (a named pipe would hang its reader); remove it", fileType(filepath.Join(dir, filepath.FromSlash(e.Path))))
 		default:
 			rep.add("unknown", e.Path, "not part of a herdsweep dataset")
 		}
 	}
+}
+
+// fileType says what a file that is not a regular one is.
+func fileType(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "a symbolic link to nothing"
+	}
+	switch m := fi.Mode(); {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return fi.Mode().Type().String()
 }
 
 // fileNow is the file server's time, from a probe file in dir; this
@@ -452,8 +586,29 @@ func fileNow(dir string) time.Time {
 	return time.Now()
 }
 
+const checkHelp = `Is the dataset whole and readable? check reads every part as strictly as
+any reader does (and against the checksum it was sealed with when
+written), and reports:
+  corrupt, foreign   a part a reader refuses, or one changed since it was written
+  stale              a part of another simulator version
+  duplicate          runs stored twice (readers count each once)
+  incomplete         side-table rows a runs part commits that are not there
+  missing            runs that a run recorded it would write (its intent) and
+                     that are not there: a shard that never ran or died, with
+                     the command that finishes it
+  orphan             a side-table part whose runs part is not there: herdsweep's
+                     readers skip it, a direct reader (DuckDB) would not
+  temporary, lock    a writer at work: the dataset is not finished
+  special, unknown   files that are not a dataset's
+Notes, which do not fail it, name leftovers no reader sees (the temporary
+files and locks of writers that are gone): the next "sweep run" of their
+sweep removes them, and nothing else.
+
+Exit codes: 0 no problem, 1 problems, 2 not a dataset.
+`
+
 func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	flags := newFlags("check", "[--json] DIR   (a dataset folder)", stderr)
+	flags := newFlagsDoc("check", "[--json] DIR   (a dataset folder)", checkHelp, stderr)
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
@@ -487,7 +642,9 @@ func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "%s: %d parts, %d rows, %d runs\n", t.Table, t.Parts, t.Rows, t.Runs)
 		}
 		rep.writeText(stdout)
-		if len(rep.Problems) == 0 {
+		if len(rep.Problems) == 0 && len(rep.Notes) > 0 {
+			fmt.Fprintf(stdout, "%s: no problems (%s)\n", dir, num.Plural(len(rep.Notes), "note"))
+		} else if len(rep.Problems) == 0 {
 			fmt.Fprintf(stdout, "%s: no problems\n", dir)
 		} else {
 			fmt.Fprintf(stdout, "%s: %s\n", dir, num.Plural(len(rep.Problems), "problem"))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,7 +24,13 @@ Welch's. Intervals are simultaneous (Bonferroni over every cell and metric
 compared), so that thousands of cells do not raise an alarm on noise; a
 change is significant when its interval excludes zero.
 
-Exit codes: 0 no significant change beyond --threshold, 1 changed, 2 error.
+A cell on one side only (a changed config, a cell lost), or a cell with
+fewer seeds than its dataset was meant to hold (what "sweep run" recorded
+it would write: a shard that died, parts deleted), fails the comparison
+too, unless --allow-missing.
+
+Exit codes: 0 no significant change beyond --threshold and nothing
+missing, 1 changed or missing, 2 error.
 `, analysis.MinPairedSeeds)
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -32,6 +39,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance that any change reported is noise")
 	all := fs.Bool("all", false, "list every cell and metric, not only the changes")
 	asJSON := fs.Bool("json", false, "print one JSON document")
+	allowMissing := fs.Bool("allow-missing", false, "list cells on one side only, and runs a dataset was meant to hold and lacks, without failing on them")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -47,25 +55,55 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("compare: --alpha %v: want a probability between 0 and 1, such as 0.05", *alpha)
 	}
 	var sides [2]*analysis.Scanned
+	var short [2][]analysis.Shortfall
 	for i, dir := range pos {
 		s, err := scanDataset(ctx, "compare", dir, dir, analysis.ScanOptions{Metrics: analysis.AllMetrics()})
 		if err != nil {
 			return err
 		}
 		sides[i] = s
+		if short[i], err = shortfalls("compare", dir, s); err != nil {
+			return err
+		}
 	}
 	c := analysis.CompareAggregates(sides[0].Aggregates, sides[1].Aggregates, *alpha, th/100)
+	c.ShortOld, c.ShortNew = short[0], short[1]
 	if *asJSON {
-		if err := writeJSON(stdout, compareJSON(pos, sides, c)); err != nil {
+		if err := writeJSON(stdout, compareJSON(pos, sides, c, *allowMissing)); err != nil {
 			return err
 		}
 	} else {
-		writeCompare(stdout, pos, sides, c, *all)
+		writeCompare(stdout, pos, sides, c, *all, *allowMissing)
 	}
+	var failed []string
 	if n := c.Changed(); n > 0 {
-		return reported{fmt.Errorf("%s beyond the threshold", num.Plural(n, "significant change"))}
+		failed = append(failed, num.Plural(n, "significant change")+" beyond the threshold")
+	}
+	if !*allowMissing {
+		failed = append(failed, missingWords(c)...)
+	}
+	if len(failed) > 0 {
+		return reported{errors.New(strings.Join(failed, "; "))}
 	}
 	return nil
+}
+
+// missingWords says what one side lacks, one phrase per kind.
+func missingWords(c *analysis.NightlyComparison) []string {
+	var out []string
+	if n := len(c.OnlyOld); n > 0 {
+		out = append(out, num.Plural(n, "cell")+" only in old")
+	}
+	if n := len(c.OnlyNew); n > 0 {
+		out = append(out, num.Plural(n, "cell")+" only in new")
+	}
+	if n := len(c.ShortOld); n > 0 {
+		out = append(out, fmt.Sprintf("old lacks %s of %s it was meant to hold", num.Plural(missingRuns(c.ShortOld), "run"), num.Plural(n, "cell")))
+	}
+	if n := len(c.ShortNew); n > 0 {
+		out = append(out, fmt.Sprintf("new lacks %s of %s it was meant to hold", num.Plural(missingRuns(c.ShortNew), "run"), num.Plural(n, "cell")))
+	}
+	return out
 }
 
 // sims lists the simulator versions of a dataset's parts.
@@ -120,7 +158,7 @@ func how(ch analysis.Change) string {
 	return fmt.Sprintf("Welch, %d and %d runs", ch.Old.Summary(ch.Metric).N, ch.New.Summary(ch.Metric).N)
 }
 
-func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison, all bool) {
+func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison, all, allowMissing bool) {
 	for i, name := range []string{"old", "new"} {
 		s := sides[i]
 		fmt.Fprintf(w, "%s: %s — %s runs, %s cells, simulator %s\n", name, dirs[i], num.Int(s.Runs), num.Int(len(s.Aggregates)), sims(s))
@@ -205,15 +243,36 @@ func writeCompare(w io.Writer, dirs []string, sides [2]*analysis.Scanned, c *ana
 			fmt.Fprintf(w, "only in %s: %s (%s)\n", side.name, a.Label, num.Plural(len(a.Seeds), "seed"))
 		}
 	}
-	if n := c.Changed(); n > 0 {
-		fmt.Fprintf(w, "\nverdict: %s beyond %s %% (* above)\n", num.Plural(n, "significant change"), strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
-	} else {
-		fmt.Fprintf(w, "\nverdict: no significant change beyond %s %%\n", strconv.FormatFloat(100*c.Threshold, 'g', -1, 64))
+	for _, side := range []struct {
+		name, dir string
+		short     []analysis.Shortfall
+	}{{"old", dirs[0], c.ShortOld}, {"new", dirs[1], c.ShortNew}} {
+		for i, sf := range side.short {
+			if i == 5 {
+				fmt.Fprintf(w, "… and %d more cells %s lacks seeds of (`sweep check %s` names the runs)\n", len(side.short)-5, side.name, side.dir)
+				break
+			}
+			fmt.Fprintf(w, "%s lacks %s: %s\n", side.name, shortText(&side.short[i]), sf.Label)
+		}
 	}
+	th := strconv.FormatFloat(100*c.Threshold, 'g', -1, 64)
+	if n := c.Changed(); n > 0 {
+		fmt.Fprintf(w, "\nverdict: %s beyond %s %% (* above)", num.Plural(n, "significant change"), th)
+	} else {
+		fmt.Fprintf(w, "\nverdict: no significant change beyond %s %%", th)
+	}
+	if m := missingWords(c); len(m) > 0 {
+		allowed := ": fails (--allow-missing to allow)"
+		if allowMissing {
+			allowed = " (allowed by --allow-missing)"
+		}
+		fmt.Fprintf(w, "; %s%s", strings.Join(m, ", "), allowed)
+	}
+	fmt.Fprintln(w)
 }
 
 // compareJSON is `sweep compare --json`: every matched cell and metric.
-func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison) any {
+func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyComparison, allowMissing bool) any {
 	type side struct {
 		Dir   string `json:"dir"`
 		Runs  int    `json:"runs"`
@@ -241,17 +300,26 @@ func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyC
 		UnfinishedOld int      `json:"unfinished_old"`
 		UnfinishedNew int      `json:"unfinished_new"`
 	}
+	type short struct {
+		Cell    string   `json:"cell_key"`
+		Label   string   `json:"label"`
+		Asked   int      `json:"asked_seeds"`   // seeds its dataset was meant to hold
+		Missing []uint32 `json:"missing_seeds"` // of those, the seeds without a run
+	}
 	var doc struct {
-		Old       side     `json:"old"`
-		New       side     `json:"new"`
-		Alpha     float64  `json:"alpha"`
-		Threshold float64  `json:"threshold"` // relative: 0.05 = 5 %
-		Matched   int      `json:"matched_cells"`
-		OnlyOld   []string `json:"only_old"`
-		OnlyNew   []string `json:"only_new"`
-		Tests     int      `json:"comparisons"`
-		Changed   int      `json:"changed"`
-		Changes   []change `json:"changes"`
+		Old          side     `json:"old"`
+		New          side     `json:"new"`
+		Alpha        float64  `json:"alpha"`
+		Threshold    float64  `json:"threshold"` // relative: 0.05 = 5 %
+		Matched      int      `json:"matched_cells"`
+		OnlyOld      []string `json:"only_old"`
+		OnlyNew      []string `json:"only_new"`
+		ShortOld     []short  `json:"short_old"` // cells with fewer seeds than old was meant to hold
+		ShortNew     []short  `json:"short_new"`
+		AllowMissing bool     `json:"allow_missing"`
+		Tests        int      `json:"comparisons"`
+		Changed      int      `json:"changed"`
+		Changes      []change `json:"changes"`
 	}
 	for i, d := range []*side{&doc.Old, &doc.New} {
 		*d = side{dirs[i], sides[i].Runs, len(sides[i].Aggregates), sims(sides[i])}
@@ -263,6 +331,13 @@ func compareJSON(dirs []string, sides [2]*analysis.Scanned, c *analysis.NightlyC
 	}
 	for _, a := range c.OnlyNew {
 		doc.OnlyNew = append(doc.OnlyNew, a.Label)
+	}
+	doc.ShortOld, doc.ShortNew, doc.AllowMissing = []short{}, []short{}, allowMissing
+	for _, sf := range c.ShortOld {
+		doc.ShortOld = append(doc.ShortOld, short{sf.CellKey, sf.Label, sf.Asked, sf.Missing})
+	}
+	for _, sf := range c.ShortNew {
+		doc.ShortNew = append(doc.ShortNew, short{sf.CellKey, sf.Label, sf.Asked, sf.Missing})
 	}
 	f := func(x float64) *float64 {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -17,12 +17,21 @@ import (
 // A writer of a sweep holds an advisory lock: the file
 // runs/sweep=NAME/_lock.TAG, created with O_EXCL, where TAG is "all" for an
 // unsharded writer or "IofN" for shard I of N. It holds the writer's host,
-// process id, a random id and the time it started; the writer rewrites it
-// every lockBeat, so its modification time (set by the file server's
-// clock) says the writer is alive. A lock is abandoned when its writer ran
-// on this host and its process is gone, or when it has not been rewritten
-// for lockStale by the file server's clock (compared with a file just
-// written, never with this machine's clock).
+// its pid space (pidSpace), process id, random id (the one in the names of
+// its parts and temporary files) and the time it started; the writer
+// rewrites it every lockBeat, so its modification time (set by the file
+// server's clock) says the writer is alive. A lock is abandoned when its
+// writer ran in this pid space and its process is gone, or when it has not
+// been rewritten for lockStale: by the file server's clock (compared with a
+// file just written, never with this machine's clock), or, for a lock
+// dated in the future, as long as a waiting writer watched it unchanged. A
+// lock dated more than lockStale in the future was not written by a
+// heartbeat: it is abandoned at once.
+//
+// A writer is gone when no lock that is not abandoned holds its random id:
+// a writer takes its lock before it writes a file and gives it up when it
+// writes no more. Its files are then leftovers, which the next writer of the
+// sweep removes (store.clean) and `sweep check` reports (leftover).
 //
 // Locks keep two writers from doing the same work; they are not what keeps
 // the data whole. If a lock fails (a file system without O_EXCL, a writer
@@ -41,19 +50,22 @@ var (
 )
 
 // heldHere is the random ids of the locks this process holds: a lock of
-// this host and process id that is not one of them was left by an earlier
-// process with the same id (a restarted container, where every process is
-// pid 1).
+// this pid space and process id that is not one of them was left by an
+// earlier process with the same id.
 var heldHere sync.Map
 
 // lockHolder is what a lock file says.
 type lockHolder struct {
 	host  string
+	space string // pidSpace of the writer; "" in locks of herdsweep before 2026-12
 	pid   int
 	id    string
 	shard string
 	since string
-	age   time.Duration // since the holder last rewrote it, by the file server's clock
+	age   time.Duration // since the holder last rewrote it, by the file server's clock (< 0: dated in the future)
+	// watched is how long a waiting writer saw the lock unchanged (its
+	// content and time), by its own count of the time it waited.
+	watched time.Duration
 }
 
 func (h lockHolder) String() string {
@@ -61,20 +73,42 @@ func (h lockHolder) String() string {
 	if h.since != "" {
 		s += ", since " + h.since
 	}
+	if h.age < 0 {
+		return s + fmt.Sprintf(", dated %v in the future", (-h.age).Round(time.Second))
+	}
 	return s + fmt.Sprintf(", last seen %v ago", h.age.Round(time.Second))
+}
+
+// sameSpace reports whether the lock's writer ran in self's pid space, so
+// that its pid says whether it is alive. A lock of an older herdsweep names
+// no space: its host stands for it, as it did.
+func (h lockHolder) sameSpace(self writerID) bool {
+	if h.host != self.host {
+		return false
+	}
+	if h.space == "" || self.space == "" {
+		return h.space == self.space || h.space == ""
+	}
+	return h.space == self.space
 }
 
 // abandoned reports whether the lock's writer is gone.
 func (h lockHolder) abandoned(self writerID) bool {
-	if h.host == self.host && h.pid > 0 && !pidAlive(h.pid) {
+	if h.sameSpace(self) && h.pid > 0 && !pidAlive(h.pid) {
 		return true
 	}
-	if h.host == self.host && h.pid == self.pid {
+	if h.sameSpace(self) && h.pid == self.pid {
 		if _, ok := heldHere.Load(h.id); !ok {
-			return true
+			return true // this process's id, not one of its locks: an earlier process's
 		}
 	}
-	return h.age > lockStale
+	return h.age > lockStale || h.age < -lockStale || h.watched > lockStale
+}
+
+// alive reports whether the lock's writer is known to be alive, so that a
+// writer refuses at once rather than wait for it to go silent.
+func (h lockHolder) alive(self writerID) bool {
+	return h.sameSpace(self) && h.pid > 0 && pidAlive(h.pid) && !h.abandoned(self)
 }
 
 func readLock(path string, now time.Time) (lockHolder, []byte, error) {
@@ -86,12 +120,20 @@ func readLock(path string, now time.Time) (lockHolder, []byte, error) {
 	if err != nil {
 		return lockHolder{}, nil, err
 	}
-	h := lockHolder{age: now.Sub(fi.ModTime())}
+	h := parseLock(b)
+	h.age = now.Sub(fi.ModTime())
+	return h, b, nil
+}
+
+func parseLock(b []byte) lockHolder {
+	var h lockHolder
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, _ := strings.Cut(line, "=")
 		switch k {
 		case "host":
 			h.host = v
+		case "space":
+			h.space = v
 		case "pid":
 			h.pid, _ = strconv.Atoi(v)
 		case "id":
@@ -102,7 +144,37 @@ func readLock(path string, now time.Time) (lockHolder, []byte, error) {
 			h.since = v
 		}
 	}
-	return h, b, nil
+	return h
+}
+
+// lockWatch remembers the locks a waiting writer saw, to tell how long
+// each stayed unchanged.
+type lockWatch struct {
+	waited time.Duration // so far, by lockSleep's count
+	seen   map[string]lockSeen
+}
+
+type lockSeen struct {
+	content []byte
+	mod     time.Time
+	at      time.Duration // waited when first seen so
+}
+
+// watch sets h.watched for the lock at path, read as b.
+func (w *lockWatch) watch(h *lockHolder, path string, b []byte) {
+	if w == nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	s, ok := w.seen[path]
+	if !ok || !bytes.Equal(s.content, b) || !s.mod.Equal(fi.ModTime()) {
+		s = lockSeen{content: b, mod: fi.ModTime(), at: w.waited}
+		w.seen[path] = s
+	}
+	h.watched = w.waited - s.at
 }
 
 // sweepLock is a lock this process holds.
@@ -133,34 +205,34 @@ func conflicts(a, b string) bool {
 // conflicting one, it refuses at once if that writer runs on this host, and
 // otherwise waits up to lockWait for it to finish or go silent.
 func acquireLock(dir string, id writerID, stderr io.Writer) (*sweepLock, error) {
-	var waited time.Duration
+	w := &lockWatch{seen: map[string]lockSeen{}}
 	for {
 		now, err := serverNow(dir)
 		if err != nil {
 			return nil, err
 		}
-		l, h, path, err := tryLock(dir, id, now)
+		l, h, path, err := tryLock(dir, id, now, w)
 		if l != nil || err != nil {
 			return l, err
 		}
-		if h.host == id.host || waited >= lockWait {
+		if h.alive(id) || w.waited >= lockWait {
 			return nil, fmt.Errorf("%s is being written by another sweep run (%s; lock %s): wait for it to finish, or remove the lock if that process is gone",
 				dir, h, path)
 		}
-		if waited == 0 {
+		if w.waited == 0 {
 			fmt.Fprintf(stderr, "sweep: %s is being written by %s (lock %s): waiting up to %v for it to finish or go silent\n", dir, h, path, lockWait)
 		}
 		lockSleep(lockPoll)
-		waited += lockPoll
+		w.waited += lockPoll
 	}
 }
 
 // tryLock takes the lock once, or returns the live writer that holds it or
 // a conflicting one, and the path of that writer's lock.
-func tryLock(dir string, id writerID, now time.Time) (*sweepLock, lockHolder, string, error) {
+func tryLock(dir string, id writerID, now time.Time, w *lockWatch) (*sweepLock, lockHolder, string, error) {
 	l := &sweepLock{path: filepath.Join(dir, lockName(id.tag)), id: id.rand, stop: make(chan struct{})}
-	l.content = fmt.Appendf(nil, "host=%s\npid=%d\nid=%s\nshard=%s\nsince=%s\n",
-		id.host, id.pid, id.rand, id.tag, now.UTC().Format(time.RFC3339))
+	l.content = fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=%s\nshard=%s\nsince=%s\n",
+		id.host, id.space, id.pid, id.rand, id.tag, now.UTC().Format(time.RFC3339))
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
@@ -187,6 +259,7 @@ func tryLock(dir string, id writerID, now time.Time) (*sweepLock, lockHolder, st
 		if err != nil {
 			return nil, lockHolder{}, "", fmt.Errorf("reading lock %s: %w", l.path, err)
 		}
+		w.watch(&h, l.path, b)
 		if !h.abandoned(id) {
 			return nil, h, l.path, nil
 		}
@@ -207,7 +280,12 @@ func tryLock(dir string, id writerID, now time.Time) (*sweepLock, lockHolder, st
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if h, _, err := readLock(p, now); err == nil && !h.abandoned(id) {
+		h, b, err := readLock(p, now)
+		if err != nil {
+			continue
+		}
+		w.watch(&h, p, b)
+		if !h.abandoned(id) {
 			l.release()
 			return nil, h, p, nil
 		}
@@ -236,14 +314,27 @@ func (l *sweepLock) beat() {
 	}
 }
 
-// held checks, before a commit, that the lock is still this writer's.
+// held checks, before a commit, that the lock is still this writer's, and
+// says what became of it if not.
 func (l *sweepLock) held() error {
 	b, err := os.ReadFile(l.path)
-	if err != nil || !bytes.Equal(b, l.content) {
-		return fmt.Errorf("lost the lock %s (another writer took it over as abandoned): stopping; run the same command again to finish", l.path)
+	switch {
+	case err == nil && bytes.Equal(b, l.content):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(l.path)
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s was removed while this run wrote into it: stopping; run the same command again to write the sweep anew", dir)
+		}
+		return fmt.Errorf("lost the lock %s: it was removed (by hand, or by a writer that took it over as abandoned and has finished): stopping; run the same command again to finish", l.path)
+	case err != nil:
+		return fmt.Errorf("reading the lock %s: %w", l.path, err)
 	}
-	return nil
+	return fmt.Errorf("lost the lock %s to another writer (%s), which took it over as abandoned: stopping; run the same command again to finish", l.path, parseLock(b).brief())
 }
+
+// brief names the lock's writer.
+func (h lockHolder) brief() string { return fmt.Sprintf("host %s, pid %d", h.host, h.pid) }
 
 // release stops the heartbeat and removes the lock if it is still this
 // writer's.

@@ -252,7 +252,9 @@ func TestRunIsDeterministicIncrementalAndShardable(t *testing.T) {
 }
 
 // A sweep killed with SIGKILL at any moment is completed by a rerun, with
-// no run missing and none twice.
+// no run missing and none twice; the rerun leaves nothing of the killed
+// writer's (check passes at once, and a direct reader of a side table
+// sees only committed parts), and touches no file that is not ours.
 func TestKilledRunResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as a process")
@@ -261,6 +263,7 @@ func TestKilledRunResumes(t *testing.T) {
 	dir := t.TempDir()
 	killed, whole := filepath.Join(dir, "killed"), filepath.Join(dir, "whole")
 	cfg, fast := signalConfigs(t, dir)
+	user := userFiles(t, killed, "a")
 	cmd := exec.Command(os.Args[0], "run", "--config", cfg, "--out", killed, "--part-rows", "10", "--workers", "2", "--no-report", "--quiet")
 	cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
 	if err := cmd.Start(); err != nil {
@@ -279,6 +282,25 @@ func TestKilledRunResumes(t *testing.T) {
 	mustRun(t, "run", "--config", fast, "--out", whole, "--no-report", "--quiet")
 	if stdout, stderr, code := sweep(t, "diff", killed, whole); code != 0 {
 		t.Errorf("killed and resumed vs whole: exit %d\n%s%s", code, stdout, stderr)
+	}
+	onlyOurs(t, "after the resume", killed, user)
+	for _, u := range user {
+		os.Remove(u.path)
+	}
+	// The slow config's intent asks for the slow cell, which the fast
+	// rerun does not run: check names those runs missing, and nothing else.
+	stdout, _, _ := sweep(t, "check", killed)
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if strings.Contains(line, ": ") && !strings.HasPrefix(line, "missing: ") && !strings.HasPrefix(line, "runs: ") && !strings.HasPrefix(line, "timelines: ") && !strings.HasPrefix(line, "groups: ") && !strings.HasPrefix(line, killed+": ") {
+			t.Errorf("check after kill and resume: %s", line)
+		}
+	}
+	for _, table := range dataset.SideTables {
+		for _, e := range mustReadDir(t, filepath.Join(killed, table, "sweep=a")) {
+			if _, err := os.Stat(filepath.Join(killed, "runs", "sweep=a", e.Name())); err != nil {
+				t.Errorf("after the resume, %s/%s has no runs part: a direct reader would read it", table, e.Name())
+			}
+		}
 	}
 }
 

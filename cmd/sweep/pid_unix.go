@@ -4,6 +4,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"syscall"
 )
 
@@ -11,4 +13,20 @@ import (
 func pidAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// pidSpace names the process ids this process sees: the kernel's boot
+// and the pid namespace (Linux), "" where it cannot tell. Two containers
+// may share a host name, and each runs its writer as pid 1: only in the
+// same pid space does "pid 1 is alive" say anything of another writer.
+func pidSpace() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + strings.Trim(strings.TrimPrefix(ns, "pid:"), "[]")
 }

@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
@@ -60,6 +65,17 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if err := sidePartsThere(results, stderr); err != nil {
+		return err
+	}
+	short, err := shortfalls("report", results, sc)
+	if err != nil {
+		return err
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
+			results, num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"), results)
+	}
 	ds := &sc.Dataset
 	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
 	for _, w := range ds.Warnings {
@@ -91,6 +107,19 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	defer func() { done("wrote the files") }()
 	files := r.Files()
 	files = append(files[1:], files[0]) // report.md last
+	dirs := map[string]bool{}
+	for _, f := range files {
+		dir := filepath.Join(out, filepath.FromSlash(path.Dir(f.Name)))
+		if dirs[dir] {
+			continue
+		}
+		dirs[dir] = true
+		if err := within(out, dir); err != nil {
+			return usagef("report: %v: report neither writes nor removes anything through it; make it a folder", err)
+		}
+		cleanReportTemps(dir, stderr)
+	}
+	tmp := reportTemp()
 	figs := 0
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -104,7 +133,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("output folder: %w", err)
 		}
-		if err := writeAtomic(dir, path.Base(f.Name), buf); err != nil {
+		if err := writeAtomicAs(dir, path.Base(f.Name), tmp, buf); err != nil {
 			return err
 		}
 		if path.Ext(f.Name) == ".png" {
@@ -125,8 +154,8 @@ func liveChecks(results string) []reports.LiveCheck {
 	}
 	var out []reports.LiveCheck
 	for _, e := range es {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-			continue
+		if !strings.HasSuffix(e.Name(), ".md") || !regular(filepath.Join(results, "live"), e) {
+			continue // a named pipe would hang the report
 		}
 		b, err := os.ReadFile(filepath.Join(results, "live", e.Name()))
 		if err != nil {
@@ -149,4 +178,130 @@ func articleCells() func(cellKey string) bool {
 		}
 	}
 	return func(k string) bool { return keys[k] }
+}
+
+// sidePartsThere refuses a dataset whose runs part commits side-table rows
+// (dataset.Meta.TimelineRows, GroupRows) whose part is not there: the
+// report would draw its timelines and groups without them, in silence. When
+// every run of that runs part is stored again in a part whose side part is
+// there (a part copied), it only warns.
+func sidePartsThere(results string, stderr io.Writer) error {
+	l, err := dataset.List(os.DirFS(results))
+	if err != nil {
+		return usagef("report: %s: %v", results, err)
+	}
+	there := map[string]bool{}
+	for _, t := range dataset.SideTables {
+		for _, p := range l.Side[t] {
+			there[p.Path()] = true
+		}
+	}
+	keys := func(p dataset.Part) []string {
+		ks, _, err := readKeys(filepath.Join(results, filepath.FromSlash(p.Path())), dataset.RunsDir)
+		if err != nil {
+			return nil
+		}
+		return ks
+	}
+	var covered map[string]map[string]bool // by side table: the runs of parts whose side part is there
+	for _, p := range l.Runs {
+		var lacks []string
+		for _, t := range dataset.SideTables {
+			if !there[path.Join(t, "sweep="+p.Sweep, p.Name)] {
+				lacks = append(lacks, t)
+			}
+		}
+		if len(lacks) == 0 {
+			continue
+		}
+		f, err := os.Open(filepath.Join(results, filepath.FromSlash(p.Path())))
+		if err != nil {
+			continue // the scan read it: set aside meanwhile
+		}
+		meta, err := parquetio.ReadMeta(f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for _, t := range lacks {
+			rows := meta.TimelineRows
+			if t == dataset.GroupsDir {
+				rows = meta.GroupRows
+			}
+			if rows <= 0 {
+				continue
+			}
+			if covered == nil {
+				covered = map[string]map[string]bool{}
+				for _, st := range dataset.SideTables {
+					covered[st] = map[string]bool{}
+					for _, q := range l.Runs {
+						if there[path.Join(st, "sweep="+q.Sweep, q.Name)] {
+							for _, k := range keys(q) {
+								covered[st][k] = true
+							}
+						}
+					}
+				}
+			}
+			side := filepath.Join(results, t, "sweep="+p.Sweep, p.Name)
+			runsPart := filepath.Join(results, filepath.FromSlash(p.Path()))
+			all := true
+			for _, k := range keys(p) {
+				all = all && covered[t][k]
+			}
+			if all {
+				fmt.Fprintf(stderr, "sweep: warning: %s: not there, though its runs part commits %d rows of it; its runs are stored again with their %s: `sweep check` names it\n", side, rows, t)
+				continue
+			}
+			return usagef("report: %s: not there, though its runs part commits %d rows of it (deleted?): restore it, or move %s away and run `sweep run` again to redo its runs",
+				side, rows, runsPart)
+		}
+	}
+	return nil
+}
+
+// A report's temporary files name their writer, so that the next report
+// into the same folder removes those of a writer that is gone (a report
+// killed while it wrote): .NAME.report-HOST-SPACE-PID-RANDOM.tmp, SPACE
+// the first 8 hex digits of the hash of pidSpace ("none" where unknown).
+var reportTempName = regexp.MustCompile(`^\.(.+)\.report-([A-Za-z0-9_]+)-([0-9a-f]{8}|none)-(\d+)-\d+\.tmp$`)
+
+// reportTemp is the pattern of this process's temporary files, for
+// os.CreateTemp after "."+NAME+".".
+func reportTemp() string {
+	return fmt.Sprintf("report-%s-%s-%d-*.tmp", hostName(), spaceHash(pidSpace()), os.Getpid())
+}
+
+func spaceHash(space string) string {
+	if space == "" {
+		return "none"
+	}
+	h := sha256.Sum256([]byte(space))
+	return hex.EncodeToString(h[:4])
+}
+
+// cleanReportTemps removes from dir the temporary files of reports whose
+// writer is gone: of this host and pid space, and no process has its id
+// (or this one does, which was not writing them). Others are left alone:
+// nothing tells whether their writer is alive.
+func cleanReportTemps(dir string, stderr io.Writer) {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	host, space := hostName(), spaceHash(pidSpace())
+	for _, e := range es {
+		m := reportTempName.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() || m[2] != host || m[3] != space || space == "none" {
+			continue
+		}
+		pid, err := strconv.Atoi(m[4])
+		if err != nil || pid != os.Getpid() && pidAlive(pid) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fmt.Fprintf(stderr, "report: removing %s: a temporary file of a report that is gone (pid %d)\n", p, pid)
+		os.Remove(p)
+	}
 }

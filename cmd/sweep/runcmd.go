@@ -288,7 +288,12 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		todo = append(todo, int32(i))
 	}
 	// rolling seeds, after the config's runs
-	extra := rollingRuns(s, o.addSeeds, func(k string) bool { return have[k] || other[k] }, o.shard)
+	stored := func(k string) bool { return have[k] || other[k] }
+	extra := rollingRuns(s, o.addSeeds, stored, o.shard)
+	// What the sweep is meant to hold, every shard's runs (intent.go).
+	if _, err := st.recordIntent(s, rollingRuns(s, o.addSeeds, stored, shardSpec{}), o.meta, o.shard); err != nil {
+		return nil, err
+	}
 	stats.added = len(extra)
 	have, other, otherTL = nil, nil, nil
 

@@ -23,7 +23,8 @@ import (
 
 // Two unsharded writers of the same sweeps into one folder at once never
 // store a run twice: one waits its turn or is refused with a message, and
-// a rerun of the refused one completes the dataset one process writes.
+// a rerun of the refused one completes the dataset one process writes;
+// neither touches a file that is not its own.
 func TestTwoUnshardedWritersNeverDouble(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as processes")
@@ -34,6 +35,7 @@ func TestTwoUnshardedWritersNeverDouble(t *testing.T) {
 	want := readTables(t, single)
 	for trial := range 3 {
 		out := filepath.Join(dir, fmt.Sprintf("two-%d", trial))
+		user := append(userFiles(t, out, "k"), userFiles(t, out, "km")...)
 		var wg sync.WaitGroup
 		codes, stderrs := make([]int, 2), make([]string, 2)
 		for i, rows := range []string{"5", "7"} {
@@ -61,6 +63,10 @@ func TestTwoUnshardedWritersNeverDouble(t *testing.T) {
 			}
 		}
 		mustRun(t, "run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", out, "--no-report", "--quiet")
+		onlyOurs(t, fmt.Sprintf("trial %d", trial), out, user)
+		for _, u := range user {
+			os.Remove(u.path)
+		}
 		got := readTables(t, out)
 		for _, table := range []string{"runs", "timelines", "groups"} {
 			if strings.Join(got[table], "\n") != strings.Join(want[table], "\n") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -25,41 +26,36 @@ import (
 // the commit protocol of many writers into one folder on shared storage.
 //
 // What it relies on: rename within a folder is atomic and replaces nothing
-// (names are unique); a file created with O_EXCL exists once; a file's
-// modification time is set by the file server's clock. NFS v3/v4 and
-// Kubernetes PVCs (block volumes, NFS, CephFS) provide all three. Object
-// storage (S3, GCS) and FUSE mounts of it do not rename atomically: they
-// are refused or unsupported (see checkOutput).
+// (names are unique); a file created with O_EXCL, or a hard link, exists
+// once; a file's modification time is set by the file server's clock. NFS
+// v3/v4 and Kubernetes PVCs (block volumes, NFS, CephFS) provide all
+// three. Object storage (S3, GCS) and FUSE mounts of it do not rename
+// atomically: they are refused or unsupported (see checkOutput).
 //
 //   - A part's name is unique to its writer: part-TAG-SEQ-HOST-PID-RAND.parquet,
-//     TAG "all" or the shard "IofN", RAND 8 random hex digits drawn per process.
-//   - A part is written to .NAME.….tmp, synced and renamed; its side-table
-//     parts (timelines, groups) are renamed into place before the runs part
-//     of the same name, which is the commit: readers ignore a side part
-//     whose runs part is not there. The runs part records how many side
-//     rows it commits (dataset.Meta.TimelineRows, GroupRows).
-//   - A writer deletes only leftovers it can prove abandoned: those of its
-//     own shard while it holds the shard's lock (an unsharded writer's lock
-//     covers every shard), temporary files of a process of this host that is
-//     gone, and anything older than leftoverAge by the file server's clock.
-//     A side part is deleted only when also older than orphanGrace, so that
-//     even a writer that lost its lock never loses a committed row.
+//     TAG "all" or the shard "IofN", RAND 8 random hex digits drawn per writer,
+//     the id its lock holds (lock.go).
+//   - A writer records what the sweep is meant to hold, once, before it
+//     runs anything: an intent (dataset.Intent), written create-only.
+//   - A part is written to .NAME.….tmp, synced and renamed; it is sealed
+//     with its checksum (parquetio.Verify). Its side-table parts (timelines,
+//     groups) are renamed into place before the runs part of the same name,
+//     which is the commit: readers ignore a side part whose runs part is not
+//     there. The runs part records how many side rows it commits
+//     (dataset.Meta.TimelineRows, GroupRows).
+//   - A writer removes only files whose names are ours (leftover.go) and
+//     whose writer is gone: a temporary file, or a side part never
+//     committed. Nothing else, whatever its name or age.
 //   - The first error is the one reported; a part that failed is not
 //     committed again, and the side parts it placed are removed.
 
-// leftoverAge is when any writer may delete another's leftovers;
-// orphanGrace the least age of a side part deleted under a lock.
-var (
-	leftoverAge = time.Hour
-	orphanGrace = 2 * time.Minute
-)
-
 // writerID names one process writing one shard.
 type writerID struct {
-	tag  string // "all" or "IofN"
-	host string // the host name, letters and digits only
-	pid  int
-	rand string
+	tag   string // "all" or "IofN"
+	host  string // the host name, letters and digits only
+	space string // pidSpace
+	pid   int
+	rand  string
 }
 
 var (
@@ -93,7 +89,7 @@ func newWriterID(shard shardSpec) writerID {
 	if shard.n > 1 {
 		tag = fmt.Sprintf("%dof%d", shard.i, shard.n)
 	}
-	return writerID{tag: tag, host: hostName(), pid: os.Getpid(), rand: processRand()}
+	return writerID{tag: tag, host: hostName(), space: pidSpace(), pid: os.Getpid(), rand: processRand()}
 }
 
 // partName matches the part names of this protocol: tag, sequence, host,
@@ -158,6 +154,9 @@ func serverNow(dir string) (time.Time, error) {
 func openStore(root, sweep string, shard shardSpec, stderr io.Writer) (*store, error) {
 	s := &store{root: root, sweep: sweep, id: newWriterID(shard)}
 	for _, t := range dataset.Tables {
+		if err := within(root, s.dir(t)); err != nil {
+			return nil, usagef("run: %v: sweep run neither writes nor removes anything through it; make it a folder", err)
+		}
 		if err := os.MkdirAll(s.dir(t), 0o755); err != nil {
 			return nil, fmt.Errorf("output folder: %w", err)
 		}
@@ -185,63 +184,57 @@ func (s *store) close() {
 	}
 }
 
-// clean removes abandoned temporary files and side parts without a runs
-// part, and sets the next sequence number past this shard's parts.
+// clean removes the leftovers of writers known to be gone (leftover.go),
+// naming each, and sets the next sequence number past this shard's parts.
 func (s *store) clean(now time.Time, stderr io.Writer) error {
+	// The files first, then the locks: a file listed was made after its
+	// writer took its lock, which is there still if that writer is.
+	entries := map[string][]os.DirEntry{}
 	committed := map[string]bool{}
 	for _, table := range dataset.Tables {
 		es, err := os.ReadDir(s.dir(table))
 		if err != nil {
 			return err
 		}
+		entries[table] = es
 		for _, e := range es {
-			name := e.Name()
-			w, seq, ours := owner(name)
-			if ours && w.tag == s.id.tag {
+			if w, seq, ours := owner(e.Name()); ours && w.tag == s.id.tag {
 				s.next = max(s.next, seq+1)
 			}
-			mine := s.id.tag == "all" || ours && w.tag == s.id.tag // covered by the lock held
-			info, err := e.Info()
-			if err != nil {
-				continue // gone meanwhile
-			}
-			age := now.Sub(info.ModTime())
-			path := filepath.Join(s.dir(table), name)
-			switch {
-			case dataset.IsTemporary(name):
-				gone := ours && w.host == s.id.host && w.pid != s.id.pid && !pidAlive(w.pid)
-				if mine || gone || age > leftoverAge {
-					os.Remove(path) // a part in the making when its writer was killed
-				}
-			case dataset.IsPart(name) && table == dataset.RunsDir:
-				committed[name] = true
+			if table == dataset.RunsDir && dataset.IsPart(e.Name()) {
+				committed[e.Name()] = true
 			}
 		}
 	}
-	for _, table := range dataset.SideTables {
-		es, err := os.ReadDir(s.dir(table))
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
+	ws := readWriters(s.dir(dataset.RunsDir), s.id, now)
+	for _, table := range dataset.Tables {
+		for _, e := range entries[table] {
 			name := e.Name()
-			if !dataset.IsPart(name) || committed[name] {
+			what := leftoverKind(table, name, committed)
+			if what == "" {
 				continue
 			}
-			w, _, ours := owner(name)
-			mine := s.id.tag == "all" || ours && w.tag == s.id.tag
-			info, err := e.Info()
-			if err != nil {
+			rand, _ := fileWriter(name)
+			gone, why := ws.gone(rand)
+			if !gone {
 				continue
 			}
-			age := now.Sub(info.ModTime())
-			if mine && age > orphanGrace || age > leftoverAge {
-				path := filepath.Join(s.dir(table), name)
-				fmt.Fprintf(stderr, "sweep: removing %s: its runs part was never committed\n", path)
-				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return err
-				}
+			path := filepath.Join(s.dir(table), name)
+			fmt.Fprintf(stderr, "sweep: removing %s: %s of a writer that is gone (%s)\n", path, what, why)
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
 			}
+		}
+	}
+	// Locks of writers that are gone, of the shards this writer covers (its
+	// own was taken over): no reader needs them, and they would confuse.
+	for _, l := range ws.abandoned {
+		if l.tag == s.id.tag || !conflicts(l.tag, s.id.tag) {
+			continue
+		}
+		if cur, err := os.ReadFile(l.path); err == nil && bytes.Equal(cur, l.content) {
+			fmt.Fprintf(stderr, "sweep: removing %s: the lock of a writer that is gone (%s)\n", l.path, l.holder.brief())
+			os.Remove(l.path)
 		}
 	}
 	return nil
@@ -258,7 +251,7 @@ func (s *store) parts(table string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && dataset.IsPart(e.Name()) {
+		if dataset.IsPart(e.Name()) && regular(s.dir(table), e) {
 			out = append(out, e.Name())
 		}
 	}
@@ -278,9 +271,15 @@ func (s *store) done(stderr io.Writer) (map[string]bool, error) {
 	}
 	for _, p := range parts {
 		path := filepath.Join(s.dir(dataset.RunsDir), p)
-		ks, meta, err := readKeys(path, dataset.RunsDir)
+		ks, meta, bad, err := readRunsPart(path, false)
 		if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := os.Lstat(path); lerr == nil {
+				return nil, fmt.Errorf("%s: a symbolic link to a file that is not there (move it away to run without it)", path)
+			}
 			continue // set aside by another writer meanwhile
+		}
+		if err == nil && bad != nil {
+			err = errors.New(bad.Message)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w (move it away to run without it)", path, err)
@@ -329,7 +328,16 @@ func elsewhere(root, sweep string, timelines bool, stderr io.Writer) (runs, with
 				continue
 			}
 			path := filepath.Join(root, filepath.FromSlash(p.Path()))
-			ks, _, err := readKeys(path, table)
+			var ks []string
+			var err error
+			if table == dataset.RunsDir {
+				var bad *problem
+				if ks, _, bad, err = readRunsPart(path, false); err == nil && bad != nil {
+					err = errors.New(bad.Message)
+				}
+			} else {
+				ks, _, err = readKeys(path, table)
+			}
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -384,6 +392,11 @@ func (s *store) commit(p *part) (string, error) {
 	}
 	name := s.partFile(s.next)
 	s.next++ // a name is never used twice, even after a failure
+	if s.lock != nil {
+		if err := s.lock.held(); err != nil {
+			return "", err
+		}
+	}
 	var placed []string
 	fail := func(err error) (string, error) {
 		for _, f := range placed {
@@ -433,7 +446,13 @@ func (p *partBuffer) Write(b []byte) (int, error) { p.b = append(p.b, b...); ret
 // writeAtomic writes data to dir/name through a hidden temporary file,
 // synced before the rename and the folder synced after it.
 func writeAtomic(dir, name string, data *partBuffer) error {
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	return writeAtomicAs(dir, name, "*.tmp", data)
+}
+
+// writeAtomicAs is writeAtomic through a temporary file named
+// "."+name+"."+tmp, tmp a pattern of os.CreateTemp.
+func writeAtomicAs(dir, name, pattern string, data *partBuffer) error {
+	f, err := os.CreateTemp(dir, "."+name+"."+pattern)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 	}

@@ -90,11 +90,36 @@ func distinct(rows []string) []string {
 	return out
 }
 
+// onlyOurs fails unless every file of dir's table folders is one a test
+// planted (and left as planted) or one named as a writer names its own: a
+// part, an intent, a lock, a temporary file of a part.
+func onlyOurs(t *testing.T, when, dir string, user []planted) {
+	t.Helper()
+	untouched(t, when, user...)
+	mine := map[string]bool{}
+	for _, u := range user {
+		mine[u.path] = true
+	}
+	for _, table := range dataset.Tables {
+		filepath.WalkDir(filepath.Join(dir, table), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || mine[p] {
+				return nil
+			}
+			name := d.Name()
+			if _, _, ok := owner(name); !ok && !dataset.IsIntent(name) && !strings.HasPrefix(name, "_lock.") {
+				t.Errorf("%s: %s is neither a file of ours nor one planted", when, p)
+			}
+			return nil
+		})
+	}
+}
+
 // Four shards running at once into one folder, several times over, make
 // exactly the dataset one process makes: on every table the same rows,
-// none missing, none twice. Before the commit protocol (65e442f) every
-// trial failed: shards deleted each other's side parts in mid-commit,
-// exited 1, and rows went missing or were stored twice.
+// none missing, none twice, and no file but their own touched (a user's
+// files in every folder stay as they were). Before the commit protocol
+// (65e442f) every trial failed: shards deleted each other's side parts in
+// mid-commit, exited 1, and rows went missing or were stored twice.
 func TestStressConcurrentShards(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command as processes")
@@ -111,6 +136,7 @@ func TestStressConcurrentShards(t *testing.T) {
 	const trials = 3
 	for trial := range trials {
 		out := filepath.Join(dir, fmt.Sprintf("shards-%d", trial))
+		user := append(userFiles(t, out, "k"), userFiles(t, out, "km")...)
 		var wg sync.WaitGroup
 		errs := make([]string, 4)
 		for i := range 4 {
@@ -143,6 +169,10 @@ func TestStressConcurrentShards(t *testing.T) {
 		}
 		if stdout, stderr, code := sweep(t, "diff", single, out); code != 0 {
 			t.Errorf("trial %d: diff of one process and four shards: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
+		onlyOurs(t, fmt.Sprintf("trial %d", trial), out, user)
+		for _, u := range user {
+			os.Remove(u.path)
 		}
 		if stdout, stderr, code := sweep(t, "check", out); code != 0 {
 			t.Errorf("trial %d: check: exit %d\n%s%s", trial, code, stdout, stderr)

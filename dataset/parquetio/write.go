@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -49,14 +50,16 @@ func (w *writer) Close() error {
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1),
-		parquet.WithCreatedBy("herdsweep"),
+		parquet.WithCreatedBy(sealedBy), // says the file is sealed (seal.go)
 		parquet.WithMaxRowGroupLength(1 << 20),
 	}
 	for _, c := range w.plain {
 		opts = append(opts, parquet.WithDictionaryFor(c, false))
 	}
 	props := parquet.NewWriterProperties(opts...)
-	fw, err := pqarrow.NewFileWriter(w.schema, w.w, props, pqarrow.NewArrowWriterProperties())
+	// The file is built in memory and sealed (seal.go) before it goes to w.
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(w.schema, &buf, props, pqarrow.NewArrowWriterProperties())
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
@@ -64,7 +67,7 @@ func (w *writer) Close() error {
 		fw.Close()
 		return fmt.Errorf("parquet: %w", err)
 	}
-	for _, kv := range w.extra {
+	for _, kv := range append(w.extra, [2]string{dataset.KeyPartSHA256, string(unsealed)}) {
 		if err := fw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
 			fw.Close()
 			return fmt.Errorf("parquet: %w", err)
@@ -73,7 +76,11 @@ func (w *writer) Close() error {
 	if err := fw.Close(); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
-	return nil
+	if err := seal(buf.Bytes()); err != nil {
+		return err
+	}
+	_, err = w.w.Write(buf.Bytes())
+	return err
 }
 
 // RunsWriter writes a runs table: one row per run. It appends straight to
