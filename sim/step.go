@@ -32,6 +32,10 @@ type runState struct {
 	rng       *Mulberry32
 	tl        *Timeline
 
+	// work counts units of work (StopEvery); Stop is read when it
+	// reaches nextCheck. checks counts the reads (tests).
+	work, nextCheck, checks int64
+
 	r                        Result
 	ok, gaveUp, active       int
 	half, ninety, ninetyNine float64
@@ -43,7 +47,11 @@ type runState struct {
 // are valid.
 func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (Result, error) {
 	st := &s.st
-	s.start(st, sc, groups, rng, tl)
+	if !s.start(st, sc, groups, rng, tl) {
+		err := s.stopped(st, 0)
+		*st = runState{}
+		return Result{}, err
+	}
 	var k int
 	var err error
 	switch {
@@ -70,8 +78,10 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 }
 
 // start prepares the run: the pieces, the clients' first requests (one
-// draw each, in index order) and the thresholds of the milestones.
-func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) {
+// draw each, in index order) and the thresholds of the milestones. It
+// reports false when Stop was set meanwhile (read every StopEvery
+// clients).
+func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) bool {
 	p := groups[0].Policy
 	n := sc.Clients
 	nt := sc.ticks()
@@ -114,6 +124,9 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 	if tl != nil {
 		tl.Tick = sc.Tick
 		tl.Reset()
+		if cap(tl.Arrivals) < nt { // its whole length at once: no growth, no copies (Scenario.MemoryBytes counts 12 bytes a tick)
+			tl.Arrivals, tl.Served, tl.GaveUp = make([]int32, 0, nt), make([]int32, 0, nt), make([]int32, 0, nt)
+		}
 	}
 
 	var bases [MaxGroups]float64
@@ -123,6 +136,9 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 	spread := ms(sc.Spread)
 	from := ms(sc.OutageStart) // 0 but for a queueing server's later outage
 	for i := range n {
+		if i&(StopEvery-1) == StopEvery-1 && s.stopRequested(st) {
+			return false
+		}
 		base := bases[0]
 		if st.fl != nil {
 			base = bases[st.fl.group[i]]
@@ -150,6 +166,8 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		}
 	}
 	st.half, st.ninety, st.ninetyNine = float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
+	st.work, st.nextCheck = 0, 0 // Stop is read again before the first tick
+	return true
 }
 
 // finish turns the counters of a run that stopped before tick k into its
@@ -171,13 +189,13 @@ func (st *runState) finish(k int) Result {
 	return r
 }
 
-// idle handles what every loop does before a tick: it reads Stop every
-// StopEvery ticks and reports whether tick k has no arrivals (recording
-// the empty tick in the timeline).
+// idle handles what every loop does before a tick: it counts the tick as
+// a unit of work, reads Stop when a check is due (StopEvery; arrive counts
+// the arrivals) and reports whether tick k has no arrivals (recording the
+// empty tick in the timeline).
 func (s *Sim) idle(st *runState, k int) (empty bool, err error) {
-	if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
-		s.drain(k, st.nt)
-		return true, ErrStopped
+	if st.work++; st.work >= st.nextCheck && s.stopRequested(st) {
+		return true, s.stopped(st, k)
 	}
 	if s.cal.empty(k) {
 		if tl := st.tl; tl != nil {
@@ -274,6 +292,7 @@ func (st *runState) arrive(k, m int) (t float64, served int) {
 	st.resp.up = t >= st.recoverAt
 	st.resp.tick = int32(k)
 	st.active -= m
+	st.work += int64(m)
 	st.r.Sent += int64(m)
 	if st.resp.up {
 		st.r.SentAfterRecovery += int64(m)
