@@ -45,17 +45,6 @@ const (
 	MaxList  = 100_000    // values in one list or range, seeds included
 )
 
-// Limits bound the memory of what a config asks for. The zero value sets
-// no limit.
-type Limits struct {
-	// RunBytes is the most memory one run may take, as estimated by
-	// sim.Scenario.MemoryBytes; 0 for no limit.
-	RunBytes int64
-	// Why says where RunBytes comes from, for the error message, e.g.
-	// "the memory limit 4 GiB over 2 workers (--memory, HERDSWEEP_MEMORY)".
-	Why string
-}
-
 // MaxNameLen bounds a sweep's name.
 const MaxNameLen = 64
 
@@ -119,6 +108,9 @@ type loader struct {
 	src  string
 	lim  Limits
 	errs []error
+	// cells: the cells of the sweeps read so far; runs: the most runs of
+	// one of them (gridOK).
+	cells, runs int64
 	// badPolicy: a policy value was refused; the rest of the grid is still
 	// checked, with a stand-in policy, so that one run reports every mistake.
 	badPolicy bool
@@ -153,8 +145,9 @@ func dotted(path []string) string {
 // (up to 20) is reported in one error, each as file:line: key: message.
 func Load(file string, src []byte) (*Config, error) { return LoadWith(file, src, Limits{}) }
 
-// LoadWith is Load with memory limits: a cell whose run would take more
-// than lim.RunBytes is an error at the key that makes it large.
+// LoadWith is Load with memory limits: a grid, or a cell whose run, would
+// take more than its share of lim (Limits) is an error at the key that
+// makes it large.
 func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 	l := &loader{file: file, src: string(src), lim: lim}
 	var raw map[string]any
@@ -196,6 +189,7 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 			continue
 		}
 		if s := l.sweep(name, t, defaults); s != nil {
+			l.envelope(s)
 			cfg.Sweeps = append(cfg.Sweeps, s)
 		}
 	}
@@ -365,6 +359,8 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	case n*max(len(s.Seeds), 1) > MaxRuns:
 		l.fail([]string{"sweep", s.Name}, "%d cells × %d seeds = %d runs: more than %d; split the sweep", n, len(s.Seeds), n*len(s.Seeds), MaxRuns)
 		return
+	case !l.gridOK([]string{"sweep", s.Name}, n, n*len(s.Seeds)):
+		return
 	}
 	seen = map[string]bool{}
 	for _, sc := range scenarios {
@@ -396,7 +392,7 @@ func (l *loader) sizeOK(path []string, grids []axes, n, seeds int) bool {
 	case cells*max(seeds, 1) > MaxRuns:
 		l.fail(path, "%d cells × %d seeds = %d runs: more than %d; split the sweep", cells, seeds, cells*seeds, MaxRuns)
 	default:
-		return true
+		return l.gridOK(path, cells, cells*seeds)
 	}
 	return false
 }
@@ -495,40 +491,6 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			return
 		}
 	}
-}
-
-// memory reports a cell whose run would take more than the limit, at the
-// key that makes it large: clients, or window_s for a long timeline.
-func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
-	comp := sim.ComponentBytes(c.Policy, c.Scenario)
-	est := c.Scenario.MemoryBytes(timeline) + comp
-	if l.lim.RunBytes <= 0 || est <= l.lim.RunBytes {
-		return nil
-	}
-	field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
-	one := c.Scenario
-	one.Clients = 1
-	switch {
-	case 2*comp > est: // one state per process for many small processes
-		field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
-	case 2*one.MemoryBytes(timeline) > est: // the ticks take most of it
-		field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
-	}
-	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("%s: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s", want,
-		Bytes(est), Bytes(l.lim.RunBytes), l.lim.Why)}
-}
-
-// Bytes formats n as KiB, MiB or GiB.
-func Bytes(n int64) string {
-	for _, u := range []struct {
-		unit string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size {
-			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.unit
-		}
-	}
-	return strconv.FormatInt(n, 10) + " B"
 }
 
 // cellError reports the sim validation errors in err, each at the key that

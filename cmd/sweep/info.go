@@ -158,11 +158,12 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *sample < 1 || *sample > 100_000 {
 		return usagef("plan: --sample %d: want 1 to 100000", *sample)
 	}
-	mem, memFrom, err := memoryLimit(*memory)
+	lim, err := memoryLimits("plan", *memory, workersOr(*workers))
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(*config, limits(mem, memFrom, workersOr(*workers)))
+	defer goMemoryLimit(lim)()
+	cfg, _, err := loadConfig(*config, lim)
 	if err != nil {
 		return err
 	}
