@@ -315,7 +315,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
 	pb := newPartBudget(o.partRows, o.lim)
 	cur := newPart(o.meta, pb.reserve)
-	var curBytes int64 // the rows of the part in hand, as experiments.Cell.RowBytes counts them
+	var curBytes int64  // the rows of the part in hand, as experiments.Cell.RowBytes counts them
 	var rowsOf struct { // the last cell's rows but its timeline's
 		cell  experiments.Cell
 		bytes int64
