@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -26,6 +28,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Line > 0 && e.Key == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
 	}
@@ -136,8 +141,36 @@ func dotted(path []string) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(p)
+		b.WriteString(tomlKey(p))
 	}
+	return b.String()
+}
+
+// tomlKey writes one part of a key as TOML does: bare when it is letters,
+// digits, '_' and '-', else quoted, with a control character as \uXXXX
+// (a name never reaches the terminal raw).
+func tomlKey(k string) string {
+	bare := k != ""
+	for _, c := range k {
+		bare = bare && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	}
+	if bare {
+		return k
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range k {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c == utf8.RuneError || unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c):
+			fmt.Fprintf(&b, "\\u%04X", c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
 	return b.String()
 }
 
@@ -155,7 +188,15 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+			key, line := pe.LastKey, pe.Position.Line
+			if strings.Contains(pe.Message, "table") && !headerAt(l.src, line) && headerAt(l.src, line-1) {
+				line-- // the parser counts a header's end of line as the next line's
+				key = ""
+			}
+			if key == "" || headerAt(l.src, line) { // a table's header, or a line before any key: what the line starts with
+				key = lineKey(l.src, line)
+			}
+			return nil, &Error{File: file, Line: line, Key: key, Msg: pe.Message}
 		}
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
@@ -201,6 +242,43 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 		return nil, &Error{File: file, Msg: "no [sweep.NAME] table: nothing to run"}
 	}
 	return cfg, nil
+}
+
+// headerAt reports whether line n (from 1) of src is a table's header.
+func headerAt(src string, n int) bool {
+	lines := strings.Split(src, "\n")
+	return n >= 1 && n <= len(lines) && strings.HasPrefix(strings.TrimSpace(lines[n-1]), "[")
+}
+
+// lineKey is the key line n (from 1) of src starts with, for a syntax
+// error the parser names no key for: a table header's name ("[sweep.a"
+// → sweep.a), or the text before '=' (at most 60 characters); "" when
+// there is none.
+func lineKey(src string, n int) string {
+	lines := strings.Split(src, "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	s := strings.TrimSpace(lines[n-1])
+	if strings.HasPrefix(s, "[") {
+		s = strings.TrimLeft(s, "[ ")
+		if i := strings.IndexAny(s, "]#="); i >= 0 {
+			s = s[:i]
+		}
+	} else if i := strings.IndexAny(s, "=#"); i >= 0 {
+		s = s[:i]
+	} else {
+		return ""
+	}
+	parts := splitKey(strings.TrimSpace(s))
+	if len(parts) == 1 && parts[0] == "" {
+		return ""
+	}
+	k := dotted(parts)
+	if r := []rune(k); len(r) > 60 {
+		k = string(r[:60]) + "…"
+	}
+	return k
 }
 
 // sweepOrder returns the sweep names in the order the file defines them.

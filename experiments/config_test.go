@@ -192,8 +192,8 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
-		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.../../victim/runs/sweep=v: "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
-		{"name with a leading dot", base + "[sweep.\".hidden\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep..hidden: ".hidden": want a sweep name`}},
+		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep."../../victim/runs/sweep=v": "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
+		{"name with a leading dot", base + "[sweep.\".hidden\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.".hidden": ".hidden": want a sweep name`}},
 		{"name in capitals", base + "[sweep.Nightly]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.Nightly: "Nightly": want a sweep name`}},
 		{"name too long", base + "[sweep." + strings.Repeat("a", 65) + "]\npolicy = \"fixed\"\n", []string{"t.toml:4: sweep.aaaa", "want a sweep name of 1 to 64"}},
 		// Sizes are counted before anything is expanded.

@@ -33,7 +33,7 @@ func TestInputGuards(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"sweep name with separators", "", []string{"run", "--config", traversal}, `traversal.toml:3: sweep.../../../victim/runs/sweep=v: "../../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9, '-' and '_'`},
+		{"sweep name with separators", "", []string{"run", "--config", traversal}, `traversal.toml:3: sweep."../../../victim/runs/sweep=v": "../../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9, '-' and '_'`},
 		{"--sweep name with separators", "", []string{"run", "--config", small, "--sweep", "../a"}, `--sweep "../a": want a sweep name`},
 		{"--sweep with a leading dot", "", []string{"plan", "--config", small, "--sweep", ".a"}, `--sweep ".a": want a sweep name`},
 		{"clients past the memory limit", "", []string{"run", "--config", huge, "--workers", "2"}, "huge.toml:5: sweep.h.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 1.2 GiB each run may take under the memory limit 4.0 GiB (the default; --memory or HERDSWEEP_MEMORY to change it) over 2 workers (--memory 160.0 GiB would take it)"},

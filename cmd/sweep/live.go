@@ -84,6 +84,9 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *seed > 1<<32-1 {
 		return usagef("live: --seed %d: want a 32-bit seed", *seed)
 	}
+	if *scale == 0 { // live.Config's 0 means real time; a person typing 0 means no speed at all
+		return usagef("live: --scale 0: want 1 (real time) to %d", live.MaxScale)
+	}
 	if *grace == 0 && *scale > 0 {
 		*grace = min(10*time.Millisecond, time.Duration(float64(sc.Tick) / *scale / 10))
 	}
@@ -119,10 +122,6 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-
 	machine, err := live.Measure(ctx, 100)
 	if err != nil {
 		return err
@@ -130,6 +129,9 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	realTick := time.Duration(float64(sc.Tick) / *scale)
 	if err := machine.Check(realTick); err != nil {
 		return usagef("live: --tick %v at --scale %g (%v of real time): %v", sc.Tick, *scale, realTick, err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil { // once the input is known good: a refusal writes nothing
+		return fmt.Errorf("output folder: %w", err)
 	}
 	fmt.Fprintf(stderr, "live: %s, %d clients, recovery at %v: running in real time, scale %g (at most %v; ^C stops it)\n", drv.Name, sc.Clients, sc.RecoverAt, *scale, time.Duration(float64(sc.Horizon) / *scale))
 	m, err := live.Run(ctx, cfg)

@@ -133,6 +133,11 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := sc.Validate(); err != nil {
 			return sc, usagef("recommend: %v", flagName(err))
 		}
+		if most := float64(sim.MaxClients) / sc.Tick.Seconds(); sc.Capacity > most {
+			// sim serves at most the largest fleet a tick: more is the same
+			// answer for a number nobody has
+			return sc, usagef("recommend: --capacity %g: want at most %.3g requests/s (the largest fleet, %d clients, in one %v tick)", sc.Capacity, most, sim.MaxClients, sc.Tick)
+		}
 		if est := experiments.Envelope(experiments.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
 			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s (--memory %s would take it)",
 				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))

@@ -254,6 +254,9 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 // checkOutput refuses object storage: its objects cannot be renamed
 // atomically, which the commit protocol needs.
 func checkOutput(out string) error {
+	if err := checkOutDir("run", out); err != nil {
+		return err
+	}
 	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
 		return usagef("run: --out %s: object storage (%s://) is not supported: the commit protocol needs atomic renames; write to a shared file system (a Kubernetes PVC, NFS) and copy the finished dataset", out, scheme)
 	}
