@@ -176,10 +176,11 @@ func (c Cell) RowBytes(timeline bool) int64 {
 }
 
 // rowBytes is a run's runs and groups rows: their fixed part, and their
-// strings three times over (a builder that doubled holds up to twice
-// them, and the label repeats the strings of parameters).
+// strings twice over (a builder that doubled holds up to twice them): the
+// label, the policy's spec, and the parameters' strings (an arrival
+// curve, a mix), which the label holds too, so counted as it again.
 func (c Cell) rowBytes() int64 {
-	b := RunRowBytes + 3*int64(len(c.Label())+len(c.PolicySpec()))
+	b := RunRowBytes + 2*int64(2*len(c.Label())+len(c.PolicySpec()))
 	if c.Mixed() {
 		for _, g := range c.Groups() {
 			b += GroupRowBytes + 3*int64(len(g.Policy.Describe()))
@@ -227,14 +228,19 @@ func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
 		field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
 		one := c.Scenario
 		one.Clients = 1
+		// the ticks: the longer of the outage and the window after it
+		ticksField, ticksValue := "Window", any(c.Scenario.Horizon-c.Scenario.RecoverAt)
+		if c.Scenario.RecoverAt > c.Scenario.Horizon-c.Scenario.RecoverAt {
+			ticksField, ticksValue = "RecoverAt", c.Scenario.RecoverAt
+		}
 		switch {
 		case i > 0 && timeline: // the timeline's ticks
-			field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
+			field, v = ticksField, ticksValue
 		case i > 0:
 		case 2*f.Components > f.Bytes(): // one state per process for many small processes
 			field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
 		case 2*one.MemoryBytes(timeline) > f.Bytes(): // the ticks take most of it
-			field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
+			field, v = ticksField, ticksValue
 		}
 		return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("%s: "+n.what+" (--memory %s would take it)", want,
 			Bytes(n.bytes), Bytes(n.share(l.lim)), l.lim.Why(), Bytes(l.lim.Would(n.share, n.bytes)))}

@@ -307,7 +307,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
-		if st.work += 1 + int64(q.arrivalsInTick); st.work >= st.nextCheck && s.stopRequested(st) { // the last tick's arrivals (StopEvery)
+		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
 			return k, s.stopped(st, k)
 		}
 		t := float64(float64(k) * st.tk.tick)

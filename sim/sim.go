@@ -140,10 +140,11 @@ var ErrStopped = errors.New("sim: run stopped")
 // client run read it every 1,024 ticks, which took 0.7–3 s.
 const StopEvery = 1 << 16
 
-// stopRequested counts work units of the run in progress and reports
-// whether Stop was set when a check is due: every StopEvery units.
-func (s *Sim) stopRequested(st *runState) bool {
-	st.nextCheck = st.work + StopEvery
+// stopRequested reads Stop, a check being due at work units of work
+// done (a tick's index plus the arrivals so far, or the clients started),
+// and sets the next check StopEvery units on.
+func (s *Sim) stopRequested(st *runState, work int64) bool {
+	st.nextCheck = work + StopEvery
 	st.checks++
 	return s.Stop != nil && s.Stop.Load()
 }

@@ -32,9 +32,10 @@ type runState struct {
 	rng       *Mulberry32
 	tl        *Timeline
 
-	// work counts units of work (StopEvery); Stop is read when it
-	// reaches nextCheck. checks counts the reads (tests).
-	work, nextCheck, checks int64
+	// Stop is read when the units of work done (StopEvery: the tick's
+	// index plus the arrivals so far, r.Sent, which the loops count
+	// anyway) reach nextCheck. checks counts the reads (tests).
+	nextCheck, checks int64
 
 	r                        Result
 	ok, gaveUp, active       int
@@ -136,7 +137,7 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 	spread := ms(sc.Spread)
 	from := ms(sc.OutageStart) // 0 but for a queueing server's later outage
 	for i := range n {
-		if i&(StopEvery-1) == StopEvery-1 && s.stopRequested(st) {
+		if i&(StopEvery-1) == StopEvery-1 && s.stopRequested(st, int64(i)) {
 			return false
 		}
 		base := bases[0]
@@ -166,7 +167,7 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		}
 	}
 	st.half, st.ninety, st.ninetyNine = float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
-	st.work, st.nextCheck = 0, 0 // Stop is read again before the first tick
+	st.nextCheck = 0 // Stop is read again before the first tick
 	return true
 }
 
@@ -189,12 +190,11 @@ func (st *runState) finish(k int) Result {
 	return r
 }
 
-// idle handles what every loop does before a tick: it counts the tick as
-// a unit of work, reads Stop when a check is due (StopEvery; arrive counts
-// the arrivals) and reports whether tick k has no arrivals (recording the
-// empty tick in the timeline).
+// idle handles what every loop does before a tick: it reads Stop when a
+// check is due (StopEvery: ticks and arrivals so far) and reports whether
+// tick k has no arrivals (recording the empty tick in the timeline).
 func (s *Sim) idle(st *runState, k int) (empty bool, err error) {
-	if st.work++; st.work >= st.nextCheck && s.stopRequested(st) {
+	if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) {
 		return true, s.stopped(st, k)
 	}
 	if s.cal.empty(k) {
@@ -292,7 +292,6 @@ func (st *runState) arrive(k, m int) (t float64, served int) {
 	st.resp.up = t >= st.recoverAt
 	st.resp.tick = int32(k)
 	st.active -= m
-	st.work += int64(m)
 	st.r.Sent += int64(m)
 	if st.resp.up {
 		st.r.SentAfterRecovery += int64(m)
