@@ -130,6 +130,10 @@ const (
 	// RunListBytes is a run in the lists a sweep keeps: its index among
 	// the runs to do and its key among those stored.
 	RunListBytes = 80
+	// RolledRunBytes is a run of rolling seeds (sweep run --add-seeds) in
+	// the list of those a night adds: a cell and a seed, twice over while
+	// the list grows.
+	RolledRunBytes = 2560
 	// RecordBytes is a run's record in recommend (the run, its result and
 	// its place in the aggregates).
 	RecordBytes = 4096

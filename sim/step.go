@@ -190,18 +190,22 @@ func (st *runState) finish(k int) Result {
 	return r
 }
 
-// idle handles what every loop does before a tick: it reads Stop when a
-// check is due (StopEvery: ticks and arrivals so far) and reports whether
-// tick k has no arrivals (recording the empty tick in the timeline).
+// idle handles what every loop does before a tick: it reports whether
+// tick k has no arrivals (recording the empty tick in the timeline), and
+// before a tick with arrivals reads Stop when a check is due (StopEvery:
+// ticks and arrivals so far). An empty tick costs a few nanoseconds and
+// is not checked: two loads and a compare on every tick showed on the
+// runs whose clients wait in step (exponential backoff, mostly empty
+// ticks), and 10⁷ empty ticks in a row take some 20 ms.
 func (s *Sim) idle(st *runState, k int) (empty bool, err error) {
-	if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) {
-		return true, s.stopped(st, k)
-	}
 	if s.cal.empty(k) {
 		if tl := st.tl; tl != nil {
 			tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, 0), append(tl.Served, 0), append(tl.GaveUp, 0)
 		}
 		return true, nil
+	}
+	if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) {
+		return true, s.stopped(st, k)
 	}
 	return false, nil
 }

@@ -184,6 +184,7 @@ func TestEmptyAndHugeFlagsAreRefused(t *testing.T) {
 		{[]string{"recommend", "--capacity", "300..1e300"}, "want at most 1.07e+10 requests/s"},
 		{[]string{"live", "--library", "sim:grpc", "--scale", "0", "--out", out}, "live: --scale 0: want 1 (real time) to 100"},
 		{[]string{"plan", "--config", "testdata/small.toml", "--calibration", "0s"}, "plan: --calibration 0s: want a positive duration"},
+		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--add-seeds", "10000", "--memory", "64MiB"}, "run: --add-seeds 10000: a's 6 cells × 10000 = 60000 runs of rolling seeds are listed before they run, with its grid an estimated 146.5 MiB, more than the 4.0 MiB"},
 	} {
 		_, stderr, code := sweep(t, tt.args...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {

@@ -176,6 +176,9 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if err := checkRolling("plan", sweeps, *addSeeds, lim); err != nil {
+		return err
+	}
 	w := *workers
 	if w <= 0 {
 		w = defaultWorkers()

@@ -126,3 +126,21 @@ func readConfig(path string) ([]byte, error) {
 	}
 	return src, nil
 }
+
+// checkRolling refuses --add-seeds n whose runs, listed before they are
+// run (a cell and a seed each, experiments.RolledRunBytes), would take a
+// sweep's lists past the grid's share of lim.
+func checkRolling(cmd string, sweeps []*experiments.Sweep, n int, lim experiments.Limits) error {
+	if n <= 0 || !lim.On() {
+		return nil
+	}
+	for _, s := range sweeps {
+		runs := int64(len(s.Cells)) * int64(n)
+		need := runs*experiments.RolledRunBytes + int64(len(s.Cells))*experiments.CellBytes + int64(s.Len())*experiments.RunListBytes
+		if need > lim.GridBytes() {
+			return usagef("%s: --add-seeds %d: %s's %d cells × %d = %d runs of rolling seeds are listed before they run, with its grid an estimated %s, more than the %s a sweep's lists may take under %s (--memory %s would take it); want fewer seeds a night",
+				cmd, n, s.Name, len(s.Cells), n, runs, experiments.Bytes(need), experiments.Bytes(lim.GridBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.GridBytes, need)))
+		}
+	}
+	return nil
+}

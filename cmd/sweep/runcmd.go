@@ -151,6 +151,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := checkRolling("run", sweeps, *addSeeds, lim); err != nil {
+		return err
+	}
 	total := 0
 	for _, s := range sweeps {
 		total += s.Len() + len(s.Cells)**addSeeds
