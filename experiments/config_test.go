@@ -278,7 +278,7 @@ func TestMemoryLimit(t *testing.T) {
 	lim := Limits{Total: 4 << 30, Workers: 3, From: "the test's"}
 	tests := []struct{ src, want string }{
 		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 853.3 MiB each run may take under the memory limit 4.0 GiB (the test's) over 3 workers (--memory 224.0 GiB would take it)"},
-		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nwindow_s = 9000\n", "t.toml:9: sweep.s.window_s: 9000: want a smaller value: a run of this size takes an estimated 1.5 GiB in a part (its rows, a timeline's a tick) until the part is written, more than the 256.0 MiB a part may take under the memory limit 4.0 GiB (the test's) over 3 workers (--memory 24.0 GiB would take it)"},
+		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nwindow_s = 9000\n", "t.toml:9: sweep.s.window_s: 9000: want a smaller value: a run of this size takes an estimated 1.5 GiB in a part (its rows, a timeline's a tick) until the part is written, more than the 204.8 MiB a part may take under the memory limit 4.0 GiB (the test's) over 3 workers (--memory 32.0 GiB would take it)"},
 	}
 	for _, tt := range tests {
 		_, err := LoadWith("t.toml", []byte(tt.src), lim)

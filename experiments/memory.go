@@ -16,15 +16,15 @@ import (
 //     grows to the largest storage of each kind its runs needed
 //     (sim.Footprint, Max over a sweep's cells) and holds the timeline of
 //     the run in hand (RunBytes);
-//   - a sixteenth to the config's grid: its cells while it is loaded and
-//     the lists of a sweep's runs (GridBytes: CellBytes a cell,
-//     RunListBytes a run);
-//   - five sixteenths to results waiting to be written (HeldBytes): the
-//     outcomes the workers finished ahead of the writer (WindowBytes, a
-//     sixteenth), the part filling, the part waiting for the committer and
-//     the part being encoded (PartBytes each, a sixteenth) and its Parquet
-//     bytes (another sixteenth); for recommend, the records of the
-//     candidates' runs.
+//   - an eighth to the config's grid: its cells while it is loaded, counted
+//     before equal cells are merged, and the lists of a sweep's runs
+//     (GridBytes: CellBytes a cell, RunListBytes a run);
+//   - a quarter to results waiting to be written (HeldBytes): the outcomes
+//     the workers finished ahead of the writer (WindowBytes, a twentieth),
+//     the part filling, the part waiting for the committer and the part
+//     being encoded (PartBytes each, a twentieth) and its Parquet bytes
+//     (another twentieth); for recommend, the records of the candidates'
+//     runs.
 //
 // A cell whose run needs more than a share is an error at the key that
 // makes it large, saying what --memory would take it.
@@ -39,18 +39,18 @@ type Limits struct {
 func (l Limits) RunBytes() int64 { return l.Total / 8 * 5 / int64(max(l.Workers, 1)) }
 
 // GridBytes is the most the config's cells and a sweep's run lists may take.
-func (l Limits) GridBytes() int64 { return l.Total / 16 }
+func (l Limits) GridBytes() int64 { return l.Total / 8 }
 
 // HeldBytes is the most results waiting to be written may take.
-func (l Limits) HeldBytes() int64 { return l.Total / 16 * 5 }
+func (l Limits) HeldBytes() int64 { return l.Total / 4 }
 
 // WindowBytes is the most the outcomes finished ahead of the writer may
 // hold (ExecuteWithin).
-func (l Limits) WindowBytes() int64 { return l.Total / 16 }
+func (l Limits) WindowBytes() int64 { return l.Total / 20 }
 
 // PartBytes is the most the rows of one part may take in memory before it
 // is written: a part is committed when the next run's rows would pass it.
-func (l Limits) PartBytes() int64 { return l.Total / 16 }
+func (l Limits) PartBytes() int64 { return l.Total / 20 }
 
 // Why says what the limit is, for messages: "the memory limit 4.0 GiB
 // (--memory) over 2 workers".
@@ -272,10 +272,10 @@ func (l *loader) gridOK(path []string, cells, runs int) bool {
 	if !l.lim.On() {
 		return true
 	}
-	l.cells += int64(cells)
-	l.runs = max(l.runs, int64(runs))
-	need := l.cells*CellBytes + l.runs*RunListBytes
+	need := (l.cells+int64(cells))*CellBytes + max(l.runs, int64(runs))*RunListBytes
 	if need <= l.lim.GridBytes() {
+		l.cells += int64(cells)
+		l.runs = max(l.runs, int64(runs))
 		return true
 	}
 	l.fail(path, "%d cells × %d seeds = %d runs take an estimated %s while they are loaded and listed (%s a cell, %d bytes a run, with the cells of the sweeps before), more than the %s the config may take under %s (--memory %s would take it); split the sweep",

@@ -76,7 +76,7 @@ func TestEveryShareIsCounted(t *testing.T) {
 		{"cells together", memBase + "[sweep.e]\n[[sweep.e.cell]]\nclients = 200000\nwindow_s = 10\n[[sweep.e.cell]]\nclients = 1000\ntick_ms = 1\nwindow_s = 60\n",
 			"t.toml:5: sweep.e: its cells together need an estimated 22.7 MiB a worker"},
 		{"a timeline's rows", memBase + "[sweep.t]\ntimeline_seeds = 1\ntick_ms = 10\nwindow_s = 300\n",
-			"t.toml:8: sweep.t.window_s: 300: want a smaller value: a run of this size takes an estimated 5.5 MiB in a part (its rows, a timeline's a tick) until the part is written, more than the 4.0 MiB a part may take under the memory limit 64.0 MiB (the test's) over 2 workers (--memory 96.0 MiB would take it)"},
+			"t.toml:8: sweep.t.window_s: 300: want a smaller value: a run of this size takes an estimated 5.5 MiB in a part (its rows, a timeline's a tick) until the part is written, more than the 3.2 MiB a part may take under the memory limit 64.0 MiB (the test's) over 2 workers (--memory 112.0 MiB would take it)"},
 	}
 	for _, tt := range tests {
 		_, err := LoadWith("t.toml", []byte(tt.src), lim)
@@ -112,7 +112,9 @@ func TestCellBytesBoundALoadedGrid(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := len(cfg.Sweeps[0].Cells)
-		if per := (heapInUse() - before) / int64(n); per > CellBytes {
+		per := (heapInUse() - before) / int64(n)
+		t.Logf("%d cells: %d bytes a cell", n, per)
+		if per > CellBytes {
 			t.Errorf("%d cells hold %d bytes a cell, more than CellBytes = %d", n, per, CellBytes)
 		}
 		runtime.KeepAlive(cfg)
@@ -127,7 +129,9 @@ func TestCellBytesBoundALoadedGrid(t *testing.T) {
 	for i := range n {
 		todo = append(todo, int32(i))
 	}
-	if per := (heapInUse() - before) / n; per > RunListBytes {
+	per := (heapInUse() - before) / n
+	t.Logf("a run's key and index: %d bytes", per)
+	if per > RunListBytes {
 		t.Errorf("a run's key and index hold %d bytes, more than RunListBytes = %d", per, RunListBytes)
 	}
 	runtime.KeepAlive(stored)

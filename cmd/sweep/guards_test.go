@@ -68,7 +68,7 @@ func TestTimelinesAreCountedBeforeARun(t *testing.T) {
 	cfg := filepath.Join(dir, "tl.toml")
 	os.WriteFile(cfg, []byte("[sweep.tl]\nclients = 2000\ncapacity_rps = 1000\nreject_cost = 0.9\ntick_ms = 1\nwindow_s = 999\npolicy = \"fixed\"\nseeds = {from = 1, to = 40}\ntimeline_seeds = 40\n"), 0o644)
 	out := filepath.Join(dir, "out")
-	want := "tl.toml:6: sweep.tl.window_s: 999: want a smaller value: a run of this size takes an estimated 172.7 MiB in a part (its rows, a timeline's a tick) until the part is written, more than the 64.0 MiB a part may take under the memory limit 1.0 GiB (--memory) over 2 workers (--memory 3.0 GiB would take it)"
+	want := "tl.toml:6: sweep.tl.window_s: 999: want a smaller value: a run of this size takes an estimated 172.7 MiB in a part (its rows, a timeline's a tick) until the part is written, more than the 51.2 MiB a part may take under the memory limit 1.0 GiB (--memory) over 2 workers (--memory 3.5 GiB would take it)"
 	for _, args := range [][]string{
 		{"plan", "--config", cfg, "--memory", "1GiB", "--workers", "2", "--sample", "1"},
 		{"run", "--config", cfg, "--memory", "1GiB", "--workers", "2", "--out", out},
@@ -89,7 +89,7 @@ func TestTimelinesAreCountedBeforeARun(t *testing.T) {
 func TestPartsAreCommittedByBytes(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "p.toml")
-	os.WriteFile(cfg, []byte("[sweep.p]\nclients = 3000\ncapacity_rps = 300\ntick_ms = 10\nwindow_s = 180\npolicy = [\"full-jitter\", \"decorrelated\"]\nseeds = {from = 1, to = 12}\ntimeline_seeds = 12\n"), 0o644)
+	os.WriteFile(cfg, []byte("[sweep.p]\nclients = 3000\ncapacity_rps = 300\ntick_ms = 10\nwindow_s = 150\npolicy = [\"full-jitter\", \"decorrelated\"]\nseeds = {from = 1, to = 12}\ntimeline_seeds = 12\n"), 0o644)
 	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
 	for _, o := range []struct{ out, mem string }{{small, "64MiB"}, {large, "4GiB"}} {
@@ -102,7 +102,7 @@ func TestPartsAreCommittedByBytes(t *testing.T) {
 		return len(es)
 	}
 	if n, m := count(small), count(large); n < 3 || m != 1 {
-		t.Errorf("%d parts under 64 MiB, %d under 4 GiB: want the timelines' rows to split the first (4 MiB a part) and one part for the 24 runs of the second", n, m)
+		t.Errorf("%d parts under 64 MiB, %d under 4 GiB: want the timelines' rows to split the first (3.2 MiB a part) and one part for the 24 runs of the second", n, m)
 	}
 	if stdout, stderr, code := sweep(t, "diff", small, large); code != 0 {
 		t.Errorf("diff of the two datasets: exit %d\n%s%s", code, stdout, stderr)
@@ -184,7 +184,7 @@ func TestEmptyAndHugeFlagsAreRefused(t *testing.T) {
 		{[]string{"recommend", "--capacity", "300..1e300"}, "want at most 1.07e+10 requests/s"},
 		{[]string{"live", "--library", "sim:grpc", "--scale", "0", "--out", out}, "live: --scale 0: want 1 (real time) to 100"},
 		{[]string{"plan", "--config", "testdata/small.toml", "--calibration", "0s"}, "plan: --calibration 0s: want a positive duration"},
-		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--add-seeds", "10000", "--memory", "64MiB"}, "run: --add-seeds 10000: a's 6 cells × 10000 = 60000 runs of rolling seeds are listed before they run, with its grid an estimated 146.5 MiB, more than the 4.0 MiB"},
+		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--add-seeds", "10000", "--memory", "64MiB"}, "run: --add-seeds 10000: a's 6 cells × 10000 = 60000 runs of rolling seeds are listed before they run, with its grid an estimated 146.5 MiB, more than the 8.0 MiB"},
 	} {
 		_, stderr, code := sweep(t, tt.args...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
