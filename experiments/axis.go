@@ -478,7 +478,7 @@ func locate(src string, path []string) int {
 }
 
 // splitKey splits a dotted TOML key, keeping the dots inside quoted parts
-// (sweep."a.b" is two parts).
+// (sweep."a.b" is two parts) and reading their escapes (sweep."a\u0007b").
 func splitKey(k string) []string {
 	var parts []string
 	var cur strings.Builder
@@ -490,6 +490,11 @@ func splitKey(k string) []string {
 			quote = 0
 		case quote != 0:
 			if c == '\\' && quote == '"' && i+1 < len(k) {
+				if r, _, tail, err := strconv.UnquoteChar(k[i:], '"'); err == nil {
+					cur.WriteRune(r)
+					i = len(k) - len(tail) - 1
+					continue
+				}
 				i++
 				c = k[i]
 			}

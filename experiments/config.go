@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -26,6 +28,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Line > 0 && e.Key == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
 	}
@@ -44,17 +49,6 @@ const (
 	MaxRuns  = 10_000_000 // cells × seeds of one sweep
 	MaxList  = 100_000    // values in one list or range, seeds included
 )
-
-// Limits bound the memory of what a config asks for. The zero value sets
-// no limit.
-type Limits struct {
-	// RunBytes is the most memory one run may take, as estimated by
-	// sim.Scenario.MemoryBytes; 0 for no limit.
-	RunBytes int64
-	// Why says where RunBytes comes from, for the error message, e.g.
-	// "the memory limit 4 GiB over 2 workers (--memory, HERDSWEEP_MEMORY)".
-	Why string
-}
 
 // MaxNameLen bounds a sweep's name.
 const MaxNameLen = 64
@@ -119,6 +113,9 @@ type loader struct {
 	src  string
 	lim  Limits
 	errs []error
+	// cells: the cells of the sweeps read so far; runs: the most runs of
+	// one of them (gridOK).
+	cells, runs int64
 	// badPolicy: a policy value was refused; the rest of the grid is still
 	// checked, with a stand-in policy, so that one run reports every mistake.
 	badPolicy bool
@@ -144,8 +141,36 @@ func dotted(path []string) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(p)
+		b.WriteString(tomlKey(p))
 	}
+	return b.String()
+}
+
+// tomlKey writes one part of a key as TOML does: bare when it is letters,
+// digits, '_' and '-', else quoted, with a control character as \uXXXX
+// (a name never reaches the terminal raw).
+func tomlKey(k string) string {
+	bare := k != ""
+	for _, c := range k {
+		bare = bare && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	}
+	if bare {
+		return k
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range k {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c == utf8.RuneError || unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c):
+			fmt.Fprintf(&b, "\\u%04X", c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('"')
 	return b.String()
 }
 
@@ -153,8 +178,9 @@ func dotted(path []string) string {
 // (up to 20) is reported in one error, each as file:line: key: message.
 func Load(file string, src []byte) (*Config, error) { return LoadWith(file, src, Limits{}) }
 
-// LoadWith is Load with memory limits: a cell whose run would take more
-// than lim.RunBytes is an error at the key that makes it large.
+// LoadWith is Load with memory limits: a grid, or a cell whose run, would
+// take more than its share of lim (Limits) is an error at the key that
+// makes it large.
 func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 	l := &loader{file: file, src: string(src), lim: lim}
 	var raw map[string]any
@@ -162,7 +188,15 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+			key, line := pe.LastKey, pe.Position.Line
+			if strings.Contains(pe.Message, "table") && !headerAt(l.src, line) && headerAt(l.src, line-1) {
+				line-- // the parser counts a header's end of line as the next line's
+				key = ""
+			}
+			if key == "" || headerAt(l.src, line) { // a table's header, or a line before any key: what the line starts with
+				key = lineKey(l.src, line)
+			}
+			return nil, &Error{File: file, Line: line, Key: key, Msg: pe.Message}
 		}
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
@@ -196,6 +230,7 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 			continue
 		}
 		if s := l.sweep(name, t, defaults); s != nil {
+			l.envelope(s)
 			cfg.Sweeps = append(cfg.Sweeps, s)
 		}
 	}
@@ -207,6 +242,43 @@ func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
 		return nil, &Error{File: file, Msg: "no [sweep.NAME] table: nothing to run"}
 	}
 	return cfg, nil
+}
+
+// headerAt reports whether line n (from 1) of src is a table's header.
+func headerAt(src string, n int) bool {
+	lines := strings.Split(src, "\n")
+	return n >= 1 && n <= len(lines) && strings.HasPrefix(strings.TrimSpace(lines[n-1]), "[")
+}
+
+// lineKey is the key line n (from 1) of src starts with, for a syntax
+// error the parser names no key for: a table header's name ("[sweep.a"
+// → sweep.a), or the text before '=' (at most 60 characters); "" when
+// there is none.
+func lineKey(src string, n int) string {
+	lines := strings.Split(src, "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	s := strings.TrimSpace(lines[n-1])
+	if strings.HasPrefix(s, "[") {
+		s = strings.TrimLeft(s, "[ ")
+		if i := strings.IndexAny(s, "]#="); i >= 0 {
+			s = s[:i]
+		}
+	} else if i := strings.IndexAny(s, "=#"); i >= 0 {
+		s = s[:i]
+	} else {
+		return ""
+	}
+	parts := splitKey(strings.TrimSpace(s))
+	if len(parts) == 1 && parts[0] == "" {
+		return ""
+	}
+	k := dotted(parts)
+	if r := []rune(k); len(r) > 60 {
+		k = string(r[:60]) + "…"
+	}
+	return k
 }
 
 // sweepOrder returns the sweep names in the order the file defines them.
@@ -365,6 +437,8 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	case n*max(len(s.Seeds), 1) > MaxRuns:
 		l.fail([]string{"sweep", s.Name}, "%d cells × %d seeds = %d runs: more than %d; split the sweep", n, len(s.Seeds), n*len(s.Seeds), MaxRuns)
 		return
+	case !l.gridOK([]string{"sweep", s.Name}, n, n*len(s.Seeds)):
+		return
 	}
 	seen = map[string]bool{}
 	for _, sc := range scenarios {
@@ -396,7 +470,7 @@ func (l *loader) sizeOK(path []string, grids []axes, n, seeds int) bool {
 	case cells*max(seeds, 1) > MaxRuns:
 		l.fail(path, "%d cells × %d seeds = %d runs: more than %d; split the sweep", cells, seeds, cells*seeds, MaxRuns)
 	default:
-		return true
+		return l.gridOK(path, cells, cells*seeds)
 	}
 	return false
 }
@@ -495,40 +569,6 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			return
 		}
 	}
-}
-
-// memory reports a cell whose run would take more than the limit, at the
-// key that makes it large: clients, or window_s for a long timeline.
-func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
-	comp := sim.ComponentBytes(c.Policy, c.Scenario)
-	est := c.Scenario.MemoryBytes(timeline) + comp
-	if l.lim.RunBytes <= 0 || est <= l.lim.RunBytes {
-		return nil
-	}
-	field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
-	one := c.Scenario
-	one.Clients = 1
-	switch {
-	case 2*comp > est: // one state per process for many small processes
-		field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
-	case 2*one.MemoryBytes(timeline) > est: // the ticks take most of it
-		field, v = "Window", c.Scenario.Horizon-c.Scenario.RecoverAt
-	}
-	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf("%s: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s", want,
-		Bytes(est), Bytes(l.lim.RunBytes), l.lim.Why)}
-}
-
-// Bytes formats n as KiB, MiB or GiB.
-func Bytes(n int64) string {
-	for _, u := range []struct {
-		unit string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size {
-			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.unit
-		}
-	}
-	return strconv.FormatInt(n, 10) + " B"
 }
 
 // cellError reports the sim validation errors in err, each at the key that

@@ -192,8 +192,8 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"mix group field", base + "[sweep.s]\npolicy = \"fixed\"\nmix = [{share = 0.5, kind = \"exponential\", multiplier = 0.5}]\n", []string{"t.toml:6: sweep.s.mix.multiplier: 0.5: want a number in [1, 100]"}},
 		{"tick overflow", base + "[sweep.s]\npolicy = \"fixed\"\ntick_ms = 9223372036854775807\n", []string{"t.toml:6: sweep.s.tick_ms: 9223372036854775807: want a number of milliseconds within"}},
 		// Names become folders: runs/sweep=NAME.
-		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.../../victim/runs/sweep=v: "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
-		{"name with a leading dot", base + "[sweep.\".hidden\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep..hidden: ".hidden": want a sweep name`}},
+		{"name with separators", base + "[sweep.\"../../victim/runs/sweep=v\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep."../../victim/runs/sweep=v": "../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9`}},
+		{"name with a leading dot", base + "[sweep.\".hidden\"]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.".hidden": ".hidden": want a sweep name`}},
 		{"name in capitals", base + "[sweep.Nightly]\npolicy = \"fixed\"\n", []string{`t.toml:4: sweep.Nightly: "Nightly": want a sweep name`}},
 		{"name too long", base + "[sweep." + strings.Repeat("a", 65) + "]\npolicy = \"fixed\"\n", []string{"t.toml:4: sweep.aaaa", "want a sweep name of 1 to 64"}},
 		// Sizes are counted before anything is expanded.
@@ -275,10 +275,10 @@ func TestHugeGridIsRefusedWithoutBuildingIt(t *testing.T) {
 // key that makes it large, with the estimate and the limit.
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
-	lim := Limits{RunBytes: 1 << 30, Why: "the test's limit"}
+	lim := Limits{Total: 4 << 30, Workers: 3, From: "the test's"}
 	tests := []struct{ src, want string }{
-		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 1.0 GiB each run may take under the test's limit"},
-		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nwindow_s = 9000\n", "t.toml:9: sweep.s.window_s: 9000: want a smaller value: a run of this size needs an estimated"},
+		{base + "[sweep.s]\npolicy = \"fixed\"\nclients = 1073741824\n", "t.toml:6: sweep.s.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 853.3 MiB each run may take under the memory limit 4.0 GiB (the test's) over 3 workers (--memory 224.0 GiB would take it)"},
+		{base + "[sweep.s]\ntimeline_seeds = 1\npolicy = \"fixed\"\ntick_ms = 1\ncapacity_rps = 1000\nwindow_s = 9000\n", "t.toml:9: sweep.s.window_s: 9000: want a smaller value: a run of this size takes an estimated 1.5 GiB in a part (its rows, a timeline's a tick) until the part is written, more than the 204.8 MiB a part may take under the memory limit 4.0 GiB (the test's) over 3 workers (--memory 32.0 GiB would take it)"},
 	}
 	for _, tt := range tests {
 		_, err := LoadWith("t.toml", []byte(tt.src), lim)

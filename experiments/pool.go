@@ -30,11 +30,20 @@ type Outcome struct {
 // flight ahead of the last emitted one, so memory does not grow with n.
 //
 // job(i) must be safe to call from several goroutines. When ctx is done or
-// emit returns an error, Execute stops handing out jobs, stops the runs in
-// progress (sim.Sim.Stop: a long run does not hold it up), emits the
-// outcomes that complete an unbroken prefix, and returns the error. A
-// stopped run is never emitted.
+// emit returns an error, Execute stops handing out jobs, starts no other
+// run, stops the runs in progress (sim.Sim.Stop: a long run does not hold
+// it up), emits the outcomes that complete an unbroken prefix, and returns
+// the error. A stopped run is never emitted.
 func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func(i int, o Outcome) error) error {
+	return ExecuteWithin(ctx, workers, n, 0, nil, job, emit)
+}
+
+// ExecuteWithin is Execute with the jobs in flight (handed out and not yet
+// emitted) bounded by weight as well as by count: job i is handed out only
+// while those in flight weigh at most held bytes with it, or none is in
+// flight (a job heavier than held runs alone). weight(i) is what job i's
+// outcome holds until it is emitted (Cell.WaitBytes); held ≤ 0: no bound.
+func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(i int) int64, job func(i int) Job, emit func(i int, o Outcome) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -43,6 +52,8 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 	defer cancel()
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	w := newWeights(held, weight)
+	defer context.AfterFunc(ctx, w.wake)()
 
 	type done struct {
 		i int
@@ -58,6 +69,9 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 			select {
 			case tokens <- struct{}{}:
 			case <-ctx.Done():
+				return
+			}
+			if !w.take(ctx, i) {
 				return
 			}
 			select {
@@ -77,6 +91,11 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 			for i := range indices {
 				j := job(i)
 				o := Outcome{Job: j}
+				if ctx.Err() != nil { // no run starts after a stop
+					o.Err = sim.ErrStopped
+					results <- done{i, o}
+					continue
+				}
 				var tl *sim.Timeline
 				if j.Timeline {
 					tl = new(sim.Timeline)
@@ -112,6 +131,7 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 				cancel()
 			}
 			pending[s], have[s] = nil, false
+			w.give(next)
 			next++
 			<-tokens
 		}
@@ -120,4 +140,60 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 		err = ctx.Err()
 	}
 	return err
+}
+
+// weights bounds the weight of the jobs in flight (ExecuteWithin).
+type weights struct {
+	held   int64
+	weight func(int) int64
+	mu     sync.Mutex
+	cond   *sync.Cond
+	flight int64 // the weight in flight
+	count  int   // jobs in flight
+}
+
+func newWeights(held int64, weight func(int) int64) *weights {
+	w := &weights{held: held, weight: weight}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// take waits until job i may be handed out and counts it in flight; false
+// when ctx is done first.
+func (w *weights) take(ctx context.Context, i int) bool {
+	if w.held <= 0 || w.weight == nil {
+		return ctx.Err() == nil
+	}
+	x := w.weight(i)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.count > 0 && w.flight+x > w.held && ctx.Err() == nil {
+		w.cond.Wait()
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	w.flight += x
+	w.count++
+	return true
+}
+
+// give counts job i out of flight: emitted.
+func (w *weights) give(i int) {
+	if w.held <= 0 || w.weight == nil {
+		return
+	}
+	x := w.weight(i)
+	w.mu.Lock()
+	w.flight -= x
+	w.count--
+	w.mu.Unlock()
+	w.cond.Broadcast()
+}
+
+// wake wakes a take waiting for a context that is now done.
+func (w *weights) wake() {
+	w.mu.Lock()
+	w.mu.Unlock()
+	w.cond.Broadcast()
 }

@@ -108,6 +108,27 @@ func (c *calendar) empty(k int) bool {
 	return c.ticks[k].head == 0
 }
 
+// clear empties ticks k … nt-1 at once, as a stopped run leaves them (the
+// ticks before k are empty: the run took them). A dense calendar clears
+// those ticks' words; a sparse one its slots, and since every chain is
+// then gone, its arena is handed out again from the start.
+func (c *calendar) clear(k, nt int) {
+	if k >= nt {
+		return
+	}
+	if c.dense {
+		for w := range c.words {
+			clear(c.bitmap[w*c.stride+k : w*c.stride+nt])
+		}
+		clear(c.sum[k*c.sw : nt*c.sw])
+		clear(c.count[k:nt])
+		return
+	}
+	c.np = 0
+	clear(c.ticks[k:nt])
+	c.next, c.arena, c.free = c.next[:0], c.arena[:0], c.free[:0]
+}
+
 // block hands out a free block for a chain's tail. A block freed by a
 // take long ago is a cache miss, which the first store into it waits for
 // (and, as stores complete in order, the stores behind it): the block

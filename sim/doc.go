@@ -33,8 +33,9 @@
 // running at once with it.
 //
 // A caller on another goroutine stops a long run with Sim.Stop, a flag the
-// run reads every StopEvery ticks; Scenario.MemoryBytes estimates a run's
-// memory before it is run.
+// run reads every StopEvery units of work (clients started, ticks,
+// arrivals); Scenario.Footprint estimates a run's memory, by kind of
+// storage, before it is run.
 //
 // A run is start → step per tick → finish (step.go): start picks the pieces
 // once — the server model, the clients' delayer (a policy wrapped in its

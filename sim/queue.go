@@ -311,9 +311,8 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
-		if k%StopEvery == 0 && s.Stop != nil && s.Stop.Load() {
-			s.drain(k, st.nt)
-			return k, ErrStopped
+		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
+			return k, s.stopped(st, k)
 		}
 		t := float64(float64(k) * st.tk.tick)
 		st.resp.tick = int32(k)

@@ -427,29 +427,3 @@ func (s Scenario) curvePeak() float64 {
 	}
 	return 1
 }
-
-// MemoryBytes is an upper estimate of the memory a Sim takes for one run of
-// s (tested against what it holds after runs), with the per-tick timeline
-// when timeline is set: 40 bytes per client (its state, the calendar's
-// entries with the slack of growing slices, the sort and fleet tables), 32
-// per tick, 160 per tick that can hold a client, up to 16 MiB for a dense
-// calendar, and 96 per tick of timeline (the Timeline and its rows in the
-// dataset); for a queueing server also 16 per worker, 16 per place in a
-// bounded queue, 12 per tick (21 with open-loop traffic: the time back to
-// steady state's), 80 per open-loop request expected and its latency
-// histogram. Callers compare it with a memory budget before running.
-func (s Scenario) MemoryBytes(timeline bool) int64 {
-	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
-	b := 40*clients + 32*ticks + 160*min(ticks, clients) + denseLimit
-	if timeline {
-		b += 96 * ticks
-	}
-	if s.Concurrency > 0 { // see queueRun: workers, the waiting queue, per-tick counters
-		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.curvePeak() * s.Horizon.Seconds()))
-		b += 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
-		if s.ArrivalRate > 0 { // recovery.go: herdDone, the late answers per window (a tick at most), the calm bits
-			b += 9 * ticks
-		}
-	}
-	return b
-}

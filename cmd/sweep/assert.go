@@ -134,7 +134,9 @@ func readAssertions(path string) ([]assertion, error) {
 	var out []assertion
 	var bad []string
 	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
+	n := 0 // the line read
+	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -146,7 +148,9 @@ func readAssertions(path string) ([]assertion, error) {
 		}
 		out = append(out, assertion{path, n, a})
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		bad = append(bad, fmt.Sprintf("%s:%d: a line of more than %d KiB: want one assertion a line, METRIC STAT OP BOUND [where COLUMN=VALUE …]", path, n+1, bufio.MaxScanTokenSize>>10))
+	} else if err != nil {
 		return nil, usagef("assert: %s: %v", path, err)
 	}
 	if len(bad) > 0 {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // usageError is bad input: exit code 2. printed: the flag package has
@@ -97,8 +99,57 @@ Exit codes: 0 done, 1 failed, 2 bad input, 130 interrupted.
 `)
 }
 
-// run is the whole program: main only adds the process around it.
+// run is the whole program: main only adds the process around it. Its
+// error is printable: a name from a file or a command line (a path, a
+// flag, a key) never reaches the terminal with its control characters.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if err := runCommand(ctx, args, stdout, stderr); err != nil {
+		return printableError{err}
+	}
+	return nil
+}
+
+// printableError is an error whose text is printable (printable).
+type printableError struct{ error }
+
+func (e printableError) Error() string { return printable(e.error.Error()) }
+func (e printableError) Unwrap() error { return e.error }
+
+// printable is s with every control character but newline and tab, every
+// bidirectional control and every byte that is not UTF-8 written as a Go
+// escape (\x1b, \u202e): it cannot move the cursor, ring the bell or
+// reorder the line of the terminal that shows it.
+func printable(s string) string {
+	clean := true
+	for _, c := range s {
+		if c != '\n' && c != '\t' && (c == utf8.RuneError || unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c)) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case c == '\n' || c == '\t':
+			b.WriteRune(c)
+		case unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c) || c == utf8.RuneError:
+			q := strconv.QuoteRuneToASCII(c) // '\x1b', '\a', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
 		return usagef("no command given")
@@ -268,9 +319,19 @@ type listFlag []string
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error {
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l = append(*l, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return errors.New("an empty name: want names separated by commas") // --sweep "" named nothing and ran every sweep
 		}
+		*l = append(*l, p)
+	}
+	return nil
+}
+
+// checkOutDir refuses an empty output folder: "" is no folder, and the
+// files would go into the working directory's runs/, plots/ ….
+func checkOutDir(cmd, out string) error {
+	if strings.TrimSpace(out) == "" {
+		return usagef("%s: --out %q: want a folder, e.g. --out out", cmd, out)
 	}
 	return nil
 }

@@ -145,6 +145,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 0, fmt.Sprintf("workers the estimate assumes (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, as for run")
 	sample := fs.Int("sample", 1500, "runs simulated to calibrate the estimate (at most 100000; 4× more, and again, while they take under 0.25 s of CPU)")
+	calibration := fs.Duration("calibration", 10*time.Second, "most wall time the calibration takes: runs still going then are stopped, and the times are lower bounds (at least)")
 	asJSON := fs.Bool("json", false, "print the plan as one JSON document")
 	addSeeds := fs.Int("add-seeds", 0, "rolling seeds: also count the N more seeds per cell that sweep run --add-seeds N would run (with --out, those past the seeds the dataset holds)")
 	if err := parse(fs, args); err != nil {
@@ -159,17 +160,24 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *sample < 1 || *sample > 100_000 {
 		return usagef("plan: --sample %d: want 1 to 100000", *sample)
 	}
-	mem, memFrom, err := memoryLimit(*memory)
+	if *calibration <= 0 {
+		return usagef("plan: --calibration %v: want a positive duration, e.g. 10s", *calibration)
+	}
+	lim, err := memoryLimits("plan", *memory, workersOr(*workers))
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadConfig(*config, limits(mem, memFrom, workersOr(*workers)))
+	defer goMemoryLimit(lim)()
+	cfg, _, err := loadConfig(*config, lim)
 	if err != nil {
 		return err
 	}
 	bare := len(names) == 0 // the sweeps a bare sweep run runs
 	sweeps, err := selectSweeps(cfg, names, *config)
 	if err != nil {
+		return err
+	}
+	if err := checkRolling("plan", sweeps, *addSeeds, lim); err != nil {
 		return err
 	}
 	w := *workers
@@ -188,6 +196,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		EstimateS float64 `json:"estimate_s"`     // on free cores
 		NowS      float64 `json:"estimate_now_s"` // at the load the calibration met
 		Workers   int     `json:"workers"`
+		AtLeast   bool    `json:"at_least,omitempty"` // the calibration was cut short (--calibration): the times are lower bounds
 	}
 	var plan []planned
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -223,25 +232,38 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return extra[k-len(todo)]
 		}
 		var per, wall time.Duration
+		cut := false
 		if n > 0 {
-			if per, wall, err = calibrate(ctx, at, n, *sample, w); err != nil {
+			budget, stop := context.WithTimeout(ctx, *calibration)
+			per, wall, cut, err = calibrate(ctx, budget, at, n, *sample, w)
+			stop()
+			if err != nil {
 				return err
 			}
 		}
 		// The sample ran on the sweep's workers: its wall time already holds
 		// their efficiency and what other jobs left of the cores.
 		est, now := estimate(per, wall, n, w)
-		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, n, len(extra), float64(per) / 1e6, est.Seconds(), now.Seconds(), w})
+		plan = append(plan, planned{s.Name, len(s.Cells), len(s.Seeds), s.Len(), stored, n, len(extra), float64(per) / 1e6, est.Seconds(), now.Seconds(), w, cut})
+		ge := "" // a lower bound
+		if cut {
+			ge = "≥ "
+		}
 		if stored != nil {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, n, float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s%.2f\t%s%v\t%s%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), *stored, n, ge, float64(per)/1e6, ge, est.Round(100*time.Millisecond), ge, now.Round(100*time.Millisecond))
 		} else {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%v\t%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), float64(per)/1e6, est.Round(100*time.Millisecond), now.Round(100*time.Millisecond))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s%.2f\t%s%v\t%s%v\t\n", s.Name, len(s.Cells), len(s.Seeds), s.Len(), ge, float64(per)/1e6, ge, est.Round(100*time.Millisecond), ge, now.Round(100*time.Millisecond))
 		}
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"sweeps": plan})
 	}
 	tw.Flush()
+	for _, p := range plan {
+		if p.AtLeast {
+			fmt.Fprintf(stdout, "%s: the calibration was stopped after --calibration %v, before its sample of runs finished: its times are lower bounds (≥); give it longer to time them.\n", p.Sweep, *calibration)
+		}
+	}
 	if *addSeeds > 0 {
 		for _, p := range plan {
 			fmt.Fprintf(stdout, "%s: %d of the runs to do are rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", p.Sweep, p.Rolling, *addSeeds)
@@ -390,20 +412,26 @@ func sampleIndex(j, n, size int) int {
 // A sample of tiny runs that takes less than minSampleCPU is taken again,
 // four times larger (up to 100,000 runs): the system counts CPU time in
 // ticks of a few milliseconds, and 1,500 runs of million.toml's take 15.
-func calibrate(ctx context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall time.Duration, err error) {
+//
+// budget bounds the calibration's wall time: when it is done, the runs in
+// progress are stopped (within sim.StopEvery units of work) and the sample
+// is what finished; cut is then set, and per is a lower bound: the CPU
+// time spent over the runs finished and those that may have been stopped
+// (at most one a worker), each of which would have taken more.
+func calibrate(ctx, budget context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall time.Duration, cut bool, err error) {
 	const minSampleCPU = 250 * time.Millisecond
 	for {
 		var cpu time.Duration
-		per, wall, cpu, err = calibrateOnce(ctx, at, total, n, workers)
-		if err != nil || cpu >= minSampleCPU || n >= total || n >= 100_000 {
-			return per, wall, err
+		per, wall, cpu, cut, err = calibrateOnce(ctx, budget, at, total, n, workers)
+		if err != nil || cut || cpu >= minSampleCPU || n >= total || n >= 100_000 {
+			return per, wall, cut, err
 		}
 		n = min(4*n, 100_000)
 	}
 }
 
 // calibrateOnce times one sample of n runs; cpu is its CPU time in all.
-func calibrateOnce(ctx context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall, cpu time.Duration, err error) {
+func calibrateOnce(ctx, budget context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall, cpu time.Duration, cut bool, err error) {
 	n = max(1, min(n, total))
 	// Runs in blocks of consecutive ones, as a sweep hands them out (a
 	// cell's seeds in a row): the simulator's buffers sized for a cell
@@ -419,17 +447,28 @@ func calibrateOnce(ctx context.Context, at func(int) experiments.Run, total, n, 
 		}
 	}
 	n = len(sample)
+	bctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(budget, stop)()
 	start := time.Now()
 	cpu0, haveCPU := cpuTime()
-	err = experiments.Execute(ctx, workers, n, func(j int) experiments.Job {
+	finished := 0
+	err = experiments.Execute(bctx, workers, n, func(j int) experiments.Job {
 		return experiments.Job{Run: at(sample[j])}
-	}, func(int, experiments.Outcome) error { return nil })
+	}, func(int, experiments.Outcome) error { finished++; return nil })
 	elapsed := time.Since(start)
-	wall = elapsed * time.Duration(workers) / time.Duration(n)
-	if cpu1, ok := cpuTime(); ok && haveCPU {
-		return (cpu1 - cpu0) / time.Duration(n), wall, cpu1 - cpu0, err
+	if err != nil && ctx.Err() == nil && budget.Err() != nil { // the budget is spent: what finished is the sample
+		err, cut = nil, finished < n
 	}
-	return wall, wall, elapsed * time.Duration(workers), err
+	runs := n
+	if cut {
+		runs = max(1, finished+min(workers, n-finished))
+	}
+	wall = elapsed * time.Duration(workers) / time.Duration(runs)
+	if cpu1, ok := cpuTime(); ok && haveCPU {
+		return (cpu1 - cpu0) / time.Duration(runs), wall, cpu1 - cpu0, cut, err
+	}
+	return wall, wall, elapsed * time.Duration(workers), cut, err
 }
 
 func writeJSON(w io.Writer, v any) error {

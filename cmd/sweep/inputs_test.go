@@ -33,12 +33,12 @@ func TestInputGuards(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"sweep name with separators", "", []string{"run", "--config", traversal}, `traversal.toml:3: sweep.../../../victim/runs/sweep=v: "../../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9, '-' and '_'`},
+		{"sweep name with separators", "", []string{"run", "--config", traversal}, `traversal.toml:3: sweep."../../../victim/runs/sweep=v": "../../../victim/runs/sweep=v": want a sweep name of 1 to 64 characters a-z, 0-9, '-' and '_'`},
 		{"--sweep name with separators", "", []string{"run", "--config", small, "--sweep", "../a"}, `--sweep "../a": want a sweep name`},
 		{"--sweep with a leading dot", "", []string{"plan", "--config", small, "--sweep", ".a"}, `--sweep ".a": want a sweep name`},
-		{"clients past the memory limit", "", []string{"run", "--config", huge, "--workers", "2"}, "huge.toml:5: sweep.h.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 2.0 GiB each run may take under the memory limit 4.0 GiB (the default; --memory or HERDSWEEP_MEMORY to change it) over 2 workers"},
-		{"the limit from the environment", "1GiB", []string{"plan", "--config", huge, "--workers", "1"}, "more than the 1.0 GiB each run may take under the memory limit 1.0 GiB (HERDSWEEP_MEMORY) over 1 workers"},
-		{"the limit from the flag", "1GiB", []string{"run", "--config", huge, "--workers", "4", "--memory", "64GiB"}, "more than the 16.0 GiB each run may take under the memory limit 64.0 GiB (--memory) over 4 workers"},
+		{"clients past the memory limit", "", []string{"run", "--config", huge, "--workers", "2"}, "huge.toml:5: sweep.h.clients: 1073741824: want a smaller value: a run of this size needs an estimated 40.0 GiB of memory, more than the 1.2 GiB each run may take under the memory limit 4.0 GiB (the default; --memory or HERDSWEEP_MEMORY to change it) over 2 workers (--memory 160.0 GiB would take it)"},
+		{"the limit from the environment", "1GiB", []string{"plan", "--config", huge, "--workers", "1"}, "more than the 640.0 MiB each run may take under the memory limit 1.0 GiB (HERDSWEEP_MEMORY) over 1 workers (--memory 80.0 GiB would take it)"},
+		{"the limit from the flag", "1GiB", []string{"run", "--config", huge, "--workers", "4", "--memory", "64GiB"}, "more than the 10.0 GiB each run may take under the memory limit 64.0 GiB (--memory) over 4 workers (--memory 320.0 GiB would take it)"},
 		{"a bad limit", "lots", []string{"run", "--config", small}, `HERDSWEEP_MEMORY "lots": want a size such as 4GiB`},
 		{"a million cells", "", []string{"plan", "--config", grid}, "grid.toml:3: sweep.g: more than 100000 cells"},
 		{"a field sim names", "", []string{"run", "--config", budget}, "budget.toml:5: sweep.b.budget_min_rps: 2: want retries/s ≥ 0, with a retry_budget"},

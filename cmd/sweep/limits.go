@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -44,27 +45,48 @@ func workersOr(n int) int {
 	return n
 }
 
-// memoryLimit is the memory budget: the --memory flag, else
-// HERDSWEEP_MEMORY, else defaultMemory; with where it came from.
-func memoryLimit(flagValue string) (int64, string, error) {
+// memoryLimits is the memory limit and how w workers spend it
+// (experiments.Limits): the --memory flag, else HERDSWEEP_MEMORY, else
+// defaultMemory. A limit too small for any run is refused, saying what it
+// would take; it never turns into "no limit".
+func memoryLimits(cmd, flagValue string, w int) (experiments.Limits, error) {
 	v, from := flagValue, "--memory"
 	if v == "" {
 		v, from = getenv("HERDSWEEP_MEMORY"), "HERDSWEEP_MEMORY"
 	}
 	if v == "" {
-		return defaultMemory, "the default; --memory or HERDSWEEP_MEMORY to change it", nil
+		return experiments.Limits{Total: defaultMemory, Workers: w, From: "the default; --memory or HERDSWEEP_MEMORY to change it"}, nil
 	}
 	n, err := parseBytes(v)
 	if err != nil {
-		return 0, "", usagef("%s %q: %v", from, v, err)
+		return experiments.Limits{}, usagef("%s: %s %q: %v", cmd, from, v, err)
 	}
-	return n, from, nil
+	lim := experiments.Limits{Total: n, Workers: w, From: from}
+	if err := lim.Check(); err != nil {
+		hint := ""
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			hint = fmt.Sprintf(" (a number without a unit is bytes: %sGiB?)", strings.TrimSpace(v))
+		}
+		return experiments.Limits{}, usagef("%s: %s %s: %v%s", cmd, from, v, err, hint)
+	}
+	return lim, nil
 }
 
-// limits splits the memory budget between w workers.
-func limits(mem int64, from string, w int) experiments.Limits {
-	return experiments.Limits{RunBytes: mem / int64(w),
-		Why: fmt.Sprintf("the memory limit %s (%s) over %d workers", experiments.Bytes(mem), from, w)}
+// baseBytes is the memory a command takes beside what experiments.Limits
+// counts: the Go runtime, the program and its libraries, a dataset's
+// listing. The Go runtime's soft limit is the memory limit plus this.
+const baseBytes = 64 << 20
+
+// goMemoryLimit sets the Go runtime's soft memory limit to lim's total
+// plus baseBytes, so that garbage is collected before the heap passes what
+// the guard counted (unless GOMEMLIMIT says otherwise); it returns what
+// puts the previous limit back.
+func goMemoryLimit(lim experiments.Limits) (restore func()) {
+	if getenv("GOMEMLIMIT") != "" || !lim.On() {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(lim.Total + baseBytes)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // parseBytes reads a size: a whole number of bytes, or with a unit KiB,
@@ -103,4 +125,22 @@ func readConfig(path string) ([]byte, error) {
 		return nil, usagef("%s: more than %d MiB: want a sweeps file of ranges ({from, to, step}), not of long lists", path, maxConfigBytes>>20)
 	}
 	return src, nil
+}
+
+// checkRolling refuses --add-seeds n whose runs, listed before they are
+// run (a cell and a seed each, experiments.RolledRunBytes), would take a
+// sweep's lists past the grid's share of lim.
+func checkRolling(cmd string, sweeps []*experiments.Sweep, n int, lim experiments.Limits) error {
+	if n <= 0 || !lim.On() {
+		return nil
+	}
+	for _, s := range sweeps {
+		runs := int64(len(s.Cells)) * int64(n)
+		need := runs*experiments.RolledRunBytes + int64(len(s.Cells))*experiments.CellBytes + int64(s.Len())*experiments.RunListBytes
+		if need > lim.GridBytes() {
+			return usagef("%s: --add-seeds %d: %s's %d cells × %d = %d runs of rolling seeds are listed before they run, with its grid an estimated %s, more than the %s a sweep's lists may take under %s (--memory %s would take it); want fewer seeds a night",
+				cmd, n, s.Name, len(s.Cells), n, runs, experiments.Bytes(need), experiments.Bytes(lim.GridBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.GridBytes, need)))
+		}
+	}
+	return nil
 }

@@ -87,11 +87,11 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkWorkers("recommend", *workers); err != nil {
 		return err
 	}
-	mem, memFrom, err := memoryLimit(*memory)
+	lim, err := memoryLimits("recommend", *memory, workersOr(*workers))
 	if err != nil {
 		return err
 	}
-	lim := limits(mem, memFrom, workersOr(*workers))
+	defer goMemoryLimit(lim)()
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if *capacity == "" {
@@ -133,11 +133,29 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := sc.Validate(); err != nil {
 			return sc, usagef("recommend: %v", flagName(err))
 		}
-		if est := sc.MemoryBytes(false); est > lim.RunBytes {
-			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s",
-				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes), lim.Why)
+		if most := float64(sim.MaxClients) / sc.Tick.Seconds(); sc.Capacity > most {
+			// sim serves at most the largest fleet a tick: more is the same
+			// answer for a number nobody has
+			return sc, usagef("recommend: --capacity %g: want at most %.3g requests/s (the largest fleet, %d clients, in one %v tick)", sc.Capacity, most, sim.MaxClients, sc.Tick)
+		}
+		if est := experiments.Envelope(experiments.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
+			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s (--memory %s would take it)",
+				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
 		}
 		return sc, nil
+	}
+	// held checks, before anything is simulated, what the search may hold:
+	// the simulators of every cell it may run, and up to runs records.
+	held := func(cells []experiments.Cell, runs int, flag string) error {
+		if est := experiments.Envelope(cells, false).Bytes(); est > lim.RunBytes() {
+			return usagef("recommend: the candidates' runs need an estimated %s a worker (a simulator keeps the largest storage of each kind its runs needed), more than the %s each worker may take under %s (--memory %s would take it)",
+				experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
+		}
+		if est := int64(runs) * experiments.RecordBytes; est > lim.HeldBytes() {
+			return usagef("recommend: %s: up to %d runs' records (%s each), an estimated %s, more than the %s recommend may hold under %s (--memory %s would take it); want fewer seeds",
+				flag, runs, experiments.Bytes(experiments.RecordBytes), experiments.Bytes(est), experiments.Bytes(lim.HeldBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.HeldBytes, est)))
+		}
+		return nil
 	}
 	isRange := capLo != capHi || cliLo != cliHi
 	var preset sim.Preset
@@ -183,6 +201,9 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				cells = append(cells, experiments.CandidateSpace(sc)...)
 			}
 		}
+		if err := held(cells, len(cells)**seeds, fmt.Sprintf("--seeds %d over %d scenarios", *seeds, len(points))); err != nil {
+			return err
+		}
 		if err := m.open(*results, explicit["results"], cells); err != nil {
 			return err
 		}
@@ -203,6 +224,9 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if p.Kind != "" {
 				cells = append(cells, experiments.Cell{Scenario: sc, Policy: p.Normalize()})
 			}
+		}
+		if err := held(cells, len(cells)**maxSeeds, fmt.Sprintf("--max-seeds %d", *maxSeeds)); err != nil {
+			return err
 		}
 		if err := m.open(*results, explicit["results"], cells); err != nil {
 			return err

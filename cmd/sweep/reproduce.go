@@ -31,6 +31,9 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkWorkers("reproduce", *workers); err != nil {
 		return err
 	}
+	if err := checkOutDir("reproduce", *out); err != nil {
+		return err
+	}
 	start := time.Now()
 	cells, _ := experiments.Builtin("article")
 	per := len(experiments.ArticleSeeds) + *many

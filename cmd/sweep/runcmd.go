@@ -73,6 +73,25 @@ type runOptions struct {
 	quiet    bool
 	meta     dataset.Meta
 	addSeeds int // rolling seeds: this many more per cell, past the config's (experiments.Sweep.RollingSeeds)
+	lim      experiments.Limits
+}
+
+// partBudget is what a part of a sweep's runs may hold before it is
+// committed: at most rows runs, and their rows at most lim.PartBytes()
+// (experiments.Cell.PartRows; no bound without a limit); reserve is the
+// runs rows a new part makes room for.
+type partBudget struct {
+	rows, reserve int
+	bytes         int64
+}
+
+func newPartBudget(rows int, lim experiments.Limits) partBudget {
+	b := partBudget{rows: rows, reserve: rows}
+	if lim.On() {
+		b.bytes = lim.PartBytes()
+		b.reserve = int(min(int64(rows), max(b.bytes/experiments.RunRowBytes, 1)))
+	}
+	return b
 }
 
 type sweepStats struct {
@@ -112,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *partRows < 1 || *partRows > maxPartRows {
 		return usagef("run: --part-rows %d: want 1 to %d", *partRows, maxPartRows)
 	}
-	mem, memFrom, err := memoryLimit(*memory)
+	lim, err := memoryLimits("run", *memory, workersOr(*workers))
 	if err != nil {
 		return err
 	}
@@ -123,12 +142,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usageError{err: err}
 	}
-	cfg, hash, err := loadConfig(*config, limits(mem, memFrom, workersOr(*workers)))
+	defer goMemoryLimit(lim)()
+	cfg, hash, err := loadConfig(*config, lim)
 	if err != nil {
 		return err
 	}
 	sweeps, err := selectSweeps(cfg, names, *config)
 	if err != nil {
+		return err
+	}
+	if err := checkRolling("run", sweeps, *addSeeds, lim); err != nil {
 		return err
 	}
 	total := 0
@@ -141,7 +164,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if shardFrom != "" && shard.n > 1 {
 		fmt.Fprintf(stderr, "sweep: shard %s (from %s)\n", shard, shardFrom)
 	}
-	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet, addSeeds: *addSeeds}
+	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet, addSeeds: *addSeeds, lim: lim}
 	opts.meta = dataset.Meta{Tool: toolVersion(), Sim: sim.Version, ConfigHash: hash, Created: created()}
 	written := map[string][]string{} // sweep → names of the parts written
 	for _, s := range sweeps {
@@ -234,6 +257,9 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 // checkOutput refuses object storage: its objects cannot be renamed
 // atomically, which the commit protocol needs.
 func checkOutput(out string) error {
+	if err := checkOutDir("run", out); err != nil {
+		return err
+	}
 	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
 		return usagef("run: --out %s: object storage (%s://) is not supported: the commit protocol needs atomic renames; write to a shared file system (a Kubernetes PVC, NFS) and copy the finished dataset", out, scheme)
 	}
@@ -298,7 +324,14 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	have, other, otherTL = nil, nil, nil
 
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
-	cur := newPart(o.meta, o.partRows)
+	pb := newPartBudget(o.partRows, o.lim)
+	cur := newPart(o.meta, pb.reserve)
+	var curBytes int64  // the rows of the part in hand, as experiments.Cell.RowBytes counts them
+	var rowsOf struct { // the last cell's rows but its timeline's
+		cell  experiments.Cell
+		bytes int64
+		ok    bool
+	}
 	// A full part is encoded and committed by a goroutine of its own, in
 	// order, while the next part fills: the simulation goes on meanwhile
 	// (its window of results is small), and the parts' bytes and names are
@@ -345,7 +378,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		t0 := time.Now()
 		full <- cur
 		stats.writing += time.Since(t0)
-		cur = newPart(o.meta, o.partRows)
+		cur, curBytes = newPart(o.meta, pb.reserve), 0
 		return nil
 	}
 	// drain commits the part in hand and waits for every commit.
@@ -367,6 +400,13 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		i := int(todo[j])
 		return experiments.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
 	}
+	wait := func(j int) int64 { // what job j's outcome holds until it is written
+		if j >= len(todo) {
+			return experiments.OutcomeBytes
+		}
+		i := int(todo[j])
+		return s.Cells[i/len(s.Seeds)].WaitBytes(s.WantsTimeline(i))
+	}
 	var failures []string
 	emit := func(_ int, out experiments.Outcome) error {
 		prog.add(1)
@@ -377,6 +417,20 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			}
 			return nil
 		}
+		rows := int64(0)
+		if pb.bytes > 0 {
+			// A part is committed before the rows of the next run would
+			// take it past its share of the memory limit.
+			if c := out.Job.Run.Cell; !rowsOf.ok || c != rowsOf.cell { // a cell's seeds come in a row
+				rowsOf.cell, rowsOf.bytes, rowsOf.ok = c, c.RowBytes(false), true
+			}
+			if rows = rowsOf.bytes + experiments.TimelineRows(out.Timeline); cur.runs.Len() > 0 && curBytes+rows > pb.bytes {
+				if err := commit(); err != nil {
+					return err
+				}
+			}
+		}
+		curBytes += rows
 		t0 := time.Now()
 		cur.runs.Append(out.Job.Run, out.Result)
 		if out.Timeline != nil {
@@ -392,7 +446,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return nil
 	}
-	runErr := experiments.Execute(ctx, o.workers, len(todo)+len(extra), job, emit)
+	runErr := experiments.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
 	prog.finish()
 	if err := drain(); err != nil { // the part in hand, also when interrupted
 		return stats, err

@@ -36,8 +36,14 @@ func parseShard(s string) (shardSpec, error) {
 // or HERDSWEEP_SHARDS), else a Slurm job array (SLURM_ARRAY_TASK_ID minus
 // SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT), else the whole sweep.
 func resolveShard(flag string, shards int, getenv func(string) string) (shardSpec, string, error) {
+	if shards < 0 || shards > maxShards {
+		return shardSpec{}, "", fmt.Errorf("--shards %d: want the number of shards, 1 to %d (0: from HERDSWEEP_SHARDS)", shards, maxShards)
+	}
 	if flag != "" {
 		s, err := parseShard(flag)
+		if err == nil && shards > 0 && shards != s.n {
+			return shardSpec{}, "", fmt.Errorf("--shard %s with --shards %d: the shard counts differ; give one of them", flag, shards)
+		}
 		return s, "--shard", err
 	}
 	count := func(what string) (int, error) {
@@ -85,6 +91,11 @@ func resolveShard(flag string, shards int, getenv func(string) string) (shardSpe
 	}
 	if shards > 1 {
 		return shardSpec{}, "", fmt.Errorf("--shards %d without --shard, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID: which shard is this?", shards)
+	}
+	if v := getenv("HERDSWEEP_SHARDS"); v != "" && strings.TrimSpace(v) != "1" {
+		// a job meant to be sharded that would run the whole sweep in each
+		// of its pods
+		return shardSpec{}, "", fmt.Errorf("HERDSWEEP_SHARDS=%q without --shard, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID: which shard is this? (unset it to run the whole sweep)", v)
 	}
 	return shardSpec{}, "", nil
 }
