@@ -1,0 +1,111 @@
+package sim
+
+import "time"
+
+// A stuck queueing server (Sim.StopStuck): a run that can no longer come
+// back to its steady state may stop early instead of simulating every
+// retry of a growing herd to the horizon (tens of millions of requests,
+// seconds of CPU a run). A caller that needs only "back or not" (the
+// recommendation's search over server models) sets Sim.StopStuck; stored
+// runs never do, so their metrics are those of the whole run.
+//
+// The rule is a proof by induction, for runs where nobody gives up and
+// nothing holds a request back: an unbounded FCFS queue, a client timeout
+// T, no client limits or components (StuckApplies), a policy whose delays
+// are at most D (Policy.MaxDelay), constant open-loop traffic at rate λ,
+// no Retry-After. Checked at the start of every RecoveryWindow after
+// recovery, the run is stuck when
+//
+//  1. an arrival would wait longer than T: every request sent from now on
+//     times out, so no waiting client is answered and none gives up: the
+//     clients waiting to retry, P, can only grow; and
+//  2. those clients alone bring more work than the workers can do: each of
+//     them sends at least once in every T + D (a timeout, then a delay of
+//     at most D), so in any such span at least P + λ·(T + D) requests
+//     arrive, each needing the mean service time S̄ on average, while c
+//     workers do c·(T + D) of work: P·S̄ + λ·S̄·(T + D) ≥ (1 + StuckMargin)
+//     · c · (T + D).
+//
+// Then the queue's work grows from one span to the next (by StuckMargin
+// of the capacity at least, far more than the service times' random
+// spread over thousands of requests), so condition 1 holds again at the
+// next span's start, and P has not shrunk: the run is never back. The
+// stopped run's Result says Stuck; it is not back (Recovered not
+// reached), its milestones are those reached before, and its counts stop
+// at the stop. TestStuckRunsNeverComeBack checks the rule against whole
+// runs of random scenarios.
+
+// StuckMargin is how much more work than the workers can do the waiting
+// clients must bring for a run to be called stuck (condition 2).
+const StuckMargin = 0.25
+
+// MaxDelay is the longest delay p can draw after a rejection without a
+// Retry-After, and whether it is bounded and known: the families whose
+// formula is capped (the candidate space's and their kin). Families
+// that read a Retry-After, or draw from a state that can grow past the
+// cap, report false.
+func (p Policy) MaxDelay() (time.Duration, bool) {
+	switch p.Kind {
+	case Fixed:
+		return p.Base, true
+	case Exponential, FullJitter, EqualJitter, Decorrelated, APICore:
+		return p.Cap, p.Cap > 0
+	case WidthJitter, GRPC, GRPCGo:
+		return time.Duration(float64(p.Cap) * (1 + p.Width)), p.Cap > 0
+	}
+	return 0, false
+}
+
+// StuckApplies reports whether the stuck rule can judge a run of p on sc:
+// a queueing server with an unbounded queue, a client timeout and
+// constant open-loop traffic, no Retry-After, and a policy under which
+// no client gives up and nothing holds a request back, with bounded
+// delays.
+func StuckApplies(sc Scenario, p Policy) bool {
+	if sc.Concurrency == 0 || sc.Timeout <= 0 || sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 ||
+		sc.ArrivalCurve != "" || sc.RetryAfter > 0 || sc.RetryAfterMax > 0 {
+		return false
+	}
+	if p.MaxAttempts > 0 || !p.unlimited() {
+		return false
+	}
+	_, ok := p.MaxDelay()
+	return ok
+}
+
+// stuckRule is a run's instance of the rule: off when span is 0.
+type stuckRule struct {
+	span    float64 // ms: T + D
+	work    float64 // ms of work a waiting client brings: S̄
+	arrival float64 // ms of open-loop work in a span: λ·S̄·(T + D)
+	need    float64 // ms: (1 + StuckMargin)·c·(T + D)
+	every   int     // ticks between checks (RecoveryWindow)
+	next    int     // the next tick to check at
+}
+
+// setup arms the rule for a run of p on sc when s.StopStuck asks for it
+// and the rule applies.
+func (r *stuckRule) setup(s *Sim, sc Scenario, p Policy, q *queueRun, st *runState) {
+	*r = stuckRule{}
+	if !s.StopStuck || !StuckApplies(sc, p) {
+		return
+	}
+	d, _ := p.MaxDelay()
+	span := ms(sc.Timeout) + ms(d)
+	mean := ms(sc.MeanService())
+	r.span, r.work = span, mean
+	r.arrival = sc.ArrivalRate / 1000 * mean * span
+	r.need = (1 + StuckMargin) * float64(sc.Concurrency) * span
+	r.every = q.recoveryWindowTicks
+	r.next = st.tk.arrival(st.recoverAt)
+}
+
+// stuck reports, at tick k (time t, ms), whether the run is stuck; it
+// reads the state only at the start of each window after recovery.
+func (r *stuckRule) stuck(k int, t float64, q *queueRun, pending int) bool {
+	if r.span == 0 || k < r.next {
+		return false
+	}
+	r.next = k + r.every
+	return q.free.first()-t > q.timeout && float64(pending)*r.work+r.arrival >= r.need
+}
