@@ -90,7 +90,7 @@ type queueRun struct {
 	quitInTick          int
 	horizon             float64
 	recoveryWindowTicks int
-	rec                 recovery // the time back to steady state (recovery.go)
+	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
 }
 

@@ -70,7 +70,7 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 	r := st.finish(k)
 	if r.Stuck {
 		r.End = time.Duration(k) * sc.Tick // stopped at tick k, not at the horizon
-		s.cal.clear(k, st.nt)               // the herd's retries past the stop
+		s.cal.clear(k, st.nt)              // the herd's retries past the stop
 	}
 	if st.cc != nil {
 		r.LocalRejections = st.cc.local

@@ -120,7 +120,9 @@ func TestStuckAppliesOnlyWhereNobodyGivesUp(t *testing.T) {
 		"shedding":      func(sc *Scenario, _ *Policy) { sc.ShedTarget = 5 * time.Millisecond },
 		"no timeout":    func(sc *Scenario, _ *Policy) { sc.Timeout = 0 },
 		"retry-after":   func(sc *Scenario, _ *Policy) { sc.RetryAfter = time.Second },
-		"counting":      func(sc *Scenario, _ *Policy) { sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout, sc.ArrivalRate = 0, "", 0, 0, 0 },
+		"counting": func(sc *Scenario, _ *Policy) {
+			sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout, sc.ArrivalRate = 0, "", 0, 0, 0
+		},
 	} {
 		s, q := sc, p
 		f(&s, &q)
