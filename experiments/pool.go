@@ -10,10 +10,13 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Job is one run to simulate, and whether to record its timeline.
+// Job is one run to simulate, whether to record its timeline, and
+// whether it may stop once provably stuck (sim.Sim.StopStuck: for a
+// caller that needs only whether the run comes back).
 type Job struct {
-	Run      Run
-	Timeline bool
+	Run       Run
+	Timeline  bool
+	StopStuck bool
 }
 
 // Outcome is what a job gave.
@@ -101,6 +104,7 @@ func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(
 					tl = new(sim.Timeline)
 				}
 				rng.Seed(j.Run.Seed)
+				s.StopStuck = j.StopStuck
 				o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
 				o.Timeline = tl
 				results <- done{i, o}

@@ -109,3 +109,37 @@ func (r *stuckRule) stuck(k int, t float64, q *queueRun, pending int) bool {
 	r.next = k + r.every
 	return q.free.first()-t > q.timeout && float64(pending)*r.work+r.arrival >= r.need
 }
+
+// Hopeless reports whether every run of p on sc is stuck from its first
+// span after recovery, by the stuck rule's proof applied to what a policy
+// under which nobody gives up leaves at recovery: the cohort and every
+// open-loop request of the outage, P₀ = clients + λ·outage, all waiting
+// to retry. In the first span T + D after recovery each of them sends at
+// least once while the workers answer at most c·(T + D)/S̄ requests, so
+//
+//  1. if the work that arrives in that span exceeds what the workers do by
+//     (1 + StuckMargin)·c·T, an arrival at its end waits longer than T;
+//  2. if the clients still waiting then (at least P₀ − c·(T + D)/S̄) bring
+//     the stuck rule's excess of work, the rule's induction holds from
+//     there on.
+//
+// No run of p on sc then comes back; a search that needs only that can
+// skip simulating it (TestHopelessRunsNeverComeBack). False where the
+// stuck rule does not apply or there is no open-loop traffic.
+func Hopeless(sc Scenario, p Policy) bool {
+	if !StuckApplies(sc, p) || sc.ArrivalRate <= 0 {
+		return false
+	}
+	d, _ := p.MaxDelay()
+	span := (sc.Timeout + d).Seconds()
+	mean := sc.MeanService().Seconds()
+	c := float64(sc.Concurrency)
+	lambda := sc.ArrivalRate
+	p0 := float64(sc.Clients) + lambda*(sc.RecoverAt-sc.OutageStart).Seconds()
+	arriving := (p0 + lambda*span) * mean // work arriving in the first span, s
+	if arriving-c*span < (1+StuckMargin)*c*sc.Timeout.Seconds() {
+		return false
+	}
+	p1 := p0 - c*span/mean
+	return p1*mean+lambda*mean*span >= (1+StuckMargin)*c*span
+}

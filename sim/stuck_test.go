@@ -131,3 +131,33 @@ func TestStuckAppliesOnlyWhereNobodyGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// A run Hopeless calls stuck from the start is never back when run to its
+// horizon; the random servers make both verdicts common.
+func TestHopelessRunsNeverComeBack(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(23)
+	var s Sim
+	s.StopStuck = true // a hopeless run stops as soon as the rule sees it
+	hopeless, other := 0, 0
+	for trial := range 200 {
+		sc, p := buriedScenario(r)
+		if !Hopeless(sc, p) {
+			other++
+			continue
+		}
+		hopeless++
+		var whole Sim
+		res, err := whole.Run(sc, p, NewMulberry32(r.Uint32()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Recovered.Reached {
+			t.Fatalf("trial %d: Hopeless, yet back at %v (%v on %+v)", trial, res.Recovered.At, p, sc)
+		}
+	}
+	t.Logf("%d of 200 hopeless, %d not", hopeless, other)
+	if hopeless < 20 || other < 20 {
+		t.Fatalf("%d hopeless and %d not of 200: the random servers no longer test both sides", hopeless, other)
+	}
+}
