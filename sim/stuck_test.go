@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -159,5 +160,46 @@ func TestHopelessRunsNeverComeBack(t *testing.T) {
 	t.Logf("%d of 200 hopeless, %d not", hopeless, other)
 	if hopeless < 20 || other < 20 {
 		t.Fatalf("%d hopeless and %d not of 200: the random servers no longer test both sides", hopeless, other)
+	}
+}
+
+// MeanDelayBound bounds the mean delay of every attempt: over many
+// clients of random capped policies, the mean drawn at each of the first
+// 40 rejections stays within it (tolerance: 4 standard errors).
+func TestMeanDelayBoundHoldsAtEveryAttempt(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(31)
+	const clients = 4000
+	for trial := range 60 {
+		_, p := buriedScenario(r)
+		bound, ok := p.MeanDelayBound()
+		if !ok {
+			t.Fatalf("%v: no bound", p)
+		}
+		max, _ := p.MaxDelay()
+		d := p.compile()
+		cs := make([]client, clients)
+		for i := range cs {
+			cs[i] = client{prev: ms(p.Base)}
+		}
+		rng := NewMulberry32(r.Uint32())
+		resp := response{up: true}
+		for att := 1; att <= 40; att++ {
+			var sum, sq float64
+			for i := range cs {
+				cs[i].att = int32(att)
+				x := d.delay(&cs[i], resp, rng)
+				if x > ms(max)+1e-6 {
+					t.Fatalf("trial %d: %v drew %.1f ms, above MaxDelay %v", trial, p, x, max)
+				}
+				sum += x
+				sq += x * x
+			}
+			mean := sum / clients
+			se := math.Sqrt(math.Max(sq/clients-mean*mean, 0) / clients)
+			if mean > ms(bound)+4*se+1e-6 {
+				t.Fatalf("trial %d: %v: mean delay %.1f ms at attempt %d, above the bound %v", trial, p, mean, att, bound)
+			}
+		}
 	}
 }

@@ -1,0 +1,238 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// A Server is one model of the server an answer must hold on: the
+// counting server, whose rejections may cost work, or a queueing server
+// sized to the capacity the user gives. Its Scenario is the user's
+// question (capacity, fleet, outage, window) on that server. The fields
+// are the scenario parameters of sweeps.toml (reject_cost, service,
+// service_s, concurrency, timeout_s, queue_limit, queue_wait_s,
+// shed_target_s, arrival_rps) and are bounded by sim.Scenario.Validate,
+// the one owner of their bounds.
+type Server struct {
+	// RejectCost: each rejection costs this fraction of a served request's
+	// work (the counting server's reject_cost).
+	RejectCost float64 `json:"reject_cost,omitempty"`
+	// Service: the queueing server's service time distribution; "" for
+	// the counting server.
+	Service     string        `json:"service,omitempty"`
+	ServiceTime time.Duration `json:"service_ns,omitempty"`
+	ServiceP99  time.Duration `json:"service_p99_ns,omitempty"`
+	// Workers: 0 sizes the server to the capacity: capacity × the mean
+	// service time, rounded (at least 1).
+	Workers    int           `json:"concurrency,omitempty"`
+	Timeout    time.Duration `json:"timeout_ns,omitempty"`
+	QueueLimit int           `json:"queue_limit,omitempty"`
+	QueueWait  time.Duration `json:"queue_wait_ns,omitempty"`
+	ShedTarget time.Duration `json:"shed_target_ns,omitempty"`
+	// Load is the open-loop traffic as a share of the server's capacity,
+	// or Arrival in requests/s when that is set.
+	Load    float64 `json:"load,omitempty"`
+	Arrival float64 `json:"arrival_rps,omitempty"`
+}
+
+// SteadyLead is how long a queueing server with open-loop traffic runs in
+// its steady state before the outage starts.
+const SteadyLead = 30 * time.Second
+
+// Queueing reports whether s is a queueing server.
+func (s Server) Queueing() bool { return s.Service != "" }
+
+// Scenario is base (the counting server of the question: capacity,
+// clients, outage from the start, window after recovery) on server s. A
+// queueing server with open-loop traffic is up for SteadyLead first, then
+// down for the same outage; its cohort first sends when it goes down.
+func (s Server) Scenario(base sim.Scenario) sim.Scenario {
+	sc := base
+	sc.RejectCost = s.RejectCost
+	if !s.Queueing() {
+		return sc
+	}
+	sc.RejectCost = 0
+	sc.Service, sc.ServiceTime, sc.ServiceP99 = s.Service, s.ServiceTime, s.ServiceP99
+	sc.Concurrency = s.Workers
+	if sc.Concurrency == 0 {
+		sc.Concurrency = 1 // MeanService is a queueing server's
+		sc.Concurrency = max(1, int(math.Round(base.Capacity*sc.MeanService().Seconds())))
+	}
+	sc.Timeout, sc.QueueLimit, sc.QueueWait, sc.ShedTarget = s.Timeout, s.QueueLimit, s.QueueWait, s.ShedTarget
+	sc.ArrivalRate = s.Arrival
+	if sc.ArrivalRate == 0 {
+		sc.ArrivalRate = math.Round(s.Load * ServerCapacity(sc))
+	}
+	if sc.ArrivalRate > 0 {
+		window := base.Horizon - base.RecoverAt
+		sc.OutageStart = SteadyLead
+		sc.RecoverAt = SteadyLead + base.RecoverAt
+		sc.Horizon = sc.RecoverAt + window
+	}
+	return sc
+}
+
+// ServerCapacity is the requests/s sc's server serves: Capacity for the
+// counting server, the workers over the mean service time for a queueing
+// one.
+func ServerCapacity(sc sim.Scenario) float64 {
+	if sc.Concurrency > 0 {
+		return float64(sc.Concurrency) / sc.MeanService().Seconds()
+	}
+	return sc.Capacity
+}
+
+// Label names s in a few words: "429s free", "429s cost 25 %", "queue
+// 20ms exp, 2s timeout, 50 % load".
+func (s Server) Label() string {
+	if !s.Queueing() {
+		if s.RejectCost == 0 {
+			return "counting, 429s free"
+		}
+		return "counting, 429s cost " + pct(s.RejectCost)
+	}
+	dist := map[string]string{"exponential": "exp", "fixed": "fixed", "lognormal": "lognormal"}[s.Service]
+	parts := []string{fmt.Sprintf("queue %v %s", s.ServiceTime, dist)}
+	if s.Workers > 0 {
+		parts[0] = fmt.Sprintf("queue %d × %v %s", s.Workers, s.ServiceTime, dist)
+	}
+	if s.Timeout > 0 {
+		parts = append(parts, fmt.Sprintf("%v timeout", s.Timeout))
+	} else {
+		parts = append(parts, "no timeout")
+	}
+	switch {
+	case s.QueueLimit > 0:
+		parts = append(parts, fmt.Sprintf("≤ %d waiting", s.QueueLimit))
+	case s.QueueWait > 0:
+		parts = append(parts, fmt.Sprintf("wait ≤ %v", s.QueueWait))
+	case s.ShedTarget > 0:
+		parts = append(parts, fmt.Sprintf("shed above %v", s.ShedTarget))
+	}
+	switch {
+	case s.Arrival > 0:
+		parts = append(parts, num.Short(s.Arrival)+" req/s background")
+	default:
+		parts = append(parts, pct(s.Load)+" load")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DefaultEnvelope is the set of servers an answer is judged on when the
+// user says nothing of theirs: the counting server with free rejections
+// and rejections costing 10, 25 and 50 % of a request; queueing servers
+// with workers = capacity × service time for 20 ms and 100 ms service,
+// exponential and fixed, client timeouts of 1, 2 and 5 s, an unbounded
+// queue, and background load 0 and 50 %. A user who does not know the
+// cost of a 429 on their server to within a factor of ten, nor how it
+// queues, gets an answer that holds on all of them.
+func DefaultEnvelope() []Server {
+	var env []Server
+	for _, c := range []float64{0, 0.1, 0.25, 0.5} {
+		env = append(env, Server{RejectCost: c})
+	}
+	for _, st := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
+		for _, dist := range []string{"exponential", "fixed"} {
+			for _, to := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second} {
+				for _, load := range []float64{0, 0.5} {
+					env = append(env, Server{Service: dist, ServiceTime: st, Timeout: to, Load: load})
+				}
+			}
+		}
+	}
+	return env
+}
+
+// DescribeEnvelope says in one line what servers env holds.
+func DescribeEnvelope(env []Server) string {
+	var counting, queueing []Server
+	for _, s := range env {
+		if s.Queueing() {
+			queueing = append(queueing, s)
+		} else {
+			counting = append(counting, s)
+		}
+	}
+	var parts []string
+	if len(counting) > 0 {
+		var costs []string
+		for _, s := range counting {
+			costs = append(costs, pct(s.RejectCost))
+		}
+		parts = append(parts, fmt.Sprintf("the counting server with 429s costing %s of a request", joinOr(costs)))
+	}
+	if len(queueing) > 0 {
+		set := func(f func(Server) string) string {
+			var xs []string
+			seen := map[string]bool{}
+			for _, s := range queueing {
+				if x := f(s); !seen[x] {
+					seen[x] = true
+					xs = append(xs, x)
+				}
+			}
+			return joinOr(xs)
+		}
+		parts = append(parts, fmt.Sprintf("%s queueing servers (%s service, %s, timeouts %s, %s queue, background load %s)",
+			num.Short(float64(len(queueing))),
+			set(func(s Server) string { return s.ServiceTime.String() }),
+			set(func(s Server) string { return s.Service }),
+			set(func(s Server) string { return s.Timeout.String() }),
+			set(func(s Server) string {
+				switch {
+				case s.QueueLimit > 0:
+					return fmt.Sprintf("≤ %d waiting", s.QueueLimit)
+				case s.QueueWait > 0:
+					return fmt.Sprintf("wait ≤ %v", s.QueueWait)
+				case s.ShedTarget > 0:
+					return fmt.Sprintf("shedding above %v", s.ShedTarget)
+				}
+				return "unbounded"
+			}),
+			set(func(s Server) string {
+				if s.Arrival > 0 {
+					return num.Short(s.Arrival) + " req/s"
+				}
+				return pct(s.Load)
+			})))
+	}
+	return fmt.Sprintf("%d servers: %s", len(env), strings.Join(parts, "; "))
+}
+
+func joinOr(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// Ideal is the least time after recovery, in seconds, in which any
+// client policy could bring sc's clients back: the server does nothing
+// but serve the waiting requests at its capacity, 99 % of the cohort on
+// a server without open-loop traffic; with open-loop traffic at rate λ,
+// the cohort and every request of the outage at the capacity that the
+// traffic leaves (capacity − λ). At least one tick. It depends on the
+// scenario alone, never on the candidates, so that a regret against it
+// (a candidate's time over Ideal) is the candidate's own: removing a
+// candidate that does not win never changes the winner.
+func Ideal(sc sim.Scenario) float64 {
+	c := ServerCapacity(sc)
+	need := 0.99 * float64(sc.Clients) / c
+	if sc.ArrivalRate > 0 && sc.Concurrency > 0 {
+		backlog := float64(sc.Clients) + sc.ArrivalRate*(sc.RecoverAt-sc.OutageStart).Seconds()
+		need = backlog / math.Max(c-sc.ArrivalRate, c*1e-3)
+	}
+	return math.Max(need, sc.Tick.Seconds())
+}
+
+// pct writes a share as a percentage: 0.25 → "25 %".
+func pct(x float64) string { return num.Short(100*x) + " %" }
