@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -124,12 +123,16 @@ type Envelope struct {
 	// Ranked are the candidates that recover on every server but
 	// Defeating, by Score, measured on Seeds seeds.
 	Ranked []*Candidate
-	// Defeating are the servers on which no candidate whose clients never
-	// give up recovers (indexes into Servers); GiveUpRecovers names, for
-	// those where one exists, a candidate that lets clients give up and
-	// recovers there.
+	// Defeating are the servers left out of the answer (indexes into
+	// Servers): those on which no candidate recovers, and, when no
+	// candidate recovers on every other server, those on which only
+	// candidates that let clients give up recover; GiveUpRecovers names
+	// one of those for each such server.
 	Defeating      []int
 	GiveUpRecovers map[int]*Candidate
+	// OnlyGivingUp are the servers on which only candidates that let
+	// clients give up recover (in Defeating too when they were left out).
+	OnlyGivingUp []int
 	// Tried are the candidates that never give up tried on every server
 	// before it is called defeating.
 	Tried []*Candidate
@@ -162,9 +165,7 @@ type envelopeSearch struct {
 	scen    []sim.Scenario // each server's scenario
 	order   []int          // servers in the order they are measured
 	cands   []*Candidate
-	measure Measure
-	memo    map[string]*Record // run key → its record: a run is measured once
-	runs    int
+	j       *judger // measures each run once
 }
 
 // SearchEnvelope answers q over the servers env for base: every
@@ -184,7 +185,7 @@ func SearchEnvelope(ctx context.Context, base sim.Scenario, env []Server, space 
 	if s.Screen < 1 || s.Final < s.Screen {
 		return nil, fmt.Errorf("envelope seeding %d, %d: want 1 ≤ screen ≤ final", s.Screen, s.Final)
 	}
-	e := &envelopeSearch{ctx: ctx, q: q, base: base, servers: env, measure: measure, memo: map[string]*Record{}}
+	e := &envelopeSearch{ctx: ctx, q: q, base: base, servers: env, j: &judger{ctx: ctx, q: q, measure: measure, memo: map[string]*Record{}}}
 	for _, srv := range env {
 		sc := srv.Scenario(base)
 		if err := sc.Validate(); err != nil {
@@ -201,26 +202,55 @@ func SearchEnvelope(ctx context.Context, base sim.Scenario, env []Server, space 
 		ans.NoAnswer = why
 		return ans, nil
 	}
-	if err := e.defeating(s.Screen, ans); err != nil {
+	// Servers on which nothing comes back are left out of the screening
+	// (and named); if no candidate then recovers on every other server, the
+	// servers on which only candidates that let clients give up come back
+	// are left out too, and named with one of those.
+	none, onlyGivingUp, err := e.defeating(s.Screen, ans)
+	if err != nil {
 		return nil, err
 	}
 	skip := make([]bool, len(env))
-	for _, i := range ans.Defeating {
+	for _, i := range none {
 		skip[i] = true
 	}
-	ans.Compromise = len(ans.Defeating) > 0
-	if len(ans.Defeating) == len(env) {
-		ans.NoAnswer = "no candidate whose clients never give up recovers on any server of the envelope"
-		ans.Runs = e.runs
+	ans.Defeating = none
+	if len(none) == len(env) {
+		ans.NoAnswer = "no candidate recovers on any server of the envelope"
+		ans.Runs = e.j.runs
 		return ans, nil
 	}
-	if err := e.screen(skip, s.Screen); err != nil {
-		return nil, err
+	// Where only candidates that let clients give up come back, only they
+	// can recover everywhere: they are screened first, alone.
+	if len(onlyGivingUp) > 0 {
+		if err := e.screen(skip, s.Screen, sim.Policy.LetsClientsGiveUp); err != nil {
+			return nil, err
+		}
 	}
+	if len(onlyGivingUp) == 0 || (!anyComplete(e.cands, skip) && len(none)+len(onlyGivingUp) < len(env)) {
+		for _, i := range onlyGivingUp {
+			skip[i] = true
+		}
+		ans.Defeating = append(ans.Defeating, onlyGivingUp...)
+		if err := e.screen(skip, s.Screen, nil); err != nil {
+			return nil, err
+		}
+	}
+	ans.OnlyGivingUp = onlyGivingUp
+	ans.Compromise = len(ans.Defeating) > 0
 	if err := e.final(skip, s, ans); err != nil {
 		return nil, err
 	}
-	ans.Runs = e.runs
+	if w := ans.Winner; w != nil { // what the answer loses where nothing that never gives up recovers
+		for _, i := range ans.Defeating {
+			if w.On[i] == nil {
+				if err := e.judge([]*Candidate{w}, i, s.Screen); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	ans.Runs = e.j.runs
 	return ans, nil
 }
 
@@ -264,62 +294,42 @@ func anyComplete(cs []*Candidate, skip []bool) bool {
 }
 
 // judge measures the candidates on server i over seeds 1…n (what the
-// memo lacks) and records their recoveries.
+// memo lacks, in one batch) and records their recoveries.
 func (e *envelopeSearch) judge(cs []*Candidate, i, n int) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	sc := e.scen[i]
-	var want []experiments.Run
-	var run []*Candidate
-	for _, c := range cs {
-		if sim.Hopeless(sc, c.Policy) {
-			c.On[i] = &Recovery{Ideal: Ideal(sc), Time: math.NaN(), Regret: math.Inf(1),
-				Why: "stuck from recovery: the clients the outage leaves waiting bring more work than the workers can do before their timeout (sim.Hopeless; not simulated)"}
-			continue
-		}
-		run = append(run, c)
-		cell := experiments.Cell{Scenario: sc, Policy: c.Policy}
-		for seed := 1; seed <= n; seed++ {
-			r := experiments.Run{Cell: cell, Seed: uint32(seed)}
-			if _, ok := e.memo[r.Key()]; !ok {
-				want = append(want, r)
-			}
-		}
+	ps := make([]sim.Policy, len(cs))
+	for k, c := range cs {
+		ps[k] = c.Policy
 	}
-	if len(want) > 0 {
-		got, err := e.measure(e.ctx, want)
-		if err != nil {
-			return err
-		}
-		e.runs += len(want)
-		for j := range got {
-			e.memo[want[j].Key()] = &got[j]
-		}
+	rs, err := e.j.recoveries(e.scen[i], ps, n)
+	if err != nil {
+		return err
 	}
-	for _, c := range run {
-		cell := experiments.Cell{Scenario: sc, Policy: c.Policy}
-		recs := make([]*Record, 0, n)
-		for seed := 1; seed <= n; seed++ {
-			recs = append(recs, e.memo[experiments.Run{Cell: cell, Seed: uint32(seed)}.Key()])
-		}
-		a := aggregatesOf(recs, envelopeMetrics(sc))[0]
-		r := e.q.Recovery(a)
+	for k, c := range cs {
+		r := rs[k]
 		c.On[i] = &r
 	}
 	return nil
 }
 
-// screen measures the candidates still in, server by server in e.order
+// screen measures the candidates (those only accepts; nil: all) still in, server by server in e.order
 // (those skip marks aside), seed by seed up to n, dropping a candidate at
 // its first failure and, once some candidate recovers everywhere, any
 // whose regret exceeds that one's worst. The first server's three best
 // candidates run through every server first, so that the bound exists
 // early.
-func (e *envelopeSearch) screen(skip []bool, n int) error {
-	in := slices.Clone(e.cands)
-	for _, c := range in {
-		c.Out = ""
+func (e *envelopeSearch) screen(skip []bool, n int, only func(sim.Policy) bool) error {
+	var in []*Candidate
+	for _, c := range e.cands {
+		if only == nil || only(c.Policy) {
+			c.Out = ""
+			in = append(in, c)
+		}
+	}
+	if len(in) == 0 {
+		return nil
 	}
 	servers := make([]int, 0, len(e.order))
 	for _, i := range e.order {
@@ -423,37 +433,40 @@ func (e *envelopeSearch) bound(skip []bool) float64 {
 	return b
 }
 
-// defeating finds the servers on which no candidate whose clients never
-// give up comes back, before the screening, so that the screening spends
-// no runs there. On each server it tries the gentlest candidate of each
-// family (the longest delays) and every one with a client component or
-// of no known longest delay, gentlest first, until one recovers on every
+// defeating finds, before the screening, the servers on which nothing
+// comes back (none) and those on which only candidates that let clients
+// give up do (onlyGivingUp, each with one of those in
+// ans.GiveUpRecovers), so that the screening spends no runs where no
+// candidate can be complete. On each server it tries the gentlest
+// candidate of each family (the longest delays) and every one with a
+// client component or of no known longest delay, gentlest first, those
+// that never give up before those that do, until one recovers on every
 // screened seed (sim.Hopeless settles many without a run). That a
 // shorter delay would not do better is not a law: near the edge of a
-// server's capacity a shorter cap sometimes comes back where a longer
-// one did not, so the answer says which candidates were tried. For each
-// such server it also looks, the same way, for a candidate that lets
-// clients give up and recovers there.
-func (e *envelopeSearch) defeating(n int, ans *Envelope) error {
+// server's capacity a shorter cap sometimes comes back where a longer one
+// did not; the answer says which candidates were tried (Tried).
+func (e *envelopeSearch) defeating(n int, ans *Envelope) (none, onlyGivingUp []int, err error) {
 	ans.GiveUpRecovers = map[int]*Candidate{}
 	for _, i := range e.order {
 		c, err := e.firstToRecover(i, n, false)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if c != nil {
 			continue
 		}
-		ans.Defeating = append(ans.Defeating, i)
 		if c, err = e.firstToRecover(i, n, true); err != nil {
-			return err
+			return nil, nil, err
 		}
-		if c != nil {
-			ans.GiveUpRecovers[i] = c
+		if c == nil {
+			none = append(none, i)
+			continue
 		}
+		onlyGivingUp = append(onlyGivingUp, i)
+		ans.GiveUpRecovers[i] = c
 	}
 	ans.Tried = e.representatives(false)
-	return nil
+	return none, onlyGivingUp, nil
 }
 
 // recoversSomewhere is a candidate measured on server i that recovers

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -38,6 +39,10 @@ type Server struct {
 	// or Arrival in requests/s when that is set.
 	Load    float64 `json:"load,omitempty"`
 	Arrival float64 `json:"arrival_rps,omitempty"`
+	// RetryAfter, RetryAfterMax: what the server sends with a rejection
+	// (retry_after_s, retry_after_max_s); 0 keeps the question's.
+	RetryAfter    time.Duration `json:"retry_after_ns,omitempty"`
+	RetryAfterMax time.Duration `json:"retry_after_max_ns,omitempty"`
 }
 
 // SteadyLead is how long a queueing server with open-loop traffic runs in
@@ -54,6 +59,9 @@ func (s Server) Queueing() bool { return s.Service != "" }
 func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 	sc := base
 	sc.RejectCost = s.RejectCost
+	if s.RetryAfter > 0 {
+		sc.RetryAfter, sc.RetryAfterMax = s.RetryAfter, s.RetryAfterMax
+	}
 	if !s.Queueing() {
 		return sc
 	}
@@ -120,6 +128,13 @@ func (s Server) Label() string {
 		parts = append(parts, num.Short(s.Arrival)+" req/s background")
 	default:
 		parts = append(parts, pct(s.Load)+" load")
+	}
+	if s.RetryAfter > 0 {
+		ra := fmt.Sprintf("Retry-After %v", s.RetryAfter)
+		if s.RetryAfterMax > s.RetryAfter {
+			ra = fmt.Sprintf("Retry-After U(%v, %v)", s.RetryAfter, s.RetryAfterMax)
+		}
+		parts = append(parts, ra)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -236,3 +251,48 @@ func Ideal(sc sim.Scenario) float64 {
 
 // pct writes a share as a percentage: 0.25 → "25 %".
 func pct(x float64) string { return num.Short(100*x) + " %" }
+
+// BeyondBackoff are the settings besides a backoff curve that the
+// envelope's search tries on a few curves (BeyondBackoffCurves): a retry
+// budget of 10 % of requests plus 10/s per process of 100 clients
+// (Finagle's RetryBudget, failsafe-go's budget), gRPC's retryThrottling
+// with 10 tokens and a ratio of 0.1 per process of 100 clients (the AWS
+// SDKs' retry quota works alike), and an attempt limit of 4. Each lets
+// clients give up, so it recovers on a server buried by its own herd by
+// failing the outage's requests; the counting server's rule refuses
+// that unless the question allows clients to give up. A circuit breaker
+// (Polly's defaults per process of 100 clients) was measured beside them
+// and left out: it brought no server of the default envelope back that
+// its curve alone did not, and its runs on a buried server cannot stop
+// early (sim.StuckApplies), at 1–5 s of CPU each for 5,000 clients.
+var BeyondBackoff = []sim.Policy{
+	{RetryBudget: 0.1, BudgetMinRPS: 10, ClientsPerProcess: 100},
+	{RetryTokens: 10, RetryTokenRatio: 0.1, ClientsPerProcess: 100},
+	{MaxAttempts: 4},
+}
+
+// BeyondBackoffCurves are the curves BeyondBackoff is tried on.
+var BeyondBackoffCurves = []sim.Policy{
+	{Kind: sim.Decorrelated, Base: time.Second, Cap: 30 * time.Second},
+	{Kind: sim.Decorrelated, Base: 2 * time.Second, Cap: 2 * time.Minute},
+	{Kind: sim.APICore, Base: time.Second, Multiplier: 2, Cap: time.Minute},
+}
+
+// EnvelopeSpace is the candidate space of an answer over an envelope:
+// recommend's (experiments.CandidateSpace) and each BeyondBackoff setting
+// on each of BeyondBackoffCurves.
+func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
+	var ps []sim.Policy
+	for _, c := range experiments.CandidateSpace(sc) {
+		ps = append(ps, c.Policy)
+	}
+	for _, curve := range BeyondBackoffCurves {
+		for _, b := range BeyondBackoff {
+			p := curve
+			p.RetryBudget, p.BudgetMinRPS, p.RetryTokens, p.RetryTokenRatio = b.RetryBudget, b.BudgetMinRPS, b.RetryTokens, b.RetryTokenRatio
+			p.MaxAttempts, p.ClientsPerProcess = b.MaxAttempts, b.ClientsPerProcess
+			ps = append(ps, p.Normalize())
+		}
+	}
+	return ps
+}

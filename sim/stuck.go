@@ -56,6 +56,8 @@ func (p Policy) MaxDelay() (time.Duration, bool) {
 		return p.Cap, p.Cap > 0
 	case WidthJitter, GRPC, GRPCGo:
 		return time.Duration(float64(p.Cap) * (1 + p.Width)), p.Cap > 0
+	case WatchDog, HTTPRetry: // d·(1 + width·(U − 0.5)); http-retry without a Retry-After
+		return time.Duration(float64(p.Cap) * (1 + p.Width/2)), p.Cap > 0
 	}
 	return 0, false
 }
@@ -80,8 +82,8 @@ func (p Policy) MeanDelayBound() (time.Duration, bool) {
 		// largest at prev = cap, where it is cap − (cap − base)²/(2·(3·cap − base)).
 		c, b := float64(p.Cap), float64(min(p.Base, p.Cap))
 		return time.Duration(c - (c-b)*(c-b)/(2*(3*c-b))), true
-	case WidthJitter, GRPC, GRPCGo:
-		return p.Cap, true // cap · (1 + width·(2U − 1)): mean cap
+	case WidthJitter, GRPC, GRPCGo, WatchDog, HTTPRetry:
+		return p.Cap, true // cap · (1 + width·(2U − 1)) or cap · (1 + width·(U − 0.5)): mean cap
 	}
 	return d, true // fixed, exponential: the delay itself
 }

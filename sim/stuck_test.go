@@ -39,6 +39,7 @@ func buriedScenario(r *Mulberry32) (Scenario, Policy) {
 		{Kind: APICore, Base: base, Cap: cap, Multiplier: 2},
 		{Kind: Decorrelated, Base: base, Cap: cap},
 		{Kind: Fixed, Base: base},
+		{Kind: WatchDog, Base: base, Cap: cap, Multiplier: 1.5 + r.Float64(), Width: r.Float64()},
 	}
 	return sc, ps[pick(len(ps))].Normalize()
 }
