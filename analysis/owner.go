@@ -40,7 +40,9 @@ func OwnerOptions(s Server) []OwnerOption {
 			OwnerOption{Name: "turn away a request that would wait over 500ms, with Retry-After 5s", Key: "queue_wait_s = 0.5, retry_after_s = 5",
 				Server: with(func(x *Server) { x.QueueWait, x.RetryAfter, x.RetryAfterMax = 500*time.Millisecond, 5*time.Second, 0 })},
 			OwnerOption{Name: "turn away a request that would wait over 500ms, with Retry-After drawn from U(5s, 30s)", Key: "queue_wait_s = 0.5, retry_after_s = 5, retry_after_max_s = 30",
-				Server: with(func(x *Server) { x.QueueWait, x.RetryAfter, x.RetryAfterMax = 500*time.Millisecond, 5*time.Second, 30*time.Second })},
+				Server: with(func(x *Server) {
+					x.QueueWait, x.RetryAfter, x.RetryAfterMax = 500*time.Millisecond, 5*time.Second, 30*time.Second
+				})},
 		)
 		return out
 	}
