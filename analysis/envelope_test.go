@@ -217,3 +217,64 @@ func TestBudgetRecoversWhereBackoffAloneFails(t *testing.T) {
 		t.Fatalf("defeating %v, only by giving up %v (%v): want the server named as one only giving up recovers on, and kept", got.Defeating, got.OnlyGivingUp, got.GiveUpRecovers)
 	}
 }
+
+// A margin holds just inside and not just outside: measured again from
+// scratch on the same seeds, the answer recovers at Inside and not at
+// Outside, for random questions and policies; and the candidate to
+// switch to recovers at Outside.
+func TestMarginsHoldJustInsideNotOutside(t *testing.T) {
+	t.Parallel()
+	rng := sim.NewMulberry32(43)
+	env := smallEnvelope()
+	space := smallSpace()
+	checked := 0
+	for trial := range 8 {
+		base := envelopeBase(float64(50+int(rng.Float64()*100)), 300+int(rng.Float64()*700), time.Duration(10+int(rng.Float64()*40))*time.Second)
+		p := space[int(rng.Float64()*float64(len(space)))]
+		q := Query{Capacity: base.Capacity, Objective: ByT99}
+		axes := MarginAxes(env, func(i int) bool { return i < 3 }) // the counting servers and the queue without load
+		ms, _, err := Margins(context.Background(), base, p, axes, space, q, 2, simulateStuck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := &judger{ctx: context.Background(), q: q, measure: simulateStuck, memo: map[string]*Record{}}
+		for _, m := range ms {
+			if math.IsNaN(m.Inside) {
+				continue
+			}
+			in, err := fresh.recovery(m.Axis.server(m.Inside).Scenario(base), p, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !in.Recovers() {
+				t.Fatalf("trial %d: %v: %s %g is inside the margin, yet it does not recover: %s", trial, p, m.Axis.Key, m.Inside, in.Why)
+			}
+			if math.IsNaN(m.Outside) {
+				continue
+			}
+			out, err := fresh.recovery(m.At.Scenario(base), p, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Recovers() {
+				t.Fatalf("trial %d: %v: %s %g is outside the margin, yet it recovers", trial, p, m.Axis.Key, m.Outside)
+			}
+			if math.Abs(m.Outside-m.Inside) > m.Axis.Resolution*(1+1e-9) {
+				t.Fatalf("trial %d: %s margin %g … %g, wider than its resolution %g", trial, m.Axis.Key, m.Inside, m.Outside, m.Axis.Resolution)
+			}
+			if m.SwitchTo != nil {
+				sw, err := fresh.recovery(m.At.Scenario(base), m.SwitchTo.Policy, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sw.Recovers() {
+					t.Fatalf("trial %d: switch to %v past the %s margin, which does not recover there", trial, m.SwitchTo.Policy, m.Axis.Key)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("only %d margins with an outside: the test no longer checks both sides", checked)
+	}
+}
