@@ -11,6 +11,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -53,9 +54,9 @@ func records(capacity float64, ps []synth) []Record {
 		pol.Width = p.width
 		sc := sim.Article()
 		sc.Capacity = capacity
-		c := experiments.Cell{Scenario: sc, Policy: pol.Normalize()}
+		c := grid.Cell{Scenario: sc, Policy: pol.Normalize()}
 		for i, v := range p.t99 {
-			r := experiments.Run{Cell: c, Seed: uint32(i + 1)}
+			r := grid.Run{Cell: c, Seed: uint32(i + 1)}
 			res := sim.Result{Clients: 2000, PeakRPS: p.peak, SentAfterRecovery: int64(p.sent)}
 			if !math.IsNaN(v) {
 				res.T99 = sim.Milestone{At: sc.RecoverAt + time.Duration(v*1e9), Reached: true} // v: after recovery
@@ -154,7 +155,7 @@ func TestTable5FromData(t *testing.T) {
 // seeds 206–210: the simulator is the article's.
 func TestArticleExactRows(t *testing.T) {
 	t.Parallel()
-	run := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	run := func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		var five []sim.Result
 		for _, s := range experiments.ArticleSeeds {
 			r, err := sim.Run(c.Scenario, c.Policy, s)
@@ -198,7 +199,7 @@ func TestLoadErrors(t *testing.T) {
 		var b bytes.Buffer
 		w := parquetio.NewRunsWriter(&b, m)
 		recs := records(120, []synth{{sim.Decorrelated, 0, []float64{70}, 200, 2000}})
-		w.Append(experiments.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
+		w.Append(grid.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -239,9 +240,9 @@ func TestLibraryVerdicts(t *testing.T) {
 	})
 	add := func(p sim.Policy, t99 float64, gaveUp int) {
 		sc := sim.Article()
-		c := experiments.Cell{Scenario: sc, Policy: p}
+		c := grid.Cell{Scenario: sc, Policy: p}
 		for s := uint32(1); s <= 3; s++ {
-			r := experiments.Run{Cell: c, Seed: s}
+			r := grid.Run{Cell: c, Seed: s}
 			res := sim.Result{Clients: 2000, PeakRPS: 300, SentAfterRecovery: 2400, GaveUp: gaveUp, T99: sim.Milestone{At: sc.RecoverAt + time.Duration(t99*1e9), Reached: true}}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: s, Cell: c, Result: res}})
 		}

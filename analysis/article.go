@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -27,7 +28,7 @@ type Spread struct {
 // ArticleRow is one row of an article table with our figures beside it.
 type ArticleRow struct {
 	Label     string
-	Cell      experiments.Cell
+	Cell      grid.Cell
 	Published map[experiments.Metric]experiments.Published
 	Ours      map[experiments.Metric]Figure // over experiments.ArticleSeeds
 	Many      map[experiments.Metric]Spread // over many seeds
@@ -50,7 +51,7 @@ type ArticleRow struct {
 // exactly that); a policy that jitters draws from the first rejection.
 // The policy's own delays answer, so no list of families can drift from
 // what the simulator does.
-func DrawsDelays(c experiments.Cell) bool {
+func DrawsDelays(c grid.Cell) bool {
 	const rejections = 16
 	for _, up := range []bool{false, true} {
 		first, err := c.Policy.Delays(1, rejections, c.Scenario.RetryAfter, up)
@@ -77,7 +78,7 @@ type ArticleTable struct {
 
 // Results gives the runs of a cell: on the article's five seeds, and on
 // many seeds.
-type Results func(c experiments.Cell) (five, many []sim.Result)
+type Results func(c grid.Cell) (five, many []sim.Result)
 
 func articleValue(m experiments.Metric, r sim.Result) (float64, bool) {
 	switch m {

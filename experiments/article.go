@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -28,7 +29,7 @@ type Published struct {
 // the article printed for it.
 type Row struct {
 	Label     string
-	Cell      Cell
+	Cell      grid.Cell
 	Published map[Metric]Published
 }
 
@@ -45,10 +46,10 @@ type Table struct {
 // published).
 var ArticleSeeds = []uint32{206, 207, 208, 209, 210}
 
-func articleCell(p sim.Policy, retryAfter time.Duration) Cell {
+func articleCell(p sim.Policy, retryAfter time.Duration) grid.Cell {
 	sc := sim.Article()
 	sc.RetryAfter = retryAfter
-	return Cell{Scenario: sc, Policy: p.Normalize()}
+	return grid.Cell{Scenario: sc, Policy: p.Normalize()}
 }
 
 func pol(k sim.Kind) sim.Policy { return sim.DefaultPolicy(k) }
@@ -101,8 +102,8 @@ func ArticleTables() []Table {
 
 // Builtin returns the cells of a built-in experiment, distinct and in
 // table order: "article" (tables 1–4) or "table1" … "table4".
-func Builtin(name string) ([]Cell, bool) {
-	var cells []Cell
+func Builtin(name string) ([]grid.Cell, bool) {
+	var cells []grid.Cell
 	seen := map[string]bool{}
 	for _, t := range ArticleTables() {
 		if name != "article" && name != t.ID {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -123,7 +124,7 @@ func TestCellBytesBoundALoadedGrid(t *testing.T) {
 	before := heapInUse()
 	stored := map[string]bool{}
 	for i := range n {
-		stored[RunKey("x", uint32(i))] = true
+		stored[grid.RunKey("x", uint32(i))] = true
 	}
 	todo := make([]int32, 0, n)
 	for i := range n {
@@ -176,7 +177,7 @@ func TestExecuteWithinBoundsTheWeightInFlight(t *testing.T) {
 		mu.Unlock()
 		for m := most.Load(); f > m && !most.CompareAndSwap(m, f); m = most.Load() {
 		}
-		return Job{Run: Run{Cell: Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: uint32(i)}}
+		return Job{Run: grid.Run{Cell: grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: uint32(i)}}
 	}, func(i int, o Outcome) error {
 		seeds = append(seeds, o.Job.Run.Seed)
 		flight.Add(-weight[i])
@@ -207,10 +208,10 @@ func TestExecuteStartsNoRunAfterAStop(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	big := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}
+	big := grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}
 	big.Scenario.Clients = 1_000_000
 	emitted := 0
-	err := Execute(ctx, 2, 10, func(i int) Job { return Job{Run: Run{Cell: big, Seed: uint32(i)}} },
+	err := Execute(ctx, 2, 10, func(i int) Job { return Job{Run: grid.Run{Cell: big, Seed: uint32(i)}} },
 		func(int, Outcome) error { emitted++; return nil })
 	if !errors.Is(err, context.Canceled) || emitted != 0 {
 		t.Errorf("Execute after a cancel: %v, %d emitted; want context.Canceled and none", err, emitted)

@@ -7,12 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 // Job is one run to simulate, and whether to record its timeline.
 type Job struct {
-	Run      Run
+	Run      grid.Run
 	Timeline bool
 }
 

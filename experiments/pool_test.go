@@ -6,15 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 func smallSweep() *Sweep {
 	sc := sim.Article()
 	sc.Clients = 200
-	var cells []Cell
+	var cells []grid.Cell
 	for _, k := range []sim.Kind{sim.FullJitter, sim.Decorrelated, sim.Fixed} {
-		cells = append(cells, Cell{Scenario: sc, Policy: sim.DefaultPolicy(k)})
+		cells = append(cells, grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(k)})
 	}
 	return &Sweep{Cells: cells, Seeds: []uint32{1, 2, 3, 4, 5, 6, 7}, TimelineSeeds: 1}
 }
@@ -112,8 +113,8 @@ func TestExecuteStopsRunsInProgress(t *testing.T) {
 	slow := sim.Scenario{Clients: 2000, Tick: 100 * time.Millisecond, RecoverAt: 10 * time.Second, Capacity: 10,
 		Spread: 2 * time.Second, Horizon: 100_000 * time.Second, RejectCost: 0.5} // 2,000 arrivals a tick for 10⁶ ticks: minutes
 	jobs := []Job{
-		{Run: Run{Cell: Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}},
-		{Run: Run{Cell: Cell{Scenario: slow, Policy: sim.Policy{Kind: sim.Fixed, Base: 100 * time.Millisecond}}, Seed: 1}},
+		{Run: grid.Run{Cell: grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}},
+		{Run: grid.Run{Cell: grid.Cell{Scenario: slow, Policy: sim.Policy{Kind: sim.Fixed, Base: 100 * time.Millisecond}}, Seed: 1}},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 
@@ -408,7 +409,7 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 		byCell[r.CellKey][r.Seed] = r.Result
 	}
 	complete := true
-	results := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	results := func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		runs := byCell[c.Key()]
 		var five, many []sim.Result
 		for _, s := range experiments.ArticleSeeds {

@@ -146,6 +146,24 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %v: want %s", e.Field, e.Value, e.Want)
 }
 
+// FieldErrors returns the FieldErrors in err, which may join or wrap
+// several, in order.
+func FieldErrors(err error) []*FieldError {
+	if fe, ok := err.(*FieldError); ok {
+		return []*FieldError{fe}
+	}
+	var out []*FieldError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, FieldErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = FieldErrors(u.Unwrap())
+	}
+	return out
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func wholeMS(field string, d time.Duration, min time.Duration) error {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -583,7 +583,7 @@ func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
 	os.MkdirAll(parts, 0o755)
 	var buf bytes.Buffer
 	w := parquetio.NewRunsWriter(&buf, dataset.Meta{Sim: "herd-0"})
-	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
+	w.Append(grid.Run{Cell: grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -13,11 +13,11 @@ import (
 // budgets included) and the candidate space round-trips through it.
 func TestMineReadsPolicySpec(t *testing.T) {
 	cfg := repoConfig(t)
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	for _, name := range []string{"client-controls", "presets", "retry-after", "metastable"} {
 		cells = append(cells, cfg.Sweep(name).Cells...)
 	}
-	cells = append(cells, experiments.CandidateSpace(sim.Article())...)
+	cells = append(cells, grid.CandidateSpace(sim.Article())...)
 	components := 0
 	for _, c := range cells {
 		spec := c.PolicySpec()

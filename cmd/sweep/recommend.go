@@ -19,6 +19,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -62,11 +63,11 @@ Exit codes: 0 answered, 1 no feasible policy or an unreadable dataset, 2 bad inp
 
 func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--margin 0.02] [--top 10] [--results DIR] [--workers N] [--memory SIZE] [--json]",
-		fmt.Sprintf(recommendHelp, experiments.DescribeSpace()), stderr)
+		fmt.Sprintf(recommendHelp, grid.DescribeSpace()), stderr)
 	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
 	outage := fs.Duration("outage", 30*time.Second, "outage length (a duration: 30s, 10m)")
-	window := fs.Duration("window", experiments.RecommendWindow, "how long after recovery clients have to come back")
+	window := fs.Duration("window", grid.RecommendWindow, "how long after recovery clients have to come back")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends (0: none); adds the clients that read it")
 	objective := fs.String("objective", "t99", "what to optimise: t99 (fastest recovery), peak (gentlest), sent (least traffic)")
 	budget := fs.Float64("budget", analysis.DefaultBudget, "most requests per client a policy may send after recovery")
@@ -138,7 +139,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			// answer for a number nobody has
 			return sc, usagef("recommend: --capacity %g: want at most %.3g requests/s (the largest fleet, %d clients, in one %v tick)", sc.Capacity, most, sim.MaxClients, sc.Tick)
 		}
-		if est := experiments.Envelope(experiments.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
+		if est := grid.Envelope(grid.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
 			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s (--memory %s would take it)",
 				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
 		}
@@ -146,8 +147,8 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	// held checks, before anything is simulated, what the search may hold:
 	// the simulators of every cell it may run, and up to runs records.
-	held := func(cells []experiments.Cell, runs int, flag string) error {
-		if est := experiments.Envelope(cells, false).Bytes(); est > lim.RunBytes() {
+	held := func(cells []grid.Cell, runs int, flag string) error {
+		if est := grid.Envelope(cells, false).Bytes(); est > lim.RunBytes() {
 			return usagef("recommend: the candidates' runs need an estimated %s a worker (a simulator keeps the largest storage of each kind its runs needed), more than the %s each worker may take under %s (--memory %s would take it)",
 				experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
 		}
@@ -190,7 +191,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	start := time.Now()
 	if isRange {
 		var points []sim.Scenario
-		var cells []experiments.Cell // every cell the search may ask for
+		var cells []grid.Cell // every cell the search may ask for
 		for _, c := range analysis.Grid(capLo, capHi) {
 			for _, n := range analysis.Grid(cliLo, cliHi) {
 				sc, err := scenario(c, math.Round(n))
@@ -198,7 +199,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					return err
 				}
 				points = append(points, sc)
-				cells = append(cells, experiments.CandidateSpace(sc)...)
+				cells = append(cells, grid.CandidateSpace(sc)...)
 			}
 		}
 		if err := held(cells, len(cells)**seeds, fmt.Sprintf("--seeds %d over %d scenarios", *seeds, len(points))); err != nil {
@@ -210,19 +211,19 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if ans.Robust, err = analysis.SearchRange(ctx, points, q, analysis.Seeding{Initial: *seeds, Max: *seeds}, m.measure); err != nil {
 			return err
 		}
-		ans.Space = len(experiments.CandidateSpace(points[0]))
+		ans.Space = len(grid.CandidateSpace(points[0]))
 	} else {
 		sc, err := scenario(capLo, cliLo)
 		if err != nil {
 			return err
 		}
 		q.Capacity, q.Clients = sc.Capacity, sc.Clients
-		space := experiments.CandidateSpace(sc)
+		space := grid.CandidateSpace(sc)
 		ans.Space = len(space)
 		cells := slices.Clone(space) // every cell the search and the verdicts may ask for
 		for _, p := range []sim.Policy{preset.Policy, minePolicy} {
 			if p.Kind != "" {
-				cells = append(cells, experiments.Cell{Scenario: sc, Policy: p.Normalize()})
+				cells = append(cells, grid.Cell{Scenario: sc, Policy: p.Normalize()})
 			}
 		}
 		if err := held(cells, len(cells)**maxSeeds, fmt.Sprintf("--max-seeds %d", *maxSeeds)); err != nil {
@@ -248,7 +249,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		// judge measures a policy outside the decision on the best's seeds
 		// (or reuses its runs when the search had it) and judges it.
 		judge := func(p sim.Policy) (*analysis.LibraryVerdict, error) {
-			cell := experiments.Cell{Scenario: sc, Policy: p.Normalize()}
+			cell := grid.Cell{Scenario: sc, Policy: p.Normalize()}
 			for _, a := range aggs {
 				if a.Cell == cell {
 					v := analysis.Judge(rec, a)
@@ -262,7 +263,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if rec.Best != nil {
 				n = len(rec.Best.Seeds)
 			}
-			recs, err := m.measure(ctx, analysis.Runs([]experiments.Cell{cell}, 1, n))
+			recs, err := m.measure(ctx, analysis.Runs([]grid.Cell{cell}, 1, n))
 			if err != nil {
 				return nil, err
 			}
@@ -311,7 +312,7 @@ func recommendScenario(capacity float64, clients int, outage, window, retryAfter
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	cellKeys          map[experiments.Cell]string // computed once per cell, not per run
+	cellKeys          map[grid.Cell]string // computed once per cell, not per run
 	cached            *analysis.Cached
 	dir               string
 	reused, simulated int
@@ -321,7 +322,7 @@ type measurer struct {
 // cell the search may ask for, and nothing it can avoid (analysis.LoadCells).
 // A dataset the user named must be readable; the default one is used only
 // when it exists.
-func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) error {
+func (m *measurer) open(dir string, explicit bool, cells []grid.Cell) error {
 	m.dir = dir
 	if _, err := os.Stat(dir); err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
@@ -350,11 +351,11 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 
 // cellKey is c.Key(), computed once per cell: the dataset finds a run by
 // its cell's key and seed, without hashing every run.
-func (m *measurer) cellKey(c experiments.Cell) string {
+func (m *measurer) cellKey(c grid.Cell) string {
 	k, ok := m.cellKeys[c]
 	if !ok {
 		if m.cellKeys == nil {
-			m.cellKeys = map[experiments.Cell]string{}
+			m.cellKeys = map[grid.Cell]string{}
 		}
 		k = c.Key()
 		m.cellKeys[c] = k
@@ -362,7 +363,7 @@ func (m *measurer) cellKey(c experiments.Cell) string {
 	return k
 }
 
-func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analysis.Record, error) {
+func (m *measurer) measure(ctx context.Context, runs []grid.Run) ([]analysis.Record, error) {
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
@@ -550,8 +551,8 @@ func parsePolicySpec(spec string) (sim.Policy, error) {
 		default:
 			// Any other policy parameter of sweeps.toml (retry_on, a
 			// client component …), as the policy_spec column writes it.
-			if err = experiments.SetPolicyParam(&p, k, v); err != nil {
-				switch pa := experiments.ParamByKey(k); {
+			if err = grid.SetPolicyParam(&p, k, v); err != nil {
+				switch pa := grid.ParamByKey(k); {
 				case pa != nil && !pa.Policy: // concurrency, capacity_rps …: the scenario's
 					err = fmt.Errorf("%s=%s: a parameter of the scenario, not of the policy: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", k, v)
 				case pa == nil || strings.HasPrefix(err.Error(), "unknown key"):
@@ -585,7 +586,7 @@ func policyWords(err error) error {
 			}
 			return fmt.Errorf("%s=%v: want %s", n, fe.Value, want)
 		}
-		return errors.New(experiments.UserWords(fe))
+		return errors.New(grid.UserWords(fe))
 	}
 	return err
 }

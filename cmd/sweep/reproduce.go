@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -42,7 +43,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if j := i % per; j < len(experiments.ArticleSeeds) {
 			seed = experiments.ArticleSeeds[j]
 		}
-		return experiments.Job{Run: experiments.Run{Cell: cells[i/per], Seed: seed}}
+		return experiments.Job{Run: grid.Run{Cell: cells[i/per], Seed: seed}}
 	}
 	n := len(cells) * per
 	five := map[string][]sim.Result{}
@@ -66,7 +67,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	tables := analysis.CompareArticle(experiments.ArticleTables(), func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	tables := analysis.CompareArticle(experiments.ArticleTables(), func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		return five[c.Key()], spread[c.Key()]
 	})
 	if *asJSON {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -146,7 +147,7 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := map[string]experiments.Cell{}
+	cells := map[string]grid.Cell{}
 	for _, r := range recs {
 		cells[r.CellKey] = r.Cell
 	}

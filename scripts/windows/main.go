@@ -20,19 +20,20 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 type row struct {
 	name    string
-	cell    experiments.Cell
+	cell    grid.Cell
 	metrics []experiments.Metric
 	pub     map[experiments.Metric]experiments.Published
 }
 
 var s sim.Sim
 
-func run(c experiments.Cell, seed uint32) sim.Result {
+func run(c grid.Cell, seed uint32) sim.Result {
 	r, err := c.Simulate(&s, sim.NewMulberry32(seed), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

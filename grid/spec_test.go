@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 import (
 	"testing"

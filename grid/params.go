@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ type Param struct {
 	SettingOf string
 	// Aliases are other keys users write for this parameter, each with
 	// why it is this one: an unknown key that is one gets this key as its
-	// suggestion (suggestKey), where an edit distance would not find it.
+	// suggestion (SuggestKey), where an edit distance would not find it.
 	Aliases map[string]string
 
 	get func(c *Cell) any
@@ -115,7 +115,7 @@ func durParam(key, field, doc string, policy bool, ptr func(c *Cell) *time.Durat
 var Params = []Param{
 	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family (see `sweep policies`); a preset's rows hold its family (the cenkalti-backoff preset's is grpc): filter exact policies on `policy_spec`. In sweeps.toml, a family or a preset's name",
 		get: func(c *Cell) any { return string(c.Policy.Kind) },
-		set: func(c *Cell, v any) { c.Policy = policyNamed(v.(string)) }},
+		set: func(c *Cell, v any) { c.Policy = PolicyNamed(v.(string)) }},
 	{Key: "preset", Type: String, Field: "Preset", Policy: true, NullZero: true, Doc: "the library whose defaults the policy is; null for none (\"\" in parts written before herdsweep stored null)",
 		get: func(c *Cell) any { return c.Policy.Preset },
 		set: func(c *Cell, v any) { c.Policy.Preset = v.(string) }},
@@ -292,35 +292,35 @@ var mixCodec struct {
 	decode func(string) ([sim.MaxGroups - 1]sim.Group, error)
 }
 
-func init() { mixCodec.encode, mixCodec.decode = encodeMix, decodeMix }
+func init() { mixCodec.encode, mixCodec.decode = EncodeMix, DecodeMix }
 
-// tableBase is the policy a table {kind = NAME, …} starts from: the family
+// TableBase is the policy a table {kind = NAME, …} starts from: the family
 // NAME when there is one, even where a preset has the same name (grpc): a
 // table sets parameters, and the preset would then claim to be the
 // library's defaults. A preset with parameters of its own is no longer
 // that preset.
-func tableBase(name string, params int) sim.Policy {
+func TableBase(name string, params int) sim.Policy {
 	if sim.KnownKind(sim.Kind(name)) {
 		return sim.DefaultPolicy(sim.Kind(name))
 	}
-	p := policyNamed(name)
+	p := PolicyNamed(name)
 	if params > 0 {
 		p.Preset = ""
 	}
 	return p
 }
 
-// policyNamed returns a library preset by name, else the family's defaults.
-func policyNamed(name string) sim.Policy {
+// PolicyNamed returns a library preset by name, else the family's defaults.
+func PolicyNamed(name string) sim.Policy {
 	if pr, ok := sim.PresetByName(name); ok {
 		return pr.Policy
 	}
 	return sim.DefaultPolicy(sim.Kind(name))
 }
 
-// encodeMix writes a fleet's other groups with the policy parameters, in
-// Params order: the dataset's "mix" column, which decodeMix reads back.
-func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
+// EncodeMix writes a fleet's other groups with the policy parameters, in
+// Params order: the dataset's "mix" column, which DecodeMix reads back.
+func EncodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 	var groups []string
 	for _, g := range mix {
 		if g.Share == 0 {
@@ -344,7 +344,7 @@ func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 	return strings.Join(groups, " | ")
 }
 
-func decodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
+func DecodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
 	var mix [sim.MaxGroups - 1]sim.Group
 	if s == "" {
 		return mix, nil
@@ -386,7 +386,7 @@ func formatValue(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	panic(fmt.Sprintf("experiments: value %T", v))
+	panic(fmt.Sprintf("grid: value %T", v))
 }
 
 func parseValue(t Type, s string) (any, error) {
@@ -423,11 +423,11 @@ func paramByField(field string) *Param {
 	return nil
 }
 
-// coerce checks that v, as decoded from TOML, has p's type and converts it
+// Coerce checks that v, as decoded from TOML, has p's type and converts it
 // to p's Go type. It checks no bounds: each bound lives in the Validate of
 // the sim type that owns the field, and the loader reports its errors at
 // the key (cellError).
-func (p *Param) coerce(v any) (any, error) {
+func (p *Param) Coerce(v any) (any, error) {
 	switch p.Type {
 	case Int:
 		switch x := v.(type) {
@@ -438,7 +438,7 @@ func (p *Param) coerce(v any) (any, error) {
 			return x, nil
 		case float64:
 			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-				return p.coerce(int64(x))
+				return p.Coerce(int64(x))
 			}
 		}
 	case Float:
@@ -447,11 +447,11 @@ func (p *Param) coerce(v any) (any, error) {
 			v = float64(x)
 		case float64:
 		default:
-			return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
+			return nil, fmt.Errorf("%s: want %s", Show(v), p.Type)
 		}
 		if strings.HasSuffix(p.Key, "_s") {
 			if _, ok := duration(v.(float64)); !ok {
-				return nil, fmt.Errorf("%s: want a number of seconds in whole milliseconds", show(v))
+				return nil, fmt.Errorf("%s: want a number of seconds in whole milliseconds", Show(v))
 			}
 		}
 		return v, nil
@@ -464,13 +464,13 @@ func (p *Param) coerce(v any) (any, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
+	return nil, fmt.Errorf("%s: want %s", Show(v), p.Type)
 }
 
 // maxMS is the most milliseconds a time.Duration holds.
 const maxMS = math.MaxInt64 / int64(time.Millisecond)
 
-func show(v any) string {
+func Show(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
@@ -527,6 +527,11 @@ func (p *Param) Set(c *Cell, v any) {
 	p.set(c, v)
 }
 
+// Apply sets the parameter in c to v (as Get returns it) as a config
+// writes it: "policy" names a preset or a family's defaults (PolicyNamed),
+// and recover_s keeps the window after recovery as it is.
+func (p *Param) Apply(c *Cell, v any) { p.set(c, v) }
+
 // Why an alias is its parameter (Param.Aliases).
 const (
 	outageWhy  = "the outage: the server is down from time 0 (a queueing server: from outage_start_s) until recover_s"
@@ -534,9 +539,9 @@ const (
 	retriesWhy = "attempts, the first included: N retries is max_attempts = N + 1"
 )
 
-// suggestKey is an unknown key's suggestion among names: a parameter it
+// SuggestKey is an unknown key's suggestion among names: a parameter it
 // is an alias of (with why), else the nearest name by DidYouMean.
-func suggestKey(k string, names []string) string {
+func SuggestKey(k string, names []string) string {
 	for _, p := range Params {
 		if why, ok := p.Aliases[k]; ok && slices.Contains(names, p.Key) {
 			return fmt.Sprintf(" (did you mean %q? %s)", p.Key, why)
@@ -552,8 +557,8 @@ func suggestKey(k string, names []string) string {
 // in these keys' words.
 func SetPolicyParam(p *sim.Policy, key, text string) error {
 	pa := ParamByKey(key)
-	if pa == nil || !inPolicyTable(pa) {
-		return fmt.Errorf("unknown key %q%s", key, suggestKey(key, policyTableKeyList()))
+	if pa == nil || !pa.InPolicyTable() {
+		return fmt.Errorf("unknown key %q%s", key, SuggestKey(key, PolicyTableKeys()))
 	}
 	var raw any = text
 	var err error
@@ -568,7 +573,7 @@ func SetPolicyParam(p *sim.Policy, key, text string) error {
 	if err != nil {
 		return fmt.Errorf("%s=%s: want %s", key, text, pa.Type)
 	}
-	v, err := pa.coerce(raw)
+	v, err := pa.Coerce(raw)
 	if err != nil {
 		return fmt.Errorf("%s=%v", key, err)
 	}
@@ -581,6 +586,24 @@ func SetPolicyParam(p *sim.Policy, key, text string) error {
 // UserWords says a sim.FieldError in sweeps.toml's words: the key of the
 // parameter that sets its field, and what would be accepted.
 func UserWords(fe *sim.FieldError) string {
-	key, msg := userWords(fe)
+	key, msg := KeyWords(fe)
 	return key + "=" + msg
+}
+
+// InPolicyTable reports whether p may be set in a policy table
+// ({kind = "fixed", base_s = 5}) or after a policy's name in a spec: a
+// policy parameter, components included.
+func (p *Param) InPolicyTable() bool {
+	return p.Policy && p.Key != "policy" && p.Key != "mix" && p.Key != "preset"
+}
+
+// PolicyTableKeys lists the keys a policy table takes besides kind.
+func PolicyTableKeys() []string {
+	var ks []string
+	for i := range Params {
+		if Params[i].InPolicyTable() {
+			ks = append(ks, Params[i].Key)
+		}
+	}
+	return ks
 }
