@@ -8,9 +8,9 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -157,7 +157,7 @@ func TestArticleExactRows(t *testing.T) {
 	t.Parallel()
 	run := func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		var five []sim.Result
-		for _, s := range experiments.ArticleSeeds {
+		for _, s := range article.Seeds {
 			r, err := sim.Run(c.Scenario, c.Policy, s)
 			if err != nil {
 				t.Fatal(err)
@@ -168,7 +168,7 @@ func TestArticleExactRows(t *testing.T) {
 	}
 	exact := map[string]bool{"fixed 5 s": true, "exponential, no jitter": true, "exponential, cap 60 s": true,
 		"exponential, cap 300 s": true, "no jitter": true, "honour Retry-After exactly": true}
-	for _, tbl := range CompareArticle(experiments.ArticleTables(), run) {
+	for _, tbl := range CompareArticle(article.Tables(), run) {
 		for _, r := range tbl.Compared {
 			if exact[r.Label] && !r.Exact {
 				t.Errorf("%s / %s: ours %v, published %v: want exact", tbl.ID, r.Label, r.Ours, r.Published)
@@ -181,14 +181,14 @@ func TestArticleFigureRoundsLikeTheArticle(t *testing.T) {
 	t.Parallel()
 	rs := []sim.Result{{SentAfterRecovery: 9412, PeakRPS: 1140, T99: sim.Milestone{At: 72 * time.Second, Reached: true}},
 		{SentAfterRecovery: 9435, PeakRPS: 1209, T99: sim.Milestone{At: 75500 * time.Millisecond, Reached: true}}}
-	if f := ArticleFigure(experiments.Sent, rs); f.Value != 9424 { // 9423.5 rounds up, as Math.round does
+	if f := ArticleFigure(article.Sent, rs); f.Value != 9424 { // 9423.5 rounds up, as Math.round does
 		t.Errorf("sent %v, want 9424", f.Value)
 	}
-	if f := ArticleFigure(experiments.T99, rs); f.Value != 73.8 { // 73.75 → 73.8
+	if f := ArticleFigure(article.T99, rs); f.Value != 73.8 { // 73.75 → 73.8
 		t.Errorf("t99 %v, want 73.8", f.Value)
 	}
 	rs[1].T99.Reached = false
-	if f := ArticleFigure(experiments.T99, rs); !f.NotFinished {
+	if f := ArticleFigure(article.T99, rs); !f.NotFinished {
 		t.Errorf("t99 with an unfinished seed: %+v, want not finished", f)
 	}
 }

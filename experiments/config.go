@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -333,9 +334,9 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	seen := map[string]bool{}
 	if v, ok := t["experiment"]; ok {
 		e, _ := v.(string)
-		cells, ok := Builtin(e)
+		cells, ok := article.Builtin(e)
 		if !ok {
-			l.fail(at("experiment"), "%s: want one of %s", grid.Show(v), strings.Join(BuiltinNames(), ", "))
+			l.fail(at("experiment"), "%s: want one of %s", grid.Show(v), strings.Join(article.BuiltinNames(), ", "))
 		}
 		for _, c := range cells {
 			s.addCell(c, seen)
@@ -352,7 +353,7 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if seedAxis == nil {
 		if len(s.Cells) > 0 && ownParams == 0 {
 			seedAxis = &axis{}
-			for _, seed := range ArticleSeeds {
+			for _, seed := range article.Seeds {
 				seedAxis.values = append(seedAxis.values, value{v: int64(seed)})
 			}
 		} else {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -258,7 +259,7 @@ func TestMemoryLimit(t *testing.T) {
 
 func TestShardsPartitionRuns(t *testing.T) {
 	t.Parallel()
-	cells, _ := Builtin("article")
+	cells, _ := article.Builtin("article")
 	s := &Sweep{Cells: cells, Seeds: []uint32{1, 2, 3, 4, 5, 6, 7, 8}}
 	const n = 3
 	counts := make([]int, n)

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -55,8 +55,8 @@ func articleTables(t *testing.T, many int) []analysis.ArticleTable {
 	for s := 1; s <= many; s++ {
 		seeds = append(seeds, uint32(s))
 	}
-	return analysis.CompareArticle(experiments.ArticleTables(), func(c grid.Cell) ([]sim.Result, []sim.Result) {
-		return runs(t, c, experiments.ArticleSeeds), runs(t, c, seeds)
+	return analysis.CompareArticle(article.Tables(), func(c grid.Cell) ([]sim.Result, []sim.Result) {
+		return runs(t, c, article.Seeds), runs(t, c, seeds)
 	})
 }
 

@@ -1,6 +1,6 @@
 // Command windows counts the windows of five consecutive seeds under which
 // the article's rows come out to every printed digit, as they do under
-// seeds 206–210 (experiments.ArticleSeeds): how many such windows there
+// seeds 206–210 (article.Seeds): how many such windows there
 // are, and whether the rows reproduced together are independent
 // confirmations or one fit.
 //
@@ -19,7 +19,7 @@ import (
 	"os"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -27,8 +27,8 @@ import (
 type row struct {
 	name    string
 	cell    grid.Cell
-	metrics []experiments.Metric
-	pub     map[experiments.Metric]experiments.Published
+	metrics []article.Metric
+	pub     map[article.Metric]article.Published
 }
 
 var s sim.Sim
@@ -68,12 +68,12 @@ func main() {
 	// seeds 206–210 reproduce to the digit.
 	var rows []*row
 	byKey := map[string]*row{}
-	for _, t := range experiments.ArticleTables() {
+	for _, t := range article.Tables() {
 		for _, r := range t.Rows {
 			k := r.Cell.Key()
 			rw := byKey[k]
 			if rw == nil {
-				rw = &row{name: t.ID + " " + r.Label, cell: r.Cell, pub: map[experiments.Metric]experiments.Published{}}
+				rw = &row{name: t.ID + " " + r.Label, cell: r.Cell, pub: map[article.Metric]article.Published{}}
 				byKey[k] = rw
 				rows = append(rows, rw)
 			}
@@ -87,7 +87,7 @@ func main() {
 	}
 	var exact []*row
 	for _, rw := range rows {
-		if rw.exact(rw.window(experiments.ArticleSeeds[0])) {
+		if rw.exact(rw.window(article.Seeds[0])) {
 			exact = append(exact, rw)
 		}
 	}

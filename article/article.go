@@ -1,4 +1,11 @@
-package experiments
+// Package article holds the article's tables: the cells that reproduce
+// each row and the figures the article published for them, with the seeds
+// on which its non-random rows come out to the printed digit. `sweep
+// reproduce` and the report set them against the simulator's; a sweep may
+// run them as a built-in experiment (experiment = "article").
+//
+// It builds on grid's cells and reads no file.
+package article
 
 import (
 	"slices"
@@ -41,10 +48,10 @@ type Table struct {
 	Rows    []Row
 }
 
-// ArticleSeeds are seeds with which the article's non-random rows come out
+// Seeds are seeds with which the article's non-random rows come out
 // to the printed digit (found by running its code; its own seeds are not
 // published).
-var ArticleSeeds = []uint32{206, 207, 208, 209, 210}
+var Seeds = []uint32{206, 207, 208, 209, 210}
 
 func articleCell(p sim.Policy, retryAfter time.Duration) grid.Cell {
 	sc := sim.Article()
@@ -66,9 +73,9 @@ func figs(sent, peak, t50, t99 float64) map[Metric]Published {
 	return m
 }
 
-// ArticleTables returns tables 1–4 of the article with their published
+// Tables returns tables 1–4 of the article with their published
 // figures (see shared/reference/article-tables.md).
-func ArticleTables() []Table {
+func Tables() []Table {
 	fixed5 := sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}
 	const ra = 30 * time.Second
 	return []Table{
@@ -105,7 +112,7 @@ func ArticleTables() []Table {
 func Builtin(name string) ([]grid.Cell, bool) {
 	var cells []grid.Cell
 	seen := map[string]bool{}
-	for _, t := range ArticleTables() {
+	for _, t := range Tables() {
 		if name != "article" && name != t.ID {
 			continue
 		}
@@ -122,7 +129,7 @@ func Builtin(name string) ([]grid.Cell, bool) {
 // BuiltinNames lists the built-in experiments.
 func BuiltinNames() []string {
 	names := []string{"article"}
-	for _, t := range ArticleTables() {
+	for _, t := range Tables() {
 		names = append(names, t.ID)
 	}
 	return slices.Clip(names)
