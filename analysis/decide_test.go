@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -115,8 +115,8 @@ func TestRecommendIndependentOfIrrelevantAlternatives(t *testing.T) {
 
 func simulate(ctx context.Context, runs []grid.Run) ([]Record, error) {
 	out := make([]Record, len(runs))
-	err := experiments.Execute(ctx, 0, len(runs), func(i int) experiments.Job { return experiments.Job{Run: runs[i]} },
-		func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, 0, len(runs), func(i int) runner.Job { return runner.Job{Run: runs[i]} },
+		func(i int, o runner.Outcome) error {
 			r := o.Job.Run
 			out[i] = Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Cell: r.Cell, Result: o.Result}}
 			return o.Err

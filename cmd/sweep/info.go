@@ -18,6 +18,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -454,9 +455,9 @@ func calibrateOnce(ctx, budget context.Context, at func(int) grid.Run, total, n,
 	start := time.Now()
 	cpu0, haveCPU := cpuTime()
 	finished := 0
-	err = experiments.Execute(bctx, workers, n, func(j int) experiments.Job {
-		return experiments.Job{Run: at(sample[j])}
-	}, func(int, experiments.Outcome) error { finished++; return nil })
+	err = runner.Execute(bctx, workers, n, func(j int) runner.Job {
+		return runner.Job{Run: at(sample[j])}
+	}, func(int, runner.Outcome) error { finished++; return nil })
 	elapsed := time.Since(start)
 	if err != nil && ctx.Err() == nil && budget.Err() != nil { // the budget is spent: what finished is the sample
 		err, cut = nil, finished < n

@@ -21,6 +21,7 @@ import (
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -378,9 +379,9 @@ func (m *measurer) measure(ctx context.Context, runs []grid.Run) ([]analysis.Rec
 	}
 	var mu sync.Mutex
 	prog := newProgress(m.stderr, "simulating candidates", len(todo), false)
-	err := experiments.Execute(ctx, m.workers, len(todo), func(i int) experiments.Job {
-		return experiments.Job{Run: runs[todo[i]]}
-	}, func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, m.workers, len(todo), func(i int) runner.Job {
+		return runner.Job{Run: runs[todo[i]]}
+	}, func(i int, o runner.Outcome) error {
 		if o.Err != nil {
 			return o.Err
 		}

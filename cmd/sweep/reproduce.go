@@ -11,9 +11,9 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/article"
-	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -39,19 +39,19 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	start := time.Now()
 	cells, _ := article.Builtin("article")
 	per := len(article.Seeds) + *many
-	job := func(i int) experiments.Job { // each cell on the article's seeds, then on 1 … many
+	job := func(i int) runner.Job { // each cell on the article's seeds, then on 1 … many
 		seed := uint32(i%per - len(article.Seeds) + 1)
 		if j := i % per; j < len(article.Seeds) {
 			seed = article.Seeds[j]
 		}
-		return experiments.Job{Run: grid.Run{Cell: cells[i/per], Seed: seed}}
+		return runner.Job{Run: grid.Run{Cell: cells[i/per], Seed: seed}}
 	}
 	n := len(cells) * per
 	five := map[string][]sim.Result{}
 	spread := map[string][]sim.Result{}
 	prog := newProgress(stderr, "reproduce", n, *quiet)
-	err := experiments.Execute(ctx, *workers, n, job,
-		func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, *workers, n, job,
+		func(i int, o runner.Outcome) error {
 			prog.add(1)
 			if o.Err != nil {
 				return o.Err

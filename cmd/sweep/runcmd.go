@@ -17,6 +17,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -394,12 +395,12 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return failure()
 	}
-	job := func(j int) experiments.Job {
+	job := func(j int) runner.Job {
 		if j >= len(todo) {
-			return experiments.Job{Run: extra[j-len(todo)]}
+			return runner.Job{Run: extra[j-len(todo)]}
 		}
 		i := int(todo[j])
-		return experiments.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
+		return runner.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
 	}
 	wait := func(j int) int64 { // what job j's outcome holds until it is written
 		if j >= len(todo) {
@@ -409,7 +410,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		return s.Cells[i/len(s.Seeds)].WaitBytes(s.WantsTimeline(i))
 	}
 	var failures []string
-	emit := func(_ int, out experiments.Outcome) error {
+	emit := func(_ int, out runner.Outcome) error {
 		prog.add(1)
 		if out.Err != nil {
 			stats.failed++
@@ -447,7 +448,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return nil
 	}
-	runErr := experiments.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
+	runErr := runner.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
 	prog.finish()
 	if err := drain(); err != nil { // the part in hand, also when interrupted
 		return stats, err
