@@ -1,12 +1,15 @@
-package analysis
+package experiments
 
 import (
 	"os"
 	"testing"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/sim"
 )
+
+// Tests of the repository's own sweeps.toml: what its cells do and how
+// they travel.
 
 // The queue-recovery sweep (sweeps.toml, on demand) keeps the servers that
 // were back at once back at once under the time back's new definition
@@ -21,7 +24,7 @@ func TestQueueRecoverySweepZerosStay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := experiments.Load("sweeps.toml", src)
+	cfg, err := Load("sweeps.toml", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,5 +51,41 @@ func TestQueueRecoverySweepZerosStay(t *testing.T) {
 	}
 	if runs != 180 {
 		t.Errorf("%d runs of policies that bound retries, want 180 (12 scenarios × 3 policies × 5 seeds)", runs)
+	}
+}
+
+// Every cell of the repository's sweeps (every sweep, on demand or not)
+// comes back from its intent's parameters as the same cell: its
+// canonical form, key and label.
+func TestIntentCellsComeBack(t *testing.T) {
+	src, err := os.ReadFile("../sweeps.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load("sweeps.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range cfg.Names() {
+		for _, c := range cfg.Sweep(name).Cells {
+			ic := dataset.IntentCell{Key: c.Key(), Label: c.Label(), Params: c.Canonical()}
+			got, err := ic.Cell()
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, c.Label(), err)
+			}
+			if got.Canonical() != c.Canonical() || got.Key() != c.Key() || got.Label() != c.Label() {
+				t.Fatalf("%s: %s came back as %s", name, c.Canonical(), got.Canonical())
+			}
+			n++
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d cells tried", n)
+	}
+	for _, bad := range []string{"clients=", "nope=1", `policy="fixed`, "clients=1 clients=x"} {
+		if _, err := (dataset.IntentCell{Params: bad}).Cell(); err == nil {
+			t.Errorf("params %q read as a cell", bad)
+		}
 	}
 }
