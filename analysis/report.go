@@ -141,10 +141,8 @@ func ShapeLabel(p sim.Policy) string {
 			s += fmt.Sprintf(" ×%g", p.Multiplier)
 		}
 		switch {
-		case p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry: // their width is the band's full width
-			s += " jitter " + sim.Percent(p.Width/2)
-		case p.Width > 0:
-			s += " jitter " + sim.Percent(p.Width)
+		case p.Width > 0 || p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry:
+			s += " jitter " + sim.Percent(p.JitterFraction())
 		}
 		s += p.LimitsShort() // Short names them for the families it names
 	}

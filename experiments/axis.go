@@ -17,6 +17,10 @@ type value struct {
 	v      any            // int64, float64, string or bool, in the parameter's type
 	bundle map[string]any // for a policy given as a table: its other parameters
 	path   []string
+	// spec: a policy given as a spec with parameters ("decorrelated
+	// base_s=1 cap_s=30", as the dataset's policy_spec writes it), which
+	// names the whole policy: the axes' policy parameters do not change it.
+	spec *sim.Policy
 }
 
 type axis struct{ values []value }
@@ -130,15 +134,11 @@ func (l *loader) axis(path []string, raw any, p *grid.Param) *axis {
 				return
 			}
 			if p.Key == "policy" {
-				if why, ok := sim.RetiredPreset(v.(string)); ok {
-					l.fail(path, "%q: a retired preset: %s", v, why)
-					l.badPolicy = true
+				spec, ok := l.policyValue(path, v.(string), bundle != nil)
+				if !ok {
 					return
 				}
-			}
-			if p.Key == "policy" && grid.PolicyNamed(v.(string)).Validate() != nil {
-				l.fail(path, "%q: want a family (%s) or a preset (%s)", v, kindNames(), presetNames())
-				l.badPolicy = true
+				a.values = append(a.values, value{v: v, bundle: bundle, path: path, spec: spec})
 				return
 			}
 		}
@@ -226,8 +226,33 @@ func (l *loader) inRange(path []string, p *grid.Param, v any) bool {
 	return true
 }
 
-// policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
-// parameters, which win over the sweep's axes.
+// policyValue checks a policy's name or spec (grid.ParsePolicy: the
+// language of the dataset's policy_spec, which recommend --mine and live
+// --policy read too) and returns the policy of a spec with parameters; a
+// table's kind is a name. ok is false when it is refused.
+func (l *loader) policyValue(path []string, text string, table bool) (spec *sim.Policy, ok bool) {
+	withParams := len(strings.Fields(text)) > 1
+	if table && withParams {
+		l.fail(path, "kind %q: want a family or a preset's name (a policy spec with its parameters is a string: policy = %q)", text, text)
+		l.badPolicy = true
+		return nil, false
+	}
+	p, err := grid.ParsePolicy(text)
+	switch {
+	case err != nil && withParams:
+		l.fail(path, "%q: %v", text, err)
+	case err != nil:
+		l.fail(path, "%v", err)
+	case withParams:
+		return &p, true
+	default:
+		return nil, true
+	}
+	l.badPolicy = true
+	return nil, false
+}
+
+// presetNames lists the presets, for messages.
 func presetNames() string {
 	var ns []string
 	for _, p := range sim.Presets() {
@@ -333,6 +358,8 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 	return a
 }
 
+// policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
+// parameters, which win over the sweep's axes.
 func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[string]any)) {
 	kind, ok := t["kind"]
 	if !ok {

@@ -512,37 +512,7 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 	}
 	idx := make([]int, len(keys))
 	for {
-		c := grid.Cell{Scenario: sim.Article()}
-		used := map[string][]string{} // param key → path of the value applied
-		var bundle value
-		for j, k := range keys {
-			v := g[k].values[idx[j]]
-			p := grid.ParamByKey(k)
-			if p.Policy && k != "policy" && k != "mix" && c.Policy.Preset != "" {
-				continue // a preset keeps its library's defaults
-			}
-			if k == "policy" && v.bundle != nil {
-				c.Policy = grid.TableBase(v.v.(string), len(v.bundle))
-			} else {
-				p.Apply(&c, v.v)
-			}
-			used[k] = v.path
-			if k == "policy" {
-				bundle = v
-			}
-		}
-		// Policy parameters from the axes apply to every family that reads
-		// them, but not to a library preset; those inside a policy table win
-		// over the axes.
-		for i := range grid.Params {
-			p := &grid.Params[i]
-			if p.Policy && p.Key != "policy" {
-				if bv, ok := bundle.bundle[p.Key]; ok {
-					p.Apply(&c, bv)
-					used[p.Key] = bundle.path
-				}
-			}
-		}
+		c, used := cellAt(g, keys, idx)
 		c.Policy = c.Policy.Normalize()
 		err := c.Validate()
 		if err == nil {
@@ -568,6 +538,49 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 			return
 		}
 	}
+}
+
+// cellAt builds the cell at index idx of the axes keys of g, and says
+// which value (its path) set each parameter.
+func cellAt(g axes, keys []string, idx []int) (grid.Cell, map[string][]string) {
+	c := grid.Cell{Scenario: sim.Article()}
+	used := map[string][]string{} // param key → path of the value applied
+	var pol value
+	for j, k := range keys {
+		v := g[k].values[idx[j]]
+		p := grid.ParamByKey(k)
+		if p.Policy && k != "policy" && k != "mix" && (c.Policy.Preset != "" || pol.spec != nil) {
+			continue // a preset keeps its library's defaults, a spec its parameters
+		}
+		switch {
+		case k == "policy" && v.spec != nil:
+			c.Policy = *v.spec
+			for i := range grid.Params {
+				if grid.Params[i].InPolicyTable() {
+					used[grid.Params[i].Key] = v.path
+				}
+			}
+		case k == "policy" && v.bundle != nil:
+			c.Policy = grid.TableBase(v.v.(string), len(v.bundle))
+		default:
+			p.Apply(&c, v.v)
+		}
+		used[k] = v.path
+		if k == "policy" {
+			pol = v
+		}
+	}
+	// Policy parameters from the axes apply to every family that reads
+	// them, but not to a library preset; those inside a policy table win
+	// over the axes.
+	for i := range grid.Params {
+		p := &grid.Params[i]
+		if bv, ok := pol.bundle[p.Key]; ok && p.Policy && p.Key != "policy" {
+			p.Apply(&c, bv)
+			used[p.Key] = pol.path
+		}
+	}
+	return c, used
 }
 
 // cellError reports the sim validation errors in err, each at the key that

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
@@ -415,5 +416,44 @@ func TestRetiredPresetName(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `t.toml:`) || !strings.Contains(err.Error(), `"urllib3": a retired preset:`) ||
 		!strings.Contains(err.Error(), "urllib3-default") {
 		t.Errorf("policy urllib3: %v", err)
+	}
+}
+
+// A policy in sweeps.toml may be written as the dataset's policy_spec
+// writes it (grid.ParsePolicy, as --mine and live --policy read it): the
+// spec of a stored row gives that row's cell, with its key; the spec names
+// the whole policy, so the sweep's policy axes leave it as it is; a bad
+// spec is reported at its file, line and key.
+func TestPolicySpecsInTheConfig(t *testing.T) {
+	t.Parallel()
+	stored := grid.Cell{Scenario: sim.Article(), Policy: sim.Policy{Kind: sim.Exponential, Base: time.Second, Multiplier: 2}}
+	cfg, err := Load("t.toml", []byte(base+`[sweep.s]
+policy = ["decorrelated base_s=1 cap_s=30", "`+stored.PolicySpec()+`", "decorrelated"]
+cap_s = 10
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cfg.Sweep("s").Cells
+	if len(cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(cells))
+	}
+	want := []sim.Policy{{Kind: sim.Decorrelated, Base: time.Second, Cap: 30 * time.Second}, stored.Policy, {Kind: sim.Decorrelated, Base: time.Second, Cap: 10 * time.Second}}
+	for i, c := range cells {
+		if diff := cmp.Diff(want[i], c.Policy); diff != "" {
+			t.Errorf("cell %d (-want +got):\n%s", i, diff)
+		}
+	}
+	if cells[1].Key() != stored.Key() {
+		t.Errorf("the stored row's spec %q gives key %s, want the row's %s", stored.PolicySpec(), cells[1].Key(), stored.Key())
+	}
+	for _, tt := range []struct{ src, want string }{
+		{"policy = [\"fixed\", \"decorrelated bse_s=1\"]\n", `t.toml:5: sweep.s.policy: "decorrelated bse_s=1": unknown key "bse_s" (did you mean "base_s"?)`},
+		{"policy = \"decorrelated base_s=1 cap_s=0.5\"\n", `t.toml:5: sweep.s.policy: "decorrelated base_s=1 cap_s=0.5": cap_s=0.5: want 0 (no cap) or at least base_s (1s)`},
+		{"policy = {kind = \"decorrelated base_s=1\"}\n", `t.toml:5: sweep.s.policy: kind "decorrelated base_s=1": want a family or a preset's name`},
+	} {
+		if _, err := Load("t.toml", []byte(base+"[sweep.s]\n"+tt.src)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %s", strings.TrimSpace(tt.src), err, tt.want)
+		}
 	}
 }

@@ -152,20 +152,20 @@ func (l *loader) memory(c grid.Cell, timeline bool, used map[string][]string) er
 		if n.bytes <= n.share(l.lim) {
 			continue
 		}
-		field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
+		field, v, want := sim.FieldClients, any(c.Scenario.Clients), "a smaller value"
 		one := c.Scenario
 		one.Clients = 1
 		// the ticks: the longer of the outage and the window after it
-		ticksField, ticksValue := "Window", any(c.Scenario.Horizon-c.Scenario.RecoverAt)
+		ticksField, ticksValue := sim.FieldWindow, any(c.Scenario.Horizon-c.Scenario.RecoverAt)
 		if c.Scenario.RecoverAt > c.Scenario.Horizon-c.Scenario.RecoverAt {
-			ticksField, ticksValue = "RecoverAt", c.Scenario.RecoverAt
+			ticksField, ticksValue = sim.FieldRecoverAt, c.Scenario.RecoverAt
 		}
 		switch {
 		case i > 0 && timeline: // the timeline's ticks
 			field, v = ticksField, ticksValue
 		case i > 0:
 		case 2*f.Components > f.Bytes(): // one state per process for many small processes
-			field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
+			field, v, want = sim.FieldClientsPerProcess, c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
 		case 2*one.MemoryBytes(timeline) > f.Bytes(): // the ticks take most of it
 			field, v = ticksField, ticksValue
 		}

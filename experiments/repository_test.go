@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -87,5 +88,41 @@ func TestIntentCellsComeBack(t *testing.T) {
 		if _, err := (dataset.IntentCell{Params: bad}).Cell(); err == nil {
 			t.Errorf("params %q read as a cell", bad)
 		}
+	}
+}
+
+// Every policy of the repository's sweeps (components, retry_on, token
+// buckets and budgets included) and of recommend's candidate space reads
+// back from its policy_spec as itself: the text of any stored row is a
+// policy wherever one is written (grid.ParsePolicy).
+func TestRepositoryPoliciesReadFromTheirSpecs(t *testing.T) {
+	src, err := os.ReadFile("../sweeps.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load("sweeps.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := grid.CandidateSpace(sim.Article())
+	for _, s := range cfg.Sweeps {
+		cells = append(cells, s.Cells...)
+	}
+	components := 0
+	for _, c := range cells {
+		spec := c.PolicySpec()
+		p, err := grid.ParsePolicy(spec)
+		if err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+		if p != c.Policy {
+			t.Fatalf("%q reads as\n%+v\nwant\n%+v", spec, p, c.Policy)
+		}
+		if c.Policy.ComponentsShort() != "" {
+			components++
+		}
+	}
+	if components == 0 {
+		t.Fatal("no policy with a client component among the sweeps: the test checks nothing of them")
 	}
 }

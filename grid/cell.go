@@ -142,40 +142,6 @@ func (c Cell) Label() string {
 	return strings.Join(parts, "; ")
 }
 
-// PolicySpec names exactly the policy of the cell's first group (a mixed
-// fleet's others are its "mix"), for filtering a dataset without traps: a
-// preset's name ("grpc", "cenkalti-backoff"), else the family followed by
-// each policy parameter that is not zero, as key=value with the dataset's
-// column names ("grpc base_s=1 cap_s=30 multiplier=2 width=0.2"). Two
-// cells have the same spec exactly when their first groups' policy
-// parameters are the same, so a family never matches a preset of the same
-// name, nor a preset its family.
-func (c Cell) PolicySpec() string {
-	if c.Policy.Preset != "" {
-		return c.Policy.Preset
-	}
-	b := []byte(c.Policy.Kind)
-	for i := range Params {
-		p := &Params[i]
-		if !p.Policy || p.Key == "policy" || p.Key == "preset" || p.Key == "mix" {
-			continue
-		}
-		v := p.get(&c)
-		if isZero(v) {
-			continue
-		}
-		b = append(b, ' ')
-		b = append(b, p.Key...)
-		b = append(b, '=')
-		if s, ok := v.(string); ok {
-			b = append(b, s...)
-		} else {
-			b = append(b, formatValue(v)...)
-		}
-	}
-	return string(b)
-}
-
 // Run is a cell with one seed.
 type Run struct {
 	Cell

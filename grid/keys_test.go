@@ -21,11 +21,11 @@ func TestPolicyVersionMovesRevisedKeysOnly(t *testing.T) {
 	for _, k := range sim.Kinds() {
 		p := sim.DefaultPolicy(k)
 		ps = append(ps, p)
-		if k.Reads("honor_retry_after") {
+		if k.Reads(sim.FieldHonorRetryAfter) {
 			p.HonorRetryAfter = !p.HonorRetryAfter
 			ps = append(ps, p)
 		}
-		if k.Reads("width") {
+		if k.Reads(sim.FieldWidth) {
 			p.Width = 0
 			ps = append(ps, p)
 		}
@@ -99,7 +99,7 @@ func TestPolicyVersionMovesRevisedKeysOnly(t *testing.T) {
 // parameter's field, set out of range, comes back as that parameter's key.
 func TestEveryFieldErrorMapsToItsKey(t *testing.T) {
 	t.Parallel()
-	fields := map[string]string{}
+	fields := map[sim.Field]string{}
 	for _, p := range Params {
 		if other, ok := fields[p.Field]; ok {
 			t.Errorf("field %s is set by both %s and %s: sim's errors could not name the key", p.Field, other, p.Key)

@@ -15,7 +15,7 @@ import (
 // a _s key), and sim's want with every field name replaced by its key.
 // A fleet's fields (Share, Groups) are the mix key's.
 func KeyWords(fe *sim.FieldError) (key, msg string) {
-	key, v := fe.Field, fe.Value
+	key, v := fe.Field.String(), fe.Value
 	if p := paramByField(fe.Field); p != nil {
 		key = p.Key
 		if d, ok := v.(time.Duration); ok {
@@ -25,7 +25,7 @@ func KeyWords(fe *sim.FieldError) (key, msg string) {
 				v = strconv.FormatFloat(d.Seconds(), 'g', -1, 64)
 			}
 		}
-	} else if fe.Field == "Share" || fe.Field == "Groups" {
+	} else if fe.Field == sim.FieldShare || fe.Field == sim.FieldGroups {
 		key = "mix"
 	}
 	if v == "" { // a missing word: say so, not "key: : want"
@@ -35,8 +35,10 @@ func KeyWords(fe *sim.FieldError) (key, msg string) {
 		v = fmt.Sprintf("%s… (%d characters)", string([]rune(s)[:maxShown-20]), len([]rune(s)))
 	}
 	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
-		if p := paramByField(f); p != nil {
-			return p.Key
+		for i := range Params { // a field's name in sim's words: its Field's
+			if Params[i].Field.String() == f {
+				return Params[i].Key
+			}
 		}
 		return f
 	}))
@@ -49,7 +51,7 @@ const maxShown = 80
 var fieldNames = func() *regexp.Regexp {
 	var fs []string
 	for _, p := range Params {
-		fs = append(fs, regexp.QuoteMeta(p.Field))
+		fs = append(fs, regexp.QuoteMeta(p.Field.String()))
 	}
 	return regexp.MustCompile(`\b(` + strings.Join(fs, "|") + `)\b`)
 }()

@@ -369,7 +369,7 @@ func settingWords(p sim.Policy) string {
 		return p.Preset + "'s defaults"
 	}
 	w := "base " + p.Base.String()
-	if p.Kind.Reads("multiplier") {
+	if p.Kind.Reads(sim.FieldMultiplier) {
 		w += fmt.Sprintf(", ×%g", p.Multiplier)
 	}
 	return w

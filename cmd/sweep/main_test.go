@@ -675,7 +675,7 @@ func TestRecommend(t *testing.T) {
 		{[]string{"--clients", "300"}, 2, "--capacity is required"},
 		{[]string{"--capacity", "0"}, 2, "--capacity \"0\": want a positive number"},
 		{[]string{"--capacity", "50", "--clients", "100000", "--outage", "10s"}, 1, "100,000 clients need at least 1,980 s"},
-		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" (did you mean \"fixed\"?) is neither a policy family"},
+		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" (did you mean \"fixed\"?): want a family"},
 		{[]string{"--capacity", "40", "--mine", "full-jitter jitter=wide"}, 2, "jitter=wide: want full, equal"},
 		{[]string{"--capacity", "40..20"}, 2, "LO ≤ HI"},
 		{[]string{"--capacity", "100000", "--clients", "1073741824"}, 2, "needs an estimated 40.0 GiB of memory"},

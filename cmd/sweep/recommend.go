@@ -179,7 +179,10 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("recommend: --mine %q: empty: want a family or preset name, then key=value pairs (e.g. --mine 'full-jitter base=1s cap=30s')", *mine)
 	}
 	if *mine != "" {
-		if minePolicy, err = parsePolicySpec(*mine); err != nil {
+		if minePolicy, err = grid.ParsePolicy(*mine); err != nil {
+			if errors.Is(err, grid.ErrScenarioParam) {
+				err = fmt.Errorf("%w: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", err)
+			}
 			return usagef("recommend: --mine %q: %v", *mine, err)
 		}
 	}
@@ -421,194 +424,16 @@ func parseRange(flagName, s string) (lo, hi float64, err error) {
 	return lo, hi, nil
 }
 
-// parsePolicySpec reads a policy as a user writes it: a family or preset
-// name (any case), then key=value pairs. Keys: base, cap, max_elapsed
-// (durations: 1s, 500ms), multiplier, width, jitter (full, equal,
-// decorrelated, none, ±25%, or a fraction 0.25), attempts,
-// honor_retry_after; the sweeps.toml spellings (base_s …) too. A key the
-// family does not read, or given twice, is an error; changing a preset's
-// parameter makes it the user's own policy.
-func parsePolicySpec(spec string) (sim.Policy, error) {
-	f := strings.Fields(spec)
-	if len(f) == 0 {
-		return sim.Policy{}, errors.New("empty: want a family or preset name, then key=value pairs")
-	}
-	name := strings.ToLower(f[0])
-	var p sim.Policy
-	// A name that is both a preset and a family (grpc) is the preset
-	// alone and the family with parameters, as in sweeps.toml
-	// (policy = "grpc" against {kind = "grpc", …}) and policy_spec.
-	if pr, ok := sim.PresetByName(name); ok && (len(f) == 1 || !sim.KnownKind(sim.Kind(name))) {
-		p = pr.Policy
-	} else if sim.KnownKind(sim.Kind(name)) {
-		p = sim.DefaultPolicy(sim.Kind(name))
-	} else if why, ok := sim.RetiredPreset(name); ok {
-		return p, fmt.Errorf("%q: a retired preset: %s", f[0], why)
-	} else {
-		var names []string
-		for _, k := range sim.Kinds() {
-			names = append(names, string(k))
-		}
-		var presets []string
-		for _, pr := range sim.Presets() {
-			presets = append(presets, pr.Name)
-		}
-		return p, fmt.Errorf("%q%s is neither a policy family (%s) nor a preset (%s)", f[0], didYouMean(name, append(names, presets...)), strings.Join(names, ", "), strings.Join(presets, ", "))
-	}
-	dur := func(k, v string) (time.Duration, error) {
-		d, err := time.ParseDuration(v)
-		if err != nil && strings.HasSuffix(k, "_s") {
-			if x, perr := strconv.ParseFloat(v, 64); perr == nil {
-				d, err = time.Duration(x*float64(time.Second)), nil
-			}
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%s=%s: want a duration with its unit, such as 1s or 500ms", k, v)
-		}
-		if d <= 0 && k != "max_elapsed" && k != "max_elapsed_s" && k != "cap" && k != "cap_s" {
-			return 0, fmt.Errorf("%s=%s: want a positive duration", k, v)
-		}
-		return d, nil
-	}
-	seen := map[string]bool{}
-	jitterSet := false
-	for _, kv := range f[1:] {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return p, fmt.Errorf("%q: want key=value", kv)
-		}
-		canon := strings.TrimSuffix(strings.TrimSuffix(k, "_s"), "_attempts")
-		switch k {
-		case "mult":
-			canon = "multiplier"
-		case "max_attempts":
-			canon = "attempts"
-		}
-		if seen[canon] {
-			return p, fmt.Errorf("%s given twice", canon)
-		}
-		seen[canon] = true
-		if (canon == "base" || canon == "cap" || canon == "multiplier" || canon == "width" || canon == "honor_retry_after") && !p.Kind.Reads(canon) {
-			return p, fmt.Errorf("%s=%s: the %s family does not read %s (see 'sweep policies')", k, v, p.Kind, canon)
-		}
-		var err error
-		switch canon {
-		case "base":
-			p.Base, err = dur(k, v)
-		case "cap":
-			p.Cap, err = dur(k, v)
-		case "max_elapsed":
-			p.MaxElapsed, err = dur(k, v)
-		case "multiplier":
-			if p.Multiplier, err = strconv.ParseFloat(v, 64); err != nil {
-				err = fmt.Errorf("%s=%s: want a number such as 2", k, v)
-			}
-		case "attempts":
-			if p.MaxAttempts, err = strconv.Atoi(v); err != nil || p.MaxAttempts < 0 {
-				err = fmt.Errorf("%s=%s: want a whole number of attempts, 0 for no limit", k, v)
-			}
-		case "width":
-			if p.Width, err = strconv.ParseFloat(v, 64); err != nil {
-				err = fmt.Errorf("%s=%s: want a fraction such as 0.25", k, v)
-			}
-		case "jitter":
-			jitterSet = true
-			switch strings.ToLower(v) {
-			case "full":
-				p.Kind = jitterKind(p.Kind, sim.FullJitter, sim.APICore)
-			case "equal":
-				p.Kind = sim.EqualJitter
-			case "decorrelated":
-				p.Kind = sim.Decorrelated
-			case "none", "0":
-				if !p.Kind.Reads("width") {
-					return p, fmt.Errorf("jitter=%s: the %s family always jitters; name a family without jitter (exponential, fixed)", v, p.Kind)
-				}
-				p.Width = 0
-			default:
-				w := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(v, "±"), "+-"), "%")
-				x, perr := strconv.ParseFloat(strings.TrimSpace(w), 64)
-				if perr != nil {
-					return p, fmt.Errorf("jitter=%s: want full, equal, decorrelated, none, ±25%% or a fraction such as 0.25", v)
-				}
-				if strings.HasSuffix(v, "%") {
-					x /= 100
-				}
-				switch {
-				case p.Kind == sim.Exponential:
-					p.Kind = sim.WidthJitter
-				case !p.Kind.Reads("width"):
-					return p, fmt.Errorf("jitter=%s: the %s family draws its own jitter; for ± jitter name exponential or grpc", v, p.Kind)
-				}
-				p.Width = x
-				if p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry {
-					p.Width = 2 * x // their width is the band's full width
-				}
-			}
-		case "honor_retry_after":
-			if p.HonorRetryAfter, err = strconv.ParseBool(v); err != nil {
-				err = fmt.Errorf("%s=%s: want true or false", k, v)
-			}
-		default:
-			// Any other policy parameter of sweeps.toml (retry_on, a
-			// client component …), as the policy_spec column writes it.
-			if err = grid.SetPolicyParam(&p, k, v); err != nil {
-				switch pa := grid.ParamByKey(k); {
-				case pa != nil && !pa.Policy: // concurrency, capacity_rps …: the scenario's
-					err = fmt.Errorf("%s=%s: a parameter of the scenario, not of the policy: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", k, v)
-				case pa == nil || strings.HasPrefix(err.Error(), "unknown key"):
-					err = fmt.Errorf("%w: want base, cap, multiplier, jitter, width, attempts, max_elapsed, honor_retry_after or a policy parameter of sweeps.toml (`sweep schema`: retry_on, breaker_ratio …)", err)
-				}
-			}
-		}
-		if err != nil {
-			return p, err
-		}
-	}
-	_ = jitterSet
-	if p.Preset != "" && len(f) > 1 {
-		p.Preset = "" // no longer the library's defaults
-	}
-	if err := p.Normalize().Validate(); err != nil {
-		return p, policyWords(err)
-	}
-	return p, nil
-}
-
-// policyWords rewrites sim's policy errors with --mine's keys.
-func policyWords(err error) error {
-	var fe *sim.FieldError
-	if errors.As(err, &fe) {
-		names := map[string]string{"Base": "base", "Cap": "cap", "Multiplier": "multiplier", "Width": "width", "MaxAttempts": "attempts", "MaxElapsed": "max_elapsed"}
-		if n, ok := names[fe.Field]; ok {
-			want := fe.Want
-			for f, k := range names {
-				want = strings.ReplaceAll(want, f, k)
-			}
-			return fmt.Errorf("%s=%v: want %s", n, fe.Value, want)
-		}
-		return errors.New(grid.UserWords(fe))
-	}
-	return err
-}
-
-// jitterKind maps "jitter=full" onto a family: exponential's own full
-// jitter (first retry U(0, 2·base)), or from the base for the families
-// whose first retry waits base.
-func jitterKind(k, exp, fromBase sim.Kind) sim.Kind {
-	switch k {
-	case sim.GRPC, sim.APICore, sim.WatchDog, sim.HTTPRetry:
-		return fromBase
-	}
-	return exp
-}
+// recommendFlags are the flags that set the fields of recommend's
+// scenario: an error names the flag, never the Go field.
+var recommendFlags = map[sim.Field]string{sim.FieldCapacity: "--capacity", sim.FieldClients: "--clients", sim.FieldRecoverAt: "--outage",
+	sim.FieldWindow: "--window", sim.FieldRetryAfter: "--retry-after"}
 
 // flagName rewrites a sim field error in terms of the command's flags.
 func flagName(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
-		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Window": "--window", "RetryAfter": "--retry-after"}
-		if n, ok := names[fe.Field]; ok {
+		if n, ok := recommendFlags[fe.Field]; ok {
 			return fmt.Errorf("%s %v: want %s", n, fe.Value, fe.Want)
 		}
 	}
