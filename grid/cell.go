@@ -22,78 +22,67 @@ func (c Cell) Key() string {
 }
 
 // keyVersion is the simulator's version a key is computed with: sim.Version,
-// and for a queueing cell (its canonical form names a concurrency, which
-// it omits at 0) sim.QueueVersion too, so that a change to the queueing
-// server moves the keys of queueing cells only; and for a cell with a
-// policy that sim.PolicyVersion revised (sim.Policy.Revised, in any group)
-// that version too, so that only those cells' keys move. It reads the
-// policies back from the canonical form, so that every caller of RunKey
-// keys alike.
+// and for a queueing cell (sim.Scenario.Server) sim.QueueVersion too, so
+// that a change to the queueing server moves the keys of queueing cells
+// only; and for a cell with a policy that sim.PolicyVersion revised
+// (sim.Policy.Revised, in any group) that version too, so that only those
+// cells' keys move. It reads the cell back from the canonical form, so
+// that every caller of RunKey keys alike. The last answer is kept: a
+// dataset's writer and checker key every seed of a cell in a row.
 func keyVersion(canonical string) string {
+	if last := lastVersion.Load(); last != nil && last.canonical == canonical {
+		return last.version
+	}
+	c := cellOfCanonical(canonical)
 	v := sim.Version
-	if strings.HasPrefix(canonical, "concurrency=") || strings.Contains(canonical, " concurrency=") {
+	if c.Scenario.Server() == sim.QueueingServer {
 		v += "+" + sim.QueueVersion
 	}
-	if revisedCanonical(canonical) {
-		v += "+" + sim.PolicyVersion
-	}
-	return v
-}
-
-// revisedCanonical reports whether the cell of canonical (Cell.Canonical)
-// has a policy sim.Policy.Revised: its first group's or a mixed group's.
-// The last answer is kept: a dataset's writer and checker key every seed
-// of a cell in a row.
-func revisedCanonical(canonical string) bool {
-	if last := lastRevised.Load(); last != nil && last.canonical == canonical {
-		return last.revised
-	}
-	var c Cell
-	policyOfCanonical(canonical, &c)
 	revised := false
 	for _, g := range c.Groups() {
 		revised = revised || g.Policy.Revised()
 	}
-	lastRevised.Store(&revisedAnswer{canonical, revised})
-	return revised
+	if revised {
+		v += "+" + sim.PolicyVersion
+	}
+	lastVersion.Store(&versionAnswer{canonical, v})
+	return v
 }
 
-type revisedAnswer struct {
-	canonical string
-	revised   bool
+type versionAnswer struct {
+	canonical, version string
 }
 
-var lastRevised atomic.Pointer[revisedAnswer]
+var lastVersion atomic.Pointer[versionAnswer]
 
-// policyOfCanonical sets c's policy parameters (the mix included) from
-// canonical, as Canonical wrote them: key=value separated by spaces, a
-// text quoted. A pair it cannot read is left out: canonical comes from
-// Canonical, not from a user.
-func policyOfCanonical(canonical string, c *Cell) {
+// cellOfCanonical reads a cell back from canonical, as Canonical wrote it:
+// key=value separated by spaces, a text quoted. A pair it cannot read is
+// left out: canonical comes from Canonical, not from a user.
+func cellOfCanonical(canonical string) Cell {
+	var c Cell
 	for rest := canonical; rest != ""; {
 		k, after, ok := strings.Cut(rest, "=")
 		if !ok {
-			return
+			break
 		}
 		var raw string
 		if strings.HasPrefix(after, `"`) {
 			q, err := strconv.QuotedPrefix(after)
 			if err != nil {
-				return
+				break
 			}
 			raw, rest = q, after[len(q):]
 		} else {
 			raw, rest, _ = strings.Cut(after, " ")
 		}
 		rest = strings.TrimPrefix(rest, " ")
-		p := ParamByKey(k)
-		if p == nil || !p.Policy {
-			continue
-		}
-		if v, err := parseValue(p.Type, raw); err == nil {
-			p.Set(c, v)
+		if p := ParamByKey(k); p != nil {
+			if v, err := parseValue(p.Type, raw); err == nil {
+				p.Set(&c, v)
+			}
 		}
 	}
+	return c
 }
 
 // Validate checks the cell's scenario, policy and fleet.

@@ -3,6 +3,7 @@ package grid
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,25 @@ func TestCellsRoundTripThroughTheirColumns(t *testing.T) {
 	}
 	if back.Key() != mixed.Key() {
 		t.Errorf("a mix with the cenkalti-backoff preset read back as\n%s\nwant\n%s", back.Canonical(), mixed.Canonical())
+	}
+}
+
+// Every parameter sets one of sim's fields, and every field a user sets
+// has its parameter (all but the horizon, which window_s sets as the time
+// after recovery, and a fleet's share and groups, which mix sets).
+func TestParamsCoverSimFields(t *testing.T) {
+	t.Parallel()
+	for _, p := range Params {
+		if !slices.Contains(sim.Fields(), p.Field) {
+			t.Errorf("%s sets %s, not one of sim.Fields", p.Key, p.Field)
+		}
+	}
+	for _, f := range sim.Fields() {
+		if f == sim.FieldHorizon || f == sim.FieldShare || f == sim.FieldGroups {
+			continue
+		}
+		if paramByField(f) == nil {
+			t.Errorf("sim's %s has no parameter", f)
+		}
 	}
 }

@@ -119,7 +119,7 @@ func (c Config) Validate(fds uint64) error {
 	if sc.RetryAfter%time.Second != 0 {
 		return bad(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
-	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Concurrency != 0 {
+	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Server() != sim.CountingServer {
 		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
 	}
 	if c.Down != Down503 && c.Down != DownRefused {

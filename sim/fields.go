@@ -83,6 +83,21 @@ var (
 	FieldMix    = Field{"Mix"}
 )
 
+// Fields lists sim's fields, in the order above.
+func Fields() []Field {
+	return []Field{
+		FieldClients, FieldTick, FieldRecoverAt, FieldCapacity, FieldSpread, FieldHorizon, FieldRetryAfter,
+		FieldRetryAfterMax, FieldRetryAfterBacklog, FieldRampUp, FieldRampFrom, FieldRejectCost, FieldConcurrency,
+		FieldService, FieldServiceTime, FieldServiceP99, FieldQueueLimit, FieldQueueWait, FieldShedTarget,
+		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldWindow,
+		FieldKind, FieldBase, FieldCap, FieldMultiplier, FieldWidth, FieldMaxAttempts, FieldHonorRetryAfter,
+		FieldRetryOn, FieldMaxElapsed, FieldBucketTokens, FieldBucketCost, FieldRetryBudget, FieldBudgetMinRPS,
+		FieldClientsPerProcess, FieldThrottleK, FieldThrottleWindow, FieldAWSAdaptive, FieldRetryTokens,
+		FieldRetryTokenRatio, FieldPushback, FieldRetryCap, FieldBreakerRatio, FieldBreakerMinThroughput,
+		FieldBreakerWindow, FieldBreakerBreak, FieldPreset, FieldShare, FieldGroups, FieldMix,
+	}
+}
+
 // NewField names a field of another package's type whose errors are
 // FieldErrors (live.Config's Scale, Down …): that package exports the value
 // and keys its words by it, as for sim's own.

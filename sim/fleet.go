@@ -35,7 +35,7 @@ func (s *Sim) RunFleet(sc Scenario, groups []Group, rng *Mulberry32, tl *Timelin
 	if err := ValidateFleet(groups); err != nil {
 		return Result{}, err
 	}
-	if sc.Concurrency > 0 && len(groups) > 1 {
+	if sc.Server() == QueueingServer && len(groups) > 1 {
 		return Result{}, &FieldError{FieldConcurrency, sc.Concurrency, "0 for a mixed fleet: its per-group metrics are the counting server's"}
 	}
 	return s.run(sc, groups, rng, tl)

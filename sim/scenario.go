@@ -128,6 +128,30 @@ func Article() Scenario {
 	}
 }
 
+// ServerKind says which server a scenario has.
+type ServerKind uint8
+
+// The servers.
+const (
+	// CountingServer is the article's: it serves floor(Capacity × Tick)
+	// requests a tick after recovery and rejects the rest at once.
+	CountingServer ServerKind = iota
+	// QueueingServer has Concurrency workers and a queue (queue.go).
+	QueueingServer
+)
+
+func (k ServerKind) String() string { return [...]string{"counting", "queueing"}[k] }
+
+// Server says which server the scenario has: a queueing server when it
+// sets workers (Concurrency), else the counting server. Everything that
+// asks which server a scenario has asks this.
+func (s Scenario) Server() ServerKind {
+	if s.Concurrency > 0 {
+		return QueueingServer
+	}
+	return CountingServer
+}
+
 // MaxTicks bounds Horizon/Tick, so that a run's per-tick tables stay small.
 const MaxTicks = 10_000_000
 
@@ -233,7 +257,7 @@ func (s Scenario) validateCapacity() error {
 	if math.IsNaN(s.Capacity) || math.IsInf(s.Capacity, 0) {
 		return &FieldError{FieldCapacity, s.Capacity, "a finite number of requests/s"}
 	}
-	if s.Concurrency > 0 {
+	if s.Server() == QueueingServer {
 		if s.Capacity < 0 {
 			return &FieldError{FieldCapacity, s.Capacity, "a number of requests/s ≥ 0; a queueing server (Concurrency > 0) does not read it: its capacity is Concurrency over the mean ServiceTime"}
 		}
@@ -250,7 +274,7 @@ func (s Scenario) validateQueue() error {
 	if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
 		return &FieldError{FieldConcurrency, s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
 	}
-	if s.Concurrency == 0 {
+	if s.Server() == CountingServer {
 		const want = "0 unless Concurrency > 0: only a queueing server has it"
 		switch {
 		case s.Service != "":

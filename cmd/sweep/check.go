@@ -343,7 +343,7 @@ func checkRunsPart(f *os.File, full bool) (keys []string, meta dataset.Meta, bad
 		if grid.RunKey(canonical, rec.Seed) != rec.RunKey {
 			if revised(rec.Cell) {
 				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under %s, which changed this policy: written before it; remove its sweep's parts and run it again", i, rec.RunKey, sim.PolicyVersion)}
-			} else if rec.Cell.Scenario.Concurrency > 0 {
+			} else if rec.Cell.Scenario.Server() == sim.QueueingServer {
 				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)}
 			} else {
 				bad = &problem{Kind: "corrupt", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)}
