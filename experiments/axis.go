@@ -264,10 +264,29 @@ func presetNames() string {
 // mixAxis reads mix: a list of group tables is one fleet, a list of such
 // lists is an axis of fleets, and [] is a fleet of one policy.
 func (l *loader) mixAxis(path []string, raw any) *axis {
-	var fleets [][]map[string]any
+	fleets, ok := l.fleets(path, raw)
+	if !ok {
+		return nil
+	}
+	a := &axis{}
+	for _, f := range fleets {
+		if mix, ok := l.fleet(path, f); ok {
+			a.values = append(a.values, value{v: grid.EncodeMix(mix), path: path})
+		}
+	}
+	if len(a.values) == 0 {
+		return nil
+	}
+	return a
+}
+
+// fleets reads mix's value as fleets of group tables: a list of tables is
+// one fleet, a list of such lists is several, and [] a fleet of one
+// policy. ok is false for a value that is no list.
+func (l *loader) fleets(path []string, raw any) (fleets [][]map[string]any, ok bool) {
 	switch x := raw.(type) {
 	case []map[string]any:
-		fleets = append(fleets, x)
+		return [][]map[string]any{x}, true
 	case []any:
 		if len(x) == 0 {
 			fleets = append(fleets, nil)
@@ -295,67 +314,70 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 				l.fail(path, "%s: want tables {share = 0.1, kind = \"fixed\", …}, or lists of them", grid.Show(e))
 			}
 		}
-	default:
-		l.fail(path, "%s: want a list of tables {share = 0.1, kind = \"fixed\", …}", grid.Show(raw))
-		return nil
+		return fleets, true
 	}
-	a := &axis{}
-	for _, f := range fleets {
-		var mix [sim.MaxGroups - 1]sim.Group
-		if len(f) > len(mix) {
-			l.fail(path, "%d groups: want at most %d besides the policy", len(f), len(mix))
+	l.fail(path, "%s: want a list of tables {share = 0.1, kind = \"fixed\", …}", grid.Show(raw))
+	return nil, false
+}
+
+// fleet reads one fleet's group tables {share = …, kind = …, …} as the
+// groups beside the policy; ok is false when one is refused.
+func (l *loader) fleet(path []string, f []map[string]any) (mix [sim.MaxGroups - 1]sim.Group, ok bool) {
+	if len(f) > len(mix) {
+		l.fail(path, "%d groups: want at most %d besides the policy", len(f), len(mix))
+		return mix, false
+	}
+	sum := 0.0
+	for _, t := range f {
+		if x, isNum := t["share"].(float64); isNum {
+			sum += x
+		}
+	}
+	if sum >= 1 {
+		l.fail(path, "shares sum to %g: want less than 1, the rest of the fleet runs the policy", sum)
+		return mix, false
+	}
+	ok = true
+	for i, t := range f {
+		share, isNum := t["share"].(float64)
+		if !isNum || !(share > 0 && share < 1) {
+			l.fail(path, "share %s: want a fraction in (0, 1)", grid.Show(t["share"]))
+			ok = false
 			continue
 		}
-		ok := true
-		sum := 0.0
-		for _, t := range f {
-			if x, isNum := t["share"].(float64); isNum {
-				sum += x
-			}
-		}
-		if sum >= 1 {
-			l.fail(path, "shares sum to %g: want less than 1, the rest of the fleet runs the policy", sum)
-			continue
-		}
-		for i, t := range f {
-			share, isNum := t["share"].(float64)
-			if !isNum || !(share > 0 && share < 1) {
-				l.fail(path, "share %s: want a fraction in (0, 1)", grid.Show(t["share"]))
-				ok = false
-				continue
-			}
-			rest := map[string]any{}
-			for k, v := range t {
-				if k != "share" {
-					rest[k] = v
-				}
-			}
-			var p sim.Policy
-			l.policyTable(path, rest, func(kind any, bundle map[string]any) {
-				name, _ := kind.(string)
-				c := grid.Cell{Policy: grid.TableBase(name, len(bundle))}
-				for _, k := range slices.Sorted(maps.Keys(bundle)) {
-					grid.ParamByKey(k).Apply(&c, bundle[k])
-				}
-				p = c.Policy.Normalize()
-				if err := p.Validate(); err != nil {
-					for _, fe := range sim.FieldErrors(err) {
-						k, msg := grid.KeyWords(fe)
-						l.fail(path, "%s: %s", k, msg)
-					}
-					ok = false
-				}
-			})
-			mix[i] = sim.Group{Share: share, Policy: p}
-		}
-		if ok {
-			a.values = append(a.values, value{v: grid.EncodeMix(mix), path: path})
+		p, pok := l.groupPolicy(path, t)
+		ok = ok && pok
+		mix[i] = sim.Group{Share: share, Policy: p}
+	}
+	return mix, ok
+}
+
+// groupPolicy reads a group table's policy (its keys but share, as a
+// policy table); ok is false when it is refused.
+func (l *loader) groupPolicy(path []string, t map[string]any) (p sim.Policy, ok bool) {
+	rest := map[string]any{}
+	for k, v := range t {
+		if k != "share" {
+			rest[k] = v
 		}
 	}
-	if len(a.values) == 0 {
-		return nil
-	}
-	return a
+	ok = true
+	l.policyTable(path, rest, func(kind any, bundle map[string]any) {
+		name, _ := kind.(string)
+		c := grid.Cell{Policy: grid.TableBase(name, len(bundle))}
+		for _, k := range slices.Sorted(maps.Keys(bundle)) {
+			grid.ParamByKey(k).Apply(&c, bundle[k])
+		}
+		p = c.Policy.Normalize()
+		if err := p.Validate(); err != nil {
+			for _, fe := range sim.FieldErrors(err) {
+				k, msg := grid.KeyWords(fe)
+				l.fail(path, "%s: %s", k, msg)
+			}
+			ok = false
+		}
+	})
+	return p, ok
 }
 
 // policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own

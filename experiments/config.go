@@ -309,28 +309,7 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	path := []string{"sweep", name}
 	s := &Sweep{Name: name}
 	at := func(k string) []string { return append(append([]string{}, path...), k) }
-	if v, ok := t["description"]; ok {
-		if s.Description, ok = v.(string); !ok {
-			l.fail(at("description"), "%s: want a string", grid.Show(v))
-		}
-	}
-	if v, ok := t["on_demand"]; ok {
-		if s.OnDemand, ok = v.(bool); !ok {
-			l.fail(at("on_demand"), "%s: want true or false", grid.Show(v))
-		}
-	}
-	if v, ok := t["candidates"]; ok {
-		if s.Candidates, ok = v.(bool); !ok {
-			l.fail(at("candidates"), "%s: want true or false", grid.Show(v))
-		}
-	}
-	if v, ok := t["timeline_seeds"]; ok {
-		n, ok := v.(int64)
-		if !ok || n < 0 || n > 1000 {
-			l.fail(at("timeline_seeds"), "%s: want a whole number in [0, 1000]", grid.Show(v))
-		}
-		s.TimelineSeeds = int(n)
-	}
+	l.sweepSettings(s, t, at)
 	seen := map[string]bool{}
 	if v, ok := t["experiment"]; ok {
 		e, _ := v.(string)
@@ -389,6 +368,33 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 		l.fail(path, "no cells: give it a policy axis, [[cell]] tables or an experiment")
 	}
 	return s
+}
+
+// sweepSettings reads the sweep's own keys that are no axis:
+// description, on_demand, candidates and timeline_seeds.
+func (l *loader) sweepSettings(s *Sweep, t map[string]any, at func(string) []string) {
+	if v, ok := t["description"]; ok {
+		if s.Description, ok = v.(string); !ok {
+			l.fail(at("description"), "%s: want a string", grid.Show(v))
+		}
+	}
+	if v, ok := t["on_demand"]; ok {
+		if s.OnDemand, ok = v.(bool); !ok {
+			l.fail(at("on_demand"), "%s: want true or false", grid.Show(v))
+		}
+	}
+	if v, ok := t["candidates"]; ok {
+		if s.Candidates, ok = v.(bool); !ok {
+			l.fail(at("candidates"), "%s: want true or false", grid.Show(v))
+		}
+	}
+	if v, ok := t["timeline_seeds"]; ok {
+		n, ok := v.(int64)
+		if !ok || n < 0 || n > 1000 {
+			l.fail(at("timeline_seeds"), "%s: want a whole number in [0, 1000]", grid.Show(v))
+		}
+		s.TimelineSeeds = int(n)
+	}
 }
 
 // candidates fills a sweep with candidates = true: recommend's candidate
