@@ -221,9 +221,11 @@ func (w *weights) give(i int) {
 	w.cond.Broadcast()
 }
 
-// wake wakes a take waiting for a context that is now done.
+// wake wakes a take waiting for a context that is now done. It
+// broadcasts under the lock, so that a take that has checked the context
+// and is about to wait is waiting when it comes.
 func (w *weights) wake() {
 	w.mu.Lock()
-	w.mu.Unlock()
+	defer w.mu.Unlock()
 	w.cond.Broadcast()
 }
