@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -132,7 +132,7 @@ func recordColumns(metrics []Metric) []string {
 // Aggregate is a cell over its seeds.
 type Aggregate struct {
 	CellKey  string
-	Cell     experiments.Cell
+	Cell     grid.Cell
 	Label    string
 	Sweeps   []string
 	Seeds    []uint32 // ascending

@@ -8,9 +8,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -53,9 +54,9 @@ func records(capacity float64, ps []synth) []Record {
 		pol.Width = p.width
 		sc := sim.Article()
 		sc.Capacity = capacity
-		c := experiments.Cell{Scenario: sc, Policy: pol.Normalize()}
+		c := grid.Cell{Scenario: sc, Policy: pol.Normalize()}
 		for i, v := range p.t99 {
-			r := experiments.Run{Cell: c, Seed: uint32(i + 1)}
+			r := grid.Run{Cell: c, Seed: uint32(i + 1)}
 			res := sim.Result{Clients: 2000, PeakRPS: p.peak, SentAfterRecovery: int64(p.sent)}
 			if !math.IsNaN(v) {
 				res.T99 = sim.Milestone{At: sc.RecoverAt + time.Duration(v*1e9), Reached: true} // v: after recovery
@@ -154,9 +155,9 @@ func TestTable5FromData(t *testing.T) {
 // seeds 206–210: the simulator is the article's.
 func TestArticleExactRows(t *testing.T) {
 	t.Parallel()
-	run := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	run := func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		var five []sim.Result
-		for _, s := range experiments.ArticleSeeds {
+		for _, s := range article.Seeds {
 			r, err := sim.Run(c.Scenario, c.Policy, s)
 			if err != nil {
 				t.Fatal(err)
@@ -167,7 +168,7 @@ func TestArticleExactRows(t *testing.T) {
 	}
 	exact := map[string]bool{"fixed 5 s": true, "exponential, no jitter": true, "exponential, cap 60 s": true,
 		"exponential, cap 300 s": true, "no jitter": true, "honour Retry-After exactly": true}
-	for _, tbl := range CompareArticle(experiments.ArticleTables(), run) {
+	for _, tbl := range CompareArticle(article.Tables(), run) {
 		for _, r := range tbl.Compared {
 			if exact[r.Label] && !r.Exact {
 				t.Errorf("%s / %s: ours %v, published %v: want exact", tbl.ID, r.Label, r.Ours, r.Published)
@@ -180,14 +181,14 @@ func TestArticleFigureRoundsLikeTheArticle(t *testing.T) {
 	t.Parallel()
 	rs := []sim.Result{{SentAfterRecovery: 9412, PeakRPS: 1140, T99: sim.Milestone{At: 72 * time.Second, Reached: true}},
 		{SentAfterRecovery: 9435, PeakRPS: 1209, T99: sim.Milestone{At: 75500 * time.Millisecond, Reached: true}}}
-	if f := ArticleFigure(experiments.Sent, rs); f.Value != 9424 { // 9423.5 rounds up, as Math.round does
+	if f := ArticleFigure(article.Sent, rs); f.Value != 9424 { // 9423.5 rounds up, as Math.round does
 		t.Errorf("sent %v, want 9424", f.Value)
 	}
-	if f := ArticleFigure(experiments.T99, rs); f.Value != 73.8 { // 73.75 → 73.8
+	if f := ArticleFigure(article.T99, rs); f.Value != 73.8 { // 73.75 → 73.8
 		t.Errorf("t99 %v, want 73.8", f.Value)
 	}
 	rs[1].T99.Reached = false
-	if f := ArticleFigure(experiments.T99, rs); !f.NotFinished {
+	if f := ArticleFigure(article.T99, rs); !f.NotFinished {
 		t.Errorf("t99 with an unfinished seed: %+v, want not finished", f)
 	}
 }
@@ -198,7 +199,7 @@ func TestLoadErrors(t *testing.T) {
 		var b bytes.Buffer
 		w := parquetio.NewRunsWriter(&b, m)
 		recs := records(120, []synth{{sim.Decorrelated, 0, []float64{70}, 200, 2000}})
-		w.Append(experiments.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
+		w.Append(grid.Run{Cell: recs[0].Cell, Seed: 1}, recs[0].Result)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -239,9 +240,9 @@ func TestLibraryVerdicts(t *testing.T) {
 	})
 	add := func(p sim.Policy, t99 float64, gaveUp int) {
 		sc := sim.Article()
-		c := experiments.Cell{Scenario: sc, Policy: p}
+		c := grid.Cell{Scenario: sc, Policy: p}
 		for s := uint32(1); s <= 3; s++ {
-			r := experiments.Run{Cell: c, Seed: s}
+			r := grid.Run{Cell: c, Seed: s}
 			res := sim.Result{Clients: 2000, PeakRPS: 300, SentAfterRecovery: 2400, GaveUp: gaveUp, T99: sim.Milestone{At: sc.RecoverAt + time.Duration(t99*1e9), Reached: true}}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: s, Cell: c, Result: res}})
 		}

@@ -3,7 +3,8 @@ package analysis
 import (
 	"math"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -27,10 +28,10 @@ type Spread struct {
 // ArticleRow is one row of an article table with our figures beside it.
 type ArticleRow struct {
 	Label     string
-	Cell      experiments.Cell
-	Published map[experiments.Metric]experiments.Published
-	Ours      map[experiments.Metric]Figure // over experiments.ArticleSeeds
-	Many      map[experiments.Metric]Spread // over many seeds
+	Cell      grid.Cell
+	Published map[article.Metric]article.Published
+	Ours      map[article.Metric]Figure // over article.Seeds
+	Many      map[article.Metric]Spread // over many seeds
 	// Jittered: the row's policy draws its delays at random in its
 	// scenario (DrawsDelays), so its figures on the article's five seeds
 	// are one draw among many: matching digits there say little, and the
@@ -50,7 +51,7 @@ type ArticleRow struct {
 // exactly that); a policy that jitters draws from the first rejection.
 // The policy's own delays answer, so no list of families can drift from
 // what the simulator does.
-func DrawsDelays(c experiments.Cell) bool {
+func DrawsDelays(c grid.Cell) bool {
 	const rejections = 16
 	for _, up := range []bool{false, true} {
 		first, err := c.Policy.Delays(1, rejections, c.Scenario.RetryAfter, up)
@@ -71,30 +72,30 @@ func DrawsDelays(c experiments.Cell) bool {
 
 // ArticleTable is one compared table.
 type ArticleTable struct {
-	experiments.Table
+	article.Table
 	Compared []ArticleRow
 }
 
 // Results gives the runs of a cell: on the article's five seeds, and on
 // many seeds.
-type Results func(c experiments.Cell) (five, many []sim.Result)
+type Results func(c grid.Cell) (five, many []sim.Result)
 
-func articleValue(m experiments.Metric, r sim.Result) (float64, bool) {
+func articleValue(m article.Metric, r sim.Result) (float64, bool) {
 	switch m {
-	case experiments.Sent:
+	case article.Sent:
 		return float64(r.SentAfterRecovery), true
-	case experiments.Peak:
+	case article.Peak:
 		return r.PeakRPS, true
-	case experiments.T50:
+	case article.T50:
 		return r.T50.At.Seconds(), r.T50.Reached
-	case experiments.T99:
+	case article.T99:
 		return r.T99.At.Seconds(), r.T99.Reached
 	}
 	return math.NaN(), false
 }
 
 // ArticleFigure aggregates runs the way the article does.
-func ArticleFigure(m experiments.Metric, rs []sim.Result) Figure {
+func ArticleFigure(m article.Metric, rs []sim.Result) Figure {
 	sum := 0.0
 	for _, r := range rs {
 		v, ok := articleValue(m, r)
@@ -104,13 +105,13 @@ func ArticleFigure(m experiments.Metric, rs []sim.Result) Figure {
 		sum += v
 	}
 	mean := sum / float64(len(rs))
-	if m == experiments.Sent || m == experiments.Peak {
+	if m == article.Sent || m == article.Peak {
 		return Figure{Value: math.Floor(mean + 0.5)} // JavaScript's Math.round
 	}
 	return Figure{Value: math.Floor(mean*10+0.5) / 10}
 }
 
-func spread(m experiments.Metric, rs []sim.Result, pub experiments.Published) Spread {
+func spread(m article.Metric, rs []sim.Result, pub article.Published) Spread {
 	var xs []float64
 	for _, r := range rs {
 		if v, ok := articleValue(m, r); ok {
@@ -126,14 +127,14 @@ func spread(m experiments.Metric, rs []sim.Result, pub experiments.Published) Sp
 }
 
 // CompareArticle sets each row of the tables beside our figures.
-func CompareArticle(tables []experiments.Table, results Results) []ArticleTable {
+func CompareArticle(tables []article.Table, results Results) []ArticleTable {
 	var out []ArticleTable
 	for _, t := range tables {
 		at := ArticleTable{Table: t}
 		for _, row := range t.Rows {
 			five, many := results(row.Cell)
 			ar := ArticleRow{Label: row.Label, Cell: row.Cell, Published: row.Published,
-				Ours: map[experiments.Metric]Figure{}, Many: map[experiments.Metric]Spread{}, Jittered: DrawsDelays(row.Cell)}
+				Ours: map[article.Metric]Figure{}, Many: map[article.Metric]Spread{}, Jittered: DrawsDelays(row.Cell)}
 			ar.Exact = !ar.Jittered
 			for _, m := range t.Metrics {
 				pub := row.Published[m]

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/suggest"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -40,7 +40,7 @@ type Assertion struct {
 // A Filter keeps the cells whose column Key holds Value.
 type Filter struct {
 	Key   string
-	Value any // int64, float64, string or bool, as experiments.Param.Get returns it
+	Value any // int64, float64, string or bool, as grid.Param.Get returns it
 }
 
 // Stats are the statistics of a cell's runs an assertion may bound.
@@ -91,21 +91,21 @@ func ParseAssertion(line string) (Assertion, error) {
 			a.Where = append(a.Where, Filter{k, v})
 			continue
 		}
-		p := experiments.ParamByKey(k)
+		p := grid.ParamByKey(k)
 		if p == nil {
 			cols := []string{dataset.ColPolicySpec}
-			for i := range experiments.Params {
-				cols = append(cols, experiments.Params[i].Key)
+			for i := range grid.Params {
+				cols = append(cols, grid.Params[i].Key)
 			}
 			return a, fmt.Errorf("column %q%s: want a parameter's column (see `sweep schema`) or %s", k, suggest.DidYouMean(k, cols), dataset.ColPolicySpec)
 		}
 		var val any
 		switch p.Type {
-		case experiments.Int:
+		case grid.Int:
 			val, err = strconv.ParseInt(v, 10, 64)
-		case experiments.Float:
+		case grid.Float:
 			val, err = strconv.ParseFloat(v, 64)
-		case experiments.Bool:
+		case grid.Bool:
 			val, err = strconv.ParseBool(v)
 		default:
 			val = v
@@ -152,13 +152,13 @@ func fields(line string) ([]string, error) {
 }
 
 // Matches reports whether the cell passes every filter.
-func (a Assertion) Matches(c experiments.Cell) bool {
+func (a Assertion) Matches(c grid.Cell) bool {
 	for _, f := range a.Where {
 		var v any
 		if f.Key == dataset.ColPolicySpec {
 			v = c.PolicySpec()
 		} else {
-			v = experiments.ParamByKey(f.Key).Get(c)
+			v = grid.ParamByKey(f.Key).Get(c)
 		}
 		if v != f.Value {
 			return false

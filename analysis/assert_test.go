@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -16,14 +16,14 @@ import (
 func assertCells() []*Aggregate {
 	var recs []Record
 	add := func(p sim.Policy, capacity float64, t99s ...float64) {
-		c := experiments.Cell{Scenario: sim.Article(), Policy: p}
+		c := grid.Cell{Scenario: sim.Article(), Policy: p}
 		c.Scenario.Capacity = capacity
 		for i, t := range t99s {
 			res := sim.Result{}
 			if !math.IsInf(t, 1) {
 				res.T99 = sim.Milestone{At: c.Scenario.RecoverAt + time.Duration(t*float64(time.Second)), Reached: true}
 			}
-			r := experiments.Run{Cell: c, Seed: uint32(i + 1)}
+			r := grid.Run{Cell: c, Seed: uint32(i + 1)}
 			recs = append(recs, Record{Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Label: c.Label(), Cell: c, Result: res}})
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -57,7 +57,7 @@ func (c *Cached) Find(cellKey string, seed uint32, r *Record) bool {
 // A run (a cell and seed) stored more than once counts once, the first
 // copy read, as in Load. A folder without runs parts holds none of them
 // (not an error: the caller simulates).
-func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
+func LoadCells(fsys fs.FS, cells []grid.Cell) (*Cached, error) {
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
@@ -102,15 +102,15 @@ func LoadCells(fsys fs.FS, cells []experiments.Cell) (*Cached, error) {
 // every numeric parameter the least and greatest value among them, which a
 // row group's statistics must reach to hold any of them, and the columns
 // Aggregates reads (no run key: a run is its cell and seed).
-func WantCells(cells []experiments.Cell) dataset.Want {
-	w := dataset.Want{Cells: make(map[string]experiments.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version,
+func WantCells(cells []grid.Cell) dataset.Want {
+	w := dataset.Want{Cells: make(map[string]grid.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version,
 		Results: recordColumns(Metrics)}
 	for _, c := range cells {
 		w.Cells[c.Key()] = c
 	}
-	for i := range experiments.Params {
-		p := &experiments.Params[i]
-		if p.Type != experiments.Int && p.Type != experiments.Float {
+	for i := range grid.Params {
+		p := &grid.Params[i]
+		if p.Type != grid.Int && p.Type != grid.Float {
 			continue
 		}
 		b := dataset.Bound{Lo: math.Inf(1), Hi: math.Inf(-1)}

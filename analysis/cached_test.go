@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // LoadCells finds every run Load finds of the cells asked for, and none of
@@ -19,7 +19,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := Aggregates(ds.Records)
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	asked := map[string]bool{}
 	for i, a := range all {
 		if i%2 == 0 { // half the cells, of both capacities
@@ -75,7 +75,7 @@ func BenchmarkLoadCells(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	for i, a := range Aggregates(ds.Records) {
 		if i%2 == 0 {
 			cells = append(cells, a.Cell)

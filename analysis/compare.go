@@ -77,7 +77,7 @@ func (c *NightlyComparison) Changed() int {
 }
 
 // CompareAggregates matches the cells of old and new by their parameters
-// (experiments.Cell.Canonical, which leaves out the simulator's version)
+// (grid.Cell.Canonical, which leaves out the simulator's version)
 // and compares each metric. alpha is the family-wise error rate (0.05),
 // threshold the relative change a significant one must exceed to count.
 func CompareAggregates(old, new []*Aggregate, alpha, threshold float64) *NightlyComparison {

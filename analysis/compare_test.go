@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -69,7 +69,7 @@ func reseeded(recs []Record, d uint32) []Record {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		r.Seed += d
-		r.RunKey = experiments.Run{Cell: r.Cell, Seed: r.Seed}.Key()
+		r.RunKey = grid.Run{Cell: r.Cell, Seed: r.Seed}.Key()
 		out[i] = r
 	}
 	return out

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -21,7 +22,7 @@ func randomAggregates(rng *rand.Rand, n, seeds int) []*Aggregate {
 	var recs []Record
 	for i := range n {
 		p := sim.Policy{Kind: sim.GRPC, Base: time.Duration(1+i) * time.Millisecond, Multiplier: 2, Cap: time.Minute, Width: 0.5}
-		c := experiments.Cell{Scenario: sc, Policy: p}
+		c := grid.Cell{Scenario: sc, Policy: p}
 		base := 20 + 60*rng.Float64()
 		if rng.IntN(8) == 0 && i > 0 { // a twin of the previous candidate's level
 			base = 40
@@ -33,7 +34,7 @@ func randomAggregates(rng *rand.Rand, n, seeds int) []*Aggregate {
 		}
 		perClient := 1 + 10*rng.Float64()
 		for s := 1; s <= seeds; s++ {
-			r := experiments.Run{Cell: c, Seed: uint32(s)}
+			r := grid.Run{Cell: c, Seed: uint32(s)}
 			res := sim.Result{Clients: sc.Clients, PeakRPS: 100 + 900*rng.Float64(), SentAfterRecovery: int64(perClient * float64(sc.Clients)), GaveUp: gaveUp}
 			if !(unfinished && s == seeds) {
 				res.T99 = sim.Milestone{At: sc.RecoverAt + time.Duration((base+rng.NormFloat64())*1e9), Reached: true}
@@ -112,10 +113,10 @@ func TestRecommendIndependentOfIrrelevantAlternatives(t *testing.T) {
 	}
 }
 
-func simulate(ctx context.Context, runs []experiments.Run) ([]Record, error) {
+func simulate(ctx context.Context, runs []grid.Run) ([]Record, error) {
 	out := make([]Record, len(runs))
-	err := experiments.Execute(ctx, 0, len(runs), func(i int) experiments.Job { return experiments.Job{Run: runs[i]} },
-		func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, 0, len(runs), func(i int) runner.Job { return runner.Job{Run: runs[i]} },
+		func(i int, o runner.Outcome) error {
 			r := o.Job.Run
 			out[i] = Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Cell: r.Cell, Result: o.Result}}
 			return o.Err
@@ -136,10 +137,10 @@ func smallScenario(capacity float64, clients int) sim.Scenario {
 func TestSearchOnTheSimulator(t *testing.T) {
 	t.Parallel()
 	sc := smallScenario(40, 300)
-	space := experiments.CandidateSpace(sc)
+	space := grid.CandidateSpace(sc)
 	q := Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, Objective: ByT99}
 	asked := 0
-	counting := func(ctx context.Context, runs []experiments.Run) ([]Record, error) {
+	counting := func(ctx context.Context, runs []grid.Run) ([]Record, error) {
 		asked += len(runs)
 		return simulate(ctx, runs)
 	}
@@ -160,7 +161,7 @@ func TestSearchOnTheSimulator(t *testing.T) {
 	}
 	// A cache with other seeds and other cells than the search asks for
 	// changes nothing.
-	extra, err := simulate(context.Background(), append(Runs(space[:20], 17, 30), Runs([]experiments.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Fixed)}}, 1, 16)...))
+	extra, err := simulate(context.Background(), append(Runs(space[:20], 17, 30), Runs([]grid.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Fixed)}}, 1, 16)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestSearchOnTheSimulator(t *testing.T) {
 	for _, r := range extra {
 		cache[r.RunKey] = r
 	}
-	cached := func(ctx context.Context, runs []experiments.Run) ([]Record, error) {
+	cached := func(ctx context.Context, runs []grid.Run) ([]Record, error) {
 		out, err := simulate(ctx, runs)
 		for i, r := range runs {
 			if c, ok := cache[r.Key()]; ok {
@@ -193,8 +194,8 @@ func TestTimesAfterRecoveryIndependentOfOutage(t *testing.T) {
 		sc := smallScenario(120, 2000)
 		sc.RecoverAt = outage
 		sc.Horizon = outage + 20*time.Minute
-		c := experiments.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
-		recs, err := simulate(context.Background(), Runs([]experiments.Cell{c}, 1, 5))
+		c := grid.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
+		recs, err := simulate(context.Background(), Runs([]grid.Cell{c}, 1, 5))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 // simulateStuck measures runs as recommend does: on the simulator, a
 // buried queueing run stopped once provably stuck.
-func simulateStuck(ctx context.Context, runs []experiments.Run) ([]Record, error) {
+func simulateStuck(ctx context.Context, runs []grid.Run) ([]Record, error) {
 	out := make([]Record, len(runs))
-	err := experiments.Execute(ctx, 0, len(runs), func(i int) experiments.Job { return experiments.Job{Run: runs[i], StopStuck: true} },
-		func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, 0, len(runs), func(i int) runner.Job { return runner.Job{Run: runs[i], StopStuck: true} },
+		func(i int, o runner.Outcome) error {
 			r := o.Job.Run
 			out[i] = Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Cell: r.Cell, Result: o.Result}}
 			return o.Err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -100,7 +100,7 @@ func sameFamily(a *Aggregate, feasible []*Aggregate) *Aggregate {
 
 // paramChanges lists the policy parameters that differ, in the words of
 // `--mine` and the libraries: "base 1s → 500ms, cap 2m0s → 5s, jitter ±50 % → ±20 %".
-func paramChanges(from, to experiments.Cell) string {
+func paramChanges(from, to grid.Cell) string {
 	f, t := from.Policy, to.Policy
 	var ch []string
 	add := func(name string, a, b any) {
@@ -117,8 +117,8 @@ func paramChanges(from, to experiments.Cell) string {
 	// Every other policy parameter (retry_on, token buckets, budgets,
 	// client components …) in sweeps.toml's words: a change that is not
 	// said would make the verdict's t99 a claim about another policy.
-	for i := range experiments.Params {
-		p := &experiments.Params[i]
+	for i := range grid.Params {
+		p := &grid.Params[i]
 		if !p.Policy || saidInWords[p.Key] {
 			continue
 		}

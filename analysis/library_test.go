@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -17,7 +17,7 @@ func TestParamChangesNamesEveryDifference(t *testing.T) {
 	from := sim.Policy{Kind: sim.Decorrelated, Base: time.Second, Cap: time.Minute, BreakerRatio: 0.1, ClientsPerProcess: 100, RetryOn: sim.RetryOn5xx}
 	to := sim.Policy{Kind: sim.Decorrelated, Base: time.Second, Cap: 5 * time.Second}
 	sc := sim.Article()
-	got := paramChanges(experiments.Cell{Scenario: sc, Policy: from.Normalize()}, experiments.Cell{Scenario: sc, Policy: to.Normalize()})
+	got := paramChanges(grid.Cell{Scenario: sc, Policy: from.Normalize()}, grid.Cell{Scenario: sc, Policy: to.Normalize()})
 	for _, want := range []string{"cap 1m0s → 5s", "breaker_ratio 0.1 → off", "retry_on 5xx → any"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("paramChanges = %q, want it to name %q", got, want)
@@ -29,7 +29,7 @@ func TestParamChangesNamesEveryDifference(t *testing.T) {
 		}
 	}
 	// Switched on, its settings are named.
-	got = paramChanges(experiments.Cell{Scenario: sc, Policy: to.Normalize()}, experiments.Cell{Scenario: sc, Policy: from.Normalize()})
+	got = paramChanges(grid.Cell{Scenario: sc, Policy: to.Normalize()}, grid.Cell{Scenario: sc, Policy: from.Normalize()})
 	if !strings.Contains(got, "breaker_window_s off → 30") || !strings.Contains(got, "clients_per_process off → 100") {
 		t.Errorf("paramChanges = %q, want the breaker's window and the process size", got)
 	}

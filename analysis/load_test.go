@@ -8,7 +8,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -22,7 +22,7 @@ func TestLoadDeduplicatesAndIgnoresOrphans(t *testing.T) {
 	tw := parquetio.NewTimelineWriter(&tl, dataset.Meta{Sim: sim.Version})
 	timeline := &sim.Timeline{Tick: 100e6, Arrivals: []int32{0, 3, 2}, Served: []int32{0, 1, 2}, GaveUp: []int32{0, 0, 0}}
 	for _, r := range recs {
-		run := experiments.Run{Cell: r.Cell, Seed: r.Seed}
+		run := grid.Run{Cell: r.Cell, Seed: r.Seed}
 		w.Append(run, r.Result)
 		tw.Append(run, timeline)
 	}

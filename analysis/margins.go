@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -188,15 +188,15 @@ func (j *judger) recoveries(sc sim.Scenario, ps []sim.Policy, n int) ([]Recovery
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	out := make([]Recovery, len(ps))
-	var want []experiments.Run
+	var want []grid.Run
 	for i, p := range ps {
 		if sim.Hopeless(sc, p) {
 			out[i] = Recovery{Ideal: Ideal(sc), Time: math.NaN(), Regret: math.Inf(1), Why: hopelessWhy}
 			continue
 		}
-		cell := experiments.Cell{Scenario: sc, Policy: p}
+		cell := grid.Cell{Scenario: sc, Policy: p}
 		for seed := 1; seed <= n; seed++ {
-			r := experiments.Run{Cell: cell, Seed: uint32(seed)}
+			r := grid.Run{Cell: cell, Seed: uint32(seed)}
 			if _, ok := j.memo[r.Key()]; !ok {
 				want = append(want, r)
 			}
@@ -216,10 +216,10 @@ func (j *judger) recoveries(sc sim.Scenario, ps []sim.Policy, n int) ([]Recovery
 		if out[i].Why != "" {
 			continue
 		}
-		cell := experiments.Cell{Scenario: sc, Policy: p}
+		cell := grid.Cell{Scenario: sc, Policy: p}
 		recs := make([]*Record, 0, n)
 		for seed := 1; seed <= n; seed++ {
-			recs = append(recs, j.memo[experiments.Run{Cell: cell, Seed: uint32(seed)}.Key()])
+			recs = append(recs, j.memo[grid.Run{Cell: cell, Seed: uint32(seed)}.Key()])
 		}
 		out[i] = j.q.Recovery(aggregatesOf(recs, envelopeMetrics(sc))[0])
 	}

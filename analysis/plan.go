@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // Shortfall is a cell that a dataset's intents (dataset.Intent: what its
@@ -15,7 +15,7 @@ import (
 // over it in silence.
 type Shortfall struct {
 	CellKey, Label string
-	Cell           experiments.Cell
+	Cell           grid.Cell
 	Asked          int      // seeds the intents ask for
 	Missing        []uint32 // of those, the seeds without a run, ascending
 	Agg            *Aggregate

@@ -100,7 +100,7 @@ func latencyOf(ms float64, goodput int64) (float64, bool) { return ms, goodput >
 var QueueMetrics = []Metric{Recovered, GoodputShare, TimedOutShare, WastedShare, LatencyP99}
 
 // queueing reports whether sc's server is a queueing server.
-func queueing(sc sim.Scenario) bool { return sc.Concurrency > 0 }
+func queueing(sc sim.Scenario) bool { return sc.Server() == sim.QueueingServer }
 
 // Queueing reports whether a cell's server is a queueing server.
 func Queueing(a *Aggregate) bool { return queueing(a.Cell.Scenario) }
@@ -338,17 +338,6 @@ type QueueScenario struct {
 	Ranked   []*Aggregate
 	// Versus[i][j] compares Ranked[i] with Ranked[j].
 	Versus [][]RecoveryComparison
-}
-
-// Never lists the policies back to steady state in no seed, in rank order.
-func (q *QueueScenario) Never() []*Aggregate {
-	var out []*Aggregate
-	for _, a := range q.Ranked {
-		if b, _ := Back(a); b == 0 {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // First lists the policies no other is measurably sooner back than: the

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -33,23 +33,23 @@ func randomQueueCells(rng *rand.Rand, n, seeds int) []*Aggregate {
 	var recs []Record
 	for i := range n {
 		p := sim.Policy{Kind: sim.FullJitter, Base: time.Duration(1+i) * time.Millisecond, Multiplier: 2, Cap: 30 * time.Second}
-		c := experiments.Cell{Scenario: sc, Policy: p}
+		c := grid.Cell{Scenario: sc, Policy: p}
 		mode := rng.IntN(6) // 0: never back, 1: back in some seeds, else every seed
 		level := 10 * float64(rng.IntN(8))
-		grid := rng.IntN(2) == 0
+		onGrid := rng.IntN(2) == 0
 		from := uint32(1)
 		if rng.IntN(5) == 0 {
 			from = 1 + uint32(rng.IntN(3))
 		}
 		goodput := 0.1 + 0.9*rng.Float64()
 		for s := from; s <= uint32(seeds); s++ {
-			r := experiments.Run{Cell: c, Seed: s}
+			r := grid.Run{Cell: c, Seed: s}
 			offered := int64(80000)
 			res := sim.Result{Clients: 1, Offered: offered, Goodput: int64(goodput * float64(offered)), Sent: 2 * offered, TimedOut: offered / 4, BusyMS: 1e6, WastedMS: 1e6 * rng.Float64()}
 			back := mode >= 2 || (mode == 1 && rng.IntN(2) == 0)
 			if back {
 				v := level + 10*float64(rng.IntN(3))
-				if !grid {
+				if !onGrid {
 					v = level + 20*rng.Float64()
 				}
 				res.Recovered = sim.Milestone{At: sc.RecoverAt + time.Duration(v*1e9), Reached: true}
@@ -220,9 +220,9 @@ func TestQueueSeedsBackTiedTimesApart(t *testing.T) {
 	sc.Horizon = sc.RecoverAt + 300*time.Second
 	var recs []Record
 	for i, back := range [][]float64{{0, 0, 0, 0, 0}, {290, 290, math.NaN(), 290, 290}, {0, 10, math.NaN(), 0, 10}} {
-		c := experiments.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.FullJitter, Base: time.Duration(1+i) * time.Millisecond, Multiplier: 2, Cap: 30 * time.Second}}
+		c := grid.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.FullJitter, Base: time.Duration(1+i) * time.Millisecond, Multiplier: 2, Cap: 30 * time.Second}}
 		for s, v := range back {
-			r := experiments.Run{Cell: c, Seed: uint32(s + 1)}
+			r := grid.Run{Cell: c, Seed: uint32(s + 1)}
 			res := sim.Result{Clients: 1, Offered: 1000, Goodput: 900, Sent: 1000, BusyMS: 1e6}
 			if !math.IsNaN(v) {
 				res.Recovered = sim.Milestone{At: sc.RecoverAt + time.Duration(v*1e9), Reached: true}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -52,9 +52,9 @@ func TestTable5RetryAfterRowAsksTheSimulator(t *testing.T) {
 	}{{aws.Policy, 20}, {sim.DefaultPolicy(sim.RAIgnore), 10}} {
 		sc := sim.Article()
 		sc.Capacity, sc.RetryAfter = 120, 30*time.Second
-		cell := experiments.Cell{Scenario: sc, Policy: c.p.Normalize()}
+		cell := grid.Cell{Scenario: sc, Policy: c.p.Normalize()}
 		for seed := uint32(1); seed <= 3; seed++ {
-			r := experiments.Run{Cell: cell, Seed: seed}
+			r := grid.Run{Cell: cell, Seed: seed}
 			res := sim.Result{Clients: 2000, PeakRPS: 200, SentAfterRecovery: 2400, Succeeded: 2000,
 				T99: sim.Milestone{At: sc.RecoverAt + time.Duration(c.t99*1e9), Reached: true}}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: cell.Key(), Seed: seed, Label: cell.Label(), Cell: cell, Result: res}})

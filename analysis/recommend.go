@@ -2,12 +2,13 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -708,20 +709,6 @@ func Groups(aggs []*Aggregate) []Query {
 		}
 		return a.Server < b.Server
 	})
-	return out
-}
-
-// Capacities lists the capacities of the aggregates, ascending.
-func Capacities(aggs []*Aggregate) []float64 {
-	seen := map[float64]bool{}
-	var out []float64
-	for _, a := range aggs {
-		if c := a.Cell.Scenario.Capacity; !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	sort.Float64s(out)
 	return out
 }
 

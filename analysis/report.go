@@ -2,11 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/herdsweep/herdsweep/internal/num"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -141,10 +142,8 @@ func ShapeLabel(p sim.Policy) string {
 			s += fmt.Sprintf(" ×%g", p.Multiplier)
 		}
 		switch {
-		case p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry: // their width is the band's full width
-			s += " jitter " + sim.Percent(p.Width/2)
-		case p.Width > 0:
-			s += " jitter " + sim.Percent(p.Width)
+		case p.Width > 0 || p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry:
+			s += " jitter " + sim.Percent(p.JitterFraction())
 		}
 		s += p.LimitsShort() // Short names them for the families it names
 	}
@@ -165,11 +164,6 @@ func T99Ratio(a, b *Aggregate) float64 {
 // peak and traffic then say nothing about how gentle it is.
 func AllGaveUp(a *Aggregate) bool {
 	return a.Summary(GaveUp).N > 0 && a.Summary(GaveUp).Min >= float64(a.Cell.Scenario.Clients)
-}
-
-// QueryOf is the query whose scenario group holds sc (by t99).
-func QueryOf(sc sim.Scenario) Query {
-	return Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, RetryAfter: sc.RetryAfter, Objective: ByT99, Server: serverLabel(sc)}
 }
 
 // ShortName names a policy in a few words for a legend or a table row:

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -123,7 +123,7 @@ func scanColumns(metrics []Metric) []string {
 // of row i, read from its appliesParams.
 func absentMetrics(metrics []Metric, b dataset.Batch, i int) uint64 {
 	var mask uint64
-	c := experiments.Cell{Scenario: sim.Article()}
+	c := grid.Cell{Scenario: sim.Article()}
 	read := false
 	for k, m := range metrics {
 		if m.applies == nil {
@@ -131,7 +131,7 @@ func absentMetrics(metrics []Metric, b dataset.Batch, i int) uint64 {
 		}
 		if !read {
 			for _, key := range appliesParams {
-				setParam(b, experiments.ParamByKey(key), &c, i)
+				setParam(b, grid.ParamByKey(key), &c, i)
 			}
 			read = true
 		}
@@ -145,7 +145,7 @@ func absentMetrics(metrics []Metric, b dataset.Batch, i int) uint64 {
 // cellColumns are the columns that describe a cell: its label and parameters.
 func cellColumns() []string {
 	cols := []string{dataset.ColCellKey, dataset.ColLabel}
-	for _, p := range experiments.Params {
+	for _, p := range grid.Params {
 		cols = append(cols, p.Key)
 	}
 	return cols
@@ -328,9 +328,9 @@ func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 			if k := b.Strings(dataset.ColCellKey).Value(i); k != acc.agg.CellKey {
 				return fmt.Errorf("row %d: cell key %s, read as %s a moment ago (file changed while read?)", row+i, k, acc.agg.CellKey)
 			}
-			c := experiments.Cell{Scenario: sim.Article()}
-			for pi := range experiments.Params {
-				setParam(b, &experiments.Params[pi], &c, i)
+			c := grid.Cell{Scenario: sim.Article()}
+			for pi := range grid.Params {
+				setParam(b, &grid.Params[pi], &c, i)
 			}
 			acc.agg.Cell, acc.agg.Label = c, strings.Clone(b.Strings(dataset.ColLabel).Value(i))
 		}
@@ -341,7 +341,7 @@ func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
 }
 
 // setParam sets parameter p of c from its column at row i.
-func setParam(b dataset.Batch, p *experiments.Param, c *experiments.Cell, i int) {
+func setParam(b dataset.Batch, p *grid.Param, c *grid.Cell, i int) {
 	switch a := b.Column(p.Key).(type) {
 	case dataset.Int64Column:
 		p.Set(c, a.Value(i))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -36,7 +36,7 @@ func tinyDataset(b testing.TB, cells, seeds int) fstest.MapFS {
 	}
 	for c := range cells {
 		sc := smallScenario(10+float64(c), 20)
-		cell := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()}
+		cell := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()}
 		for s := range seeds {
 			if w == nil {
 				w = parquetio.NewRunsWriter(&buf, dataset.Meta{Sim: sim.Version, Tool: "bench"})
@@ -48,7 +48,7 @@ func tinyDataset(b testing.TB, cells, seeds int) fstest.MapFS {
 			r := sim.Result{Clients: 20, T50: at(t50), T90: at(t50 + rng.IntN(500)), T99: at(t50 + rng.IntN(2000)), AllDone: at(t50 + rng.IntN(3000)),
 				PeakArrivals: rng.IntN(20), SentAfterRecovery: int64(20 + rng.IntN(200)), GaveUp: rng.IntN(3)}
 			r.PeakRPS = float64(r.PeakArrivals) / sc.Tick.Seconds()
-			w.Append(experiments.Run{Cell: cell, Seed: uint32(s + 1)}, r)
+			w.Append(grid.Run{Cell: cell, Seed: uint32(s + 1)}, r)
 			if rows++; rows == 5000 {
 				flush()
 			}

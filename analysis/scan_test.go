@@ -13,7 +13,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -82,7 +82,7 @@ func TestWelfordMatchesSummarize(t *testing.T) {
 // twice in one sweep and runs shared by two sweeps, seeds out of order.
 func realDataset(t testing.TB) fstest.MapFS {
 	t.Helper()
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	for _, capacity := range []float64{20, 60} {
 		for _, pol := range []sim.Policy{
 			sim.DefaultPolicy(sim.Decorrelated),
@@ -92,13 +92,13 @@ func realDataset(t testing.TB) fstest.MapFS {
 		} {
 			sc := smallScenario(capacity, 300)
 			sc.Horizon = sc.RecoverAt + 40*time.Second // short: some runs never finish
-			cells = append(cells, experiments.Cell{Scenario: sc, Policy: pol.Normalize()})
+			cells = append(cells, grid.Cell{Scenario: sc, Policy: pol.Normalize()})
 		}
 	}
-	var runs []experiments.Run
+	var runs []grid.Run
 	for _, seed := range []uint32{7, 3, 12, 1, 5, 9, 2, 30} {
 		for _, c := range cells {
-			runs = append(runs, experiments.Run{Cell: c, Seed: seed})
+			runs = append(runs, grid.Run{Cell: c, Seed: seed})
 		}
 	}
 	recs, err := simulate(context.Background(), runs)
@@ -255,12 +255,12 @@ func TestScanKeepsFewBytesPerRun(t *testing.T) {
 	t.Parallel()
 	perRun := map[int]float64{}
 	for _, seeds := range []int{30, 90} {
-		var runs []experiments.Run
+		var runs []grid.Run
 		for _, capacity := range []float64{20, 60} {
 			sc := smallScenario(capacity, 300)
-			c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()}
+			c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()}
 			for s := range seeds {
-				runs = append(runs, experiments.Run{Cell: c, Seed: uint32(s + 1)})
+				runs = append(runs, grid.Run{Cell: c, Seed: uint32(s + 1)})
 			}
 		}
 		recs, err := simulate(context.Background(), runs)

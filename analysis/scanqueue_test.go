@@ -10,7 +10,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -26,17 +26,17 @@ func queueDataset(t testing.TB) (fstest.MapFS, []Record) {
 	closed.ArrivalRate, closed.Clients = 0, 200
 	over := open
 	over.ArrivalRate = 600 // above the server's 500 requests/s: never back
-	cells := []experiments.Cell{
+	cells := []grid.Cell{
 		{Scenario: smallScenario(60, 300), Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()},
 		{Scenario: open, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()},
 		{Scenario: open, Policy: sim.Policy{Kind: sim.Fixed, Base: time.Second}.Normalize()},
 		{Scenario: closed, Policy: sim.DefaultPolicy(sim.Decorrelated).Normalize()},
 		{Scenario: over, Policy: sim.DefaultPolicy(sim.FullJitter).Normalize()},
 	}
-	var runs []experiments.Run
+	var runs []grid.Run
 	for _, seed := range []uint32{4, 1, 3, 2} {
 		for _, c := range cells {
-			runs = append(runs, experiments.Run{Cell: c, Seed: seed})
+			runs = append(runs, grid.Run{Cell: c, Seed: seed})
 		}
 	}
 	recs, err := simulate(context.Background(), runs)

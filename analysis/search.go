@@ -3,18 +3,19 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"github.com/herdsweep/herdsweep/internal/num"
 	"math"
 	"sort"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/num"
+
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 // Measure returns the records of the given runs, from wherever the caller
 // finds them: a dataset that holds exactly those runs, or the simulator.
 // The analysis never decides that on its own.
-type Measure func(ctx context.Context, runs []experiments.Run) ([]Record, error)
+type Measure func(ctx context.Context, runs []grid.Run) ([]Record, error)
 
 // Seeding is how many seeds a search gives its candidates: Initial to every
 // candidate, then doubling for the contenders (the best and those not
@@ -29,7 +30,7 @@ var DefaultSeeding = Seeding{Initial: 10, Max: 40}
 // s.Initial seeds; while the best is not separated from a contender, the
 // contenders run twice as many seeds, up to s.Max. The answer is
 // Recommend's over every run measured.
-func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, measure Measure) (*Recommendation, []*Aggregate, error) {
+func Search(ctx context.Context, space []grid.Cell, q Query, s Seeding, measure Measure) (*Recommendation, []*Aggregate, error) {
 	if s.Initial < 2 || s.Max < s.Initial {
 		return nil, nil, fmt.Errorf("seeding %d..%d: want 2 ≤ initial ≤ max", s.Initial, s.Max)
 	}
@@ -68,9 +69,9 @@ func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, m
 			most = max(most, len(a.Seeds))
 		}
 		next := min(2*most, s.Max)
-		var more []experiments.Run
+		var more []grid.Run
 		for _, a := range cont {
-			more = append(more, Runs([]experiments.Cell{a.Cell}, len(a.Seeds)+1, next)...)
+			more = append(more, Runs([]grid.Cell{a.Cell}, len(a.Seeds)+1, next)...)
 		}
 		if len(more) == 0 {
 			return rec, aggs, nil
@@ -86,11 +87,11 @@ func Search(ctx context.Context, space []experiments.Cell, q Query, s Seeding, m
 }
 
 // Runs lists the runs of cells with seeds from … to, cell by cell.
-func Runs(cells []experiments.Cell, from, to int) []experiments.Run {
-	out := make([]experiments.Run, 0, len(cells)*(to-from+1))
+func Runs(cells []grid.Cell, from, to int) []grid.Run {
+	out := make([]grid.Run, 0, len(cells)*(to-from+1))
 	for _, c := range cells {
 		for s := from; s <= to; s++ {
-			out = append(out, experiments.Run{Cell: c, Seed: uint32(s)})
+			out = append(out, grid.Run{Cell: c, Seed: uint32(s)})
 		}
 	}
 	return out
@@ -110,7 +111,7 @@ type Point struct {
 type Robust struct {
 	Query       Query
 	Points      []Point
-	Winner      experiments.Cell // zero when none is feasible everywhere
+	Winner      grid.Cell // zero when none is feasible everywhere
 	WorstRegret float64
 	MeanRegret  float64
 	Feasible    int    // candidates feasible at every point
@@ -123,7 +124,7 @@ type Robust struct {
 // matched across points by their policy.
 func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding, measure Measure) (*Robust, error) {
 	type cand struct {
-		cell   experiments.Cell
+		cell   grid.Cell
 		aggs   []*Aggregate
 		ok     bool
 		regret []float64
@@ -137,7 +138,7 @@ func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding,
 			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s: %s", num.Short(sc.Capacity), num.Plural(sc.Clients, "client"), why)
 			return rb, nil
 		}
-		space := experiments.CandidateSpace(sc)
+		space := grid.CandidateSpace(sc)
 		rs, err := measure(ctx, Runs(space, 1, s.Initial))
 		if err != nil {
 			return nil, err

@@ -3,7 +3,7 @@ package analysis
 import (
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -39,7 +39,7 @@ func Representatives(aggs []*Aggregate, match func(*Aggregate) bool) []*Aggregat
 var table4 = map[sim.Kind]bool{sim.RAExact: true, sim.RAFullJitter: true, sim.RALowerBound: true, sim.ArticleClient: true,
 	sim.HTTPRetry: true, sim.RAIgnore: true}
 
-func articleLikeness(c experiments.Cell) int {
+func articleLikeness(c grid.Cell) int {
 	p := c.Policy
 	s := 0
 	if p.Cap == time.Minute {
@@ -59,7 +59,7 @@ func articleLikeness(c experiments.Cell) int {
 
 // PolicyLabel names a cell's policy in words for a table whose rows share
 // the scenario: the policy, and the server's Retry-After when it sends one.
-func PolicyLabel(c experiments.Cell) string {
+func PolicyLabel(c grid.Cell) string {
 	l := c.Policy.Describe()
 	if c.Scenario.RetryAfter > 0 {
 		l += "; server sends Retry-After " + c.Scenario.RetryAfter.String()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -279,11 +279,11 @@ var BeyondBackoffCurves = []sim.Policy{
 }
 
 // EnvelopeSpace is the candidate space of an answer over an envelope:
-// recommend's (experiments.CandidateSpace) and each BeyondBackoff setting
+// recommend's (grid.CandidateSpace) and each BeyondBackoff setting
 // on each of BeyondBackoffCurves.
 func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 	var ps []sim.Policy
-	for _, c := range experiments.CandidateSpace(sc) {
+	for _, c := range grid.CandidateSpace(sc) {
 		ps = append(ps, c.Policy)
 	}
 	for _, curve := range BeyondBackoffCurves {

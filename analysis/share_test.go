@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -43,7 +43,7 @@ func TestShareIntervalsStayWithinZeroAndOne(t *testing.T) {
 		sc := sim.Article()
 		sc.Clients, sc.Concurrency, sc.Service, sc.ServiceTime, sc.ArrivalRate = 1, 10, "exponential", 20*time.Millisecond, 350
 		sc.Capacity = float64(cell + 1) // a cell key of its own
-		c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+		c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
 		seeds := 2 + rng.IntN(11)
 		g, to, w := near(), near(), near()
 		alike := rng.IntN(5) == 0
@@ -55,7 +55,7 @@ func TestShareIntervalsStayWithinZeroAndOne(t *testing.T) {
 			const demand, sent, busy = 100_000, 200_000, 1e6
 			res := sim.Result{Offered: demand - 1, Goodput: int64(math.Round(g * demand)), Sent: sent,
 				TimedOut: int64(math.Round(to * sent)), BusyMS: busy, WastedMS: w * busy}
-			r := experiments.Run{Cell: c, Seed: uint32(s + 1)}
+			r := grid.Run{Cell: c, Seed: uint32(s + 1)}
 			recs = append(recs, Record{Sweep: "s", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: r.Seed, Cell: c, Result: res}})
 		}
 		for _, a := range QueueAggregates(recs) {

@@ -3,7 +3,7 @@ package dataset
 import (
 	"strings"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // CellsSchema is the schema version of the cells table: one row per cell
@@ -70,7 +70,7 @@ func cellsColumns(metrics []string) []struct {
 		str(ColLabel, "the policy in words, and scenario parameters that differ from the article's"),
 		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
 	}
-	for _, p := range experiments.Params {
+	for _, p := range grid.Params {
 		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, p.Doc})
 	}
 	cols = append(cols,

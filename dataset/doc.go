@@ -18,6 +18,6 @@
 // analysis, plots and reports import no file-format library, and a
 // program that reads datasets sets the Format once at start (SetFormat).
 //
-// Parameter columns are named by experiments.Params; units are in the names
+// Parameter columns are named by grid.Params; units are in the names
 // (cap_s, capacity_rps, t99_s). "Not finished" is a null, never a number.
 package dataset

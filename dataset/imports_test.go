@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -62,5 +63,45 @@ func TestAnalysisFreeOfParquetStack(t *testing.T) {
 			slices.Sort(bad)
 			t.Errorf("%s imports %d packages of the Parquet stack (%s): read datasets through dataset.Format", pkg, len(bad), strings.Join(bad, ", "))
 		}
+	}
+}
+
+// Only the command imports the config loader: reading a dataset, the
+// analysis, the plots and the reports stand on grid's vocabulary, never on
+// sweeps.toml's loader. Every package of the module but cmd/sweep (and the
+// loader itself) is checked; a failure names the package and what brings
+// the loader in.
+func TestOnlyTheCommandImportsTheConfigLoader(t *testing.T) {
+	const mod = "github.com/herdsweep/herdsweep/"
+	const loader = mod + "experiments"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Deps \" \"}}|{{join .Imports \" \"}}", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list %s...: %v", mod, err)
+	}
+	imports := map[string][]string{}
+	deps := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(l, "|", 3)
+		deps[parts[0]] = strings.Fields(parts[1])
+		imports[parts[0]] = strings.Fields(parts[2])
+	}
+	for _, must := range []string{"dataset", "dataset/parquetio", "analysis", "plots", "reports", "grid", "article", "runner"} {
+		if _, ok := deps[mod+must]; !ok {
+			t.Errorf("go list did not list %s%s", mod, must)
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(deps)) {
+		ds := deps[pkg]
+		if pkg == loader || pkg == mod+"cmd/sweep" || !slices.Contains(ds, loader) {
+			continue
+		}
+		var via []string // the packages pkg depends on that import the loader themselves
+		for _, d := range append([]string{pkg}, ds...) {
+			if slices.Contains(imports[d], loader) {
+				via = append(via, d)
+			}
+		}
+		slices.Sort(via)
+		t.Errorf("%s depends on the config loader %s (imported by %s): take Cell, Run and Params from grid, the article's tables from article, the worker pool from runner", pkg, loader, strings.Join(via, ", "))
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -58,7 +58,7 @@ const IntentFormat = "herdsweep-intent/1"
 type IntentCell struct {
 	Key    string `json:"cell_key"` // the runs table's cell_key
 	Label  string `json:"label"`
-	Params string `json:"params"` // experiments.Cell.Canonical: the run keys hash it
+	Params string `json:"params"` // grid.Cell.Canonical: the run keys hash it
 	Seeds  string `json:"seeds"`  // ascending, runs of consecutive seeds as ranges: "1-40,45"
 }
 
@@ -206,18 +206,18 @@ func ParseSeeds(s string) ([]uint32, error) {
 
 // Cell is the cell the intent asks for, built from its parameters: the
 // cell whose Canonical form they are (an error if no cell has that form).
-func (c IntentCell) Cell() (experiments.Cell, error) {
+func (c IntentCell) Cell() (grid.Cell, error) {
 	vals := map[string]string{}
 	for s := c.Params; s != ""; {
 		k, rest, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
-			return experiments.Cell{}, fmt.Errorf("params: %q: want KEY=VALUE", s)
+			return grid.Cell{}, fmt.Errorf("params: %q: want KEY=VALUE", s)
 		}
 		v := rest
 		if strings.HasPrefix(rest, `"`) {
 			q, err := strconv.QuotedPrefix(rest)
 			if err != nil {
-				return experiments.Cell{}, fmt.Errorf("params: %s: %v", k, err)
+				return grid.Cell{}, fmt.Errorf("params: %s: %v", k, err)
 			}
 			v = q
 		} else if i := strings.IndexByte(rest, ' '); i >= 0 {
@@ -226,14 +226,14 @@ func (c IntentCell) Cell() (experiments.Cell, error) {
 		vals[k] = v
 		s = strings.TrimPrefix(rest[len(v):], " ")
 	}
-	cell := experiments.Cell{Scenario: sim.Article()}
-	for i := range experiments.Params {
-		p := &experiments.Params[i]
+	cell := grid.Cell{Scenario: sim.Article()}
+	for i := range grid.Params {
+		p := &grid.Params[i]
 		text, ok := vals[p.Key]
 		delete(vals, p.Key)
 		v, err := paramValue(p.Type, text, ok)
 		if err != nil {
-			return experiments.Cell{}, fmt.Errorf("params: %s: %v", p.Key, err)
+			return grid.Cell{}, fmt.Errorf("params: %s: %v", p.Key, err)
 		}
 		p.Set(&cell, v)
 	}
@@ -243,29 +243,29 @@ func (c IntentCell) Cell() (experiments.Cell, error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		return experiments.Cell{}, fmt.Errorf("params: unknown %s (written by another version of herdsweep?)", strings.Join(keys, ", "))
+		return grid.Cell{}, fmt.Errorf("params: unknown %s (written by another version of herdsweep?)", strings.Join(keys, ", "))
 	}
 	if got := cell.Canonical(); got != c.Params {
-		return experiments.Cell{}, fmt.Errorf("params: no cell has them (read back as %q)", got)
+		return grid.Cell{}, fmt.Errorf("params: no cell has them (read back as %q)", got)
 	}
 	return cell, nil
 }
 
 // paramValue reads a parameter's value as Canonical writes it; one left
 // out (ok false) is its type's zero, which Canonical leaves out.
-func paramValue(t experiments.Type, s string, ok bool) (any, error) {
+func paramValue(t grid.Type, s string, ok bool) (any, error) {
 	switch t {
-	case experiments.Int:
+	case grid.Int:
 		if !ok {
 			return int64(0), nil
 		}
 		return strconv.ParseInt(s, 10, 64)
-	case experiments.Float:
+	case grid.Float:
 		if !ok {
 			return 0.0, nil
 		}
 		return strconv.ParseFloat(s, 64)
-	case experiments.String:
+	case grid.String:
 		if !ok {
 			return "", nil
 		}

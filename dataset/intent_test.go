@@ -9,45 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/herdsweep/herdsweep/experiments"
 )
-
-// Every cell of the repository's sweeps (every sweep, on demand or not)
-// comes back from its intent's parameters as the same cell: its
-// canonical form, key and label.
-func TestIntentCellsComeBack(t *testing.T) {
-	src, err := os.ReadFile("../sweeps.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := experiments.Load("sweeps.toml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, name := range cfg.Names() {
-		for _, c := range cfg.Sweep(name).Cells {
-			ic := IntentCell{Key: c.Key(), Label: c.Label(), Params: c.Canonical()}
-			got, err := ic.Cell()
-			if err != nil {
-				t.Fatalf("%s: %s: %v", name, c.Label(), err)
-			}
-			if got.Canonical() != c.Canonical() || got.Key() != c.Key() || got.Label() != c.Label() {
-				t.Fatalf("%s: %s came back as %s", name, c.Canonical(), got.Canonical())
-			}
-			n++
-		}
-	}
-	if n < 100 {
-		t.Errorf("only %d cells tried", n)
-	}
-	for _, bad := range []string{"clients=", "nope=1", `policy="fixed`, "clients=1 clients=x"} {
-		if _, err := (IntentCell{Params: bad}).Cell(); err == nil {
-			t.Errorf("params %q read as a cell", bad)
-		}
-	}
-}
 
 // Seeds written as ranges read back as the same seeds, for random sets.
 func TestSeedsRoundTrip(t *testing.T) {

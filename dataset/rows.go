@@ -1,7 +1,7 @@
 package dataset
 
 import (
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -11,7 +11,7 @@ type Record struct {
 	CellKey string
 	Seed    uint32
 	Label   string
-	Cell    experiments.Cell
+	Cell    grid.Cell
 	Result  sim.Result
 }
 
@@ -45,7 +45,7 @@ type GroupRow struct {
 // column outside that column's bound holds none of the cells and is not
 // read at all (only the file's footer is).
 type Want struct {
-	Cells map[string]experiments.Cell
+	Cells map[string]grid.Cell
 	// Sim, when set, is the simulator version of every wanted cell (its
 	// keys hash it): a file of another version holds none of them and is
 	// not read beyond its footer.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // Schema versions, stored in every file under the key "herdsweep.schema".
@@ -113,15 +113,15 @@ type Field struct {
 	Nullable bool
 }
 
-func paramType(t experiments.Type) Type {
+func paramType(t grid.Type) Type {
 	switch t {
-	case experiments.Int:
+	case grid.Int:
 		return Int64
-	case experiments.Float:
+	case grid.Float:
 		return Float64
-	case experiments.String:
+	case grid.String:
 		return Utf8
-	case experiments.Bool:
+	case grid.Bool:
 		return Bool
 	}
 	panic(fmt.Sprintf("dataset: parameter type %d", t))
@@ -219,7 +219,7 @@ func OptionalColumn(name string) bool {
 			return true
 		}
 	}
-	p := experiments.ParamByKey(name)
+	p := grid.ParamByKey(name)
 	return p != nil && p.OmitZero
 }
 
@@ -270,7 +270,7 @@ var runsKeyColumns = []column{
 // RunsFields are the runs table's columns, in order.
 func RunsFields() []Field {
 	fs := fieldsOf(runsKeyColumns)
-	for _, p := range experiments.Params {
+	for _, p := range grid.Params {
 		fs = append(fs, Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero})
 	}
 	for _, m := range metricColumns {
@@ -282,7 +282,7 @@ func RunsFields() []Field {
 // RunsColumns documents the runs table, column by column.
 func RunsColumns() []Column {
 	cols := docsOf(runsKeyColumns)
-	for _, p := range experiments.Params {
+	for _, p := range grid.Params {
 		t := string(paramType(p.Type))
 		if p.NullZero {
 			t += " (null)"

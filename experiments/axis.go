@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -16,6 +17,10 @@ type value struct {
 	v      any            // int64, float64, string or bool, in the parameter's type
 	bundle map[string]any // for a policy given as a table: its other parameters
 	path   []string
+	// spec: a policy given as a spec with parameters ("decorrelated
+	// base_s=1 cap_s=30", as the dataset's policy_spec writes it), which
+	// names the whole policy: the axes' policy parameters do not change it.
+	spec *sim.Policy
 }
 
 type axis struct{ values []value }
@@ -57,7 +62,7 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			out[k] = l.axis(kp, raw, nil)
 			continue
 		}
-		p := ParamByKey(k)
+		p := grid.ParamByKey(k)
 		if p != nil && p.Key == "preset" {
 			l.fail(kp, "a preset is a policy: policy = \"NAME\" (one of %s)", presetNames())
 			continue
@@ -77,7 +82,7 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			if sweepTable {
 				names = append(names, sweepKeys...)
 			}
-			l.fail(kp, "unknown key%s: want %s", suggestKey(k, names), want)
+			l.fail(kp, "unknown key%s: want %s", grid.SuggestKey(k, names), want)
 			continue
 		}
 		if a := l.axis(kp, raw, p); a != nil {
@@ -92,7 +97,7 @@ func paramKeys() string { return strings.Join(paramKeyList(), ", ") }
 // paramKeyList: the keys a sweep or [defaults] may set as parameters.
 func paramKeyList() []string {
 	var ks []string
-	for _, p := range Params {
+	for _, p := range grid.Params {
 		if p.Key != "preset" {
 			ks = append(ks, p.Key)
 		}
@@ -100,24 +105,8 @@ func paramKeyList() []string {
 	return append(ks, "seeds")
 }
 
-// inPolicyTable reports whether p may be set in a policy table
-// ({kind = "fixed", base_s = 5}): a policy parameter, components included.
-func inPolicyTable(p *Param) bool {
-	return p.Policy && p.Key != "policy" && p.Key != "mix" && p.Key != "preset"
-}
-
 // policyTableKeys lists the keys a policy table takes besides kind.
-func policyTableKeys() string { return strings.Join(policyTableKeyList(), ", ") }
-
-func policyTableKeyList() []string {
-	var ks []string
-	for i := range Params {
-		if inPolicyTable(&Params[i]) {
-			ks = append(ks, Params[i].Key)
-		}
-	}
-	return ks
-}
+func policyTableKeys() string { return strings.Join(grid.PolicyTableKeys(), ", ") }
 
 // refuse records that a value at path was refused (loader.refused).
 func (l *loader) refuse(path []string) {
@@ -129,11 +118,11 @@ func (l *loader) refuse(path []string) {
 
 // axis reads one axis: a value, a list of values, or {from, to, step}.
 // p is nil for seeds.
-func (l *loader) axis(path []string, raw any, p *Param) *axis {
+func (l *loader) axis(path []string, raw any, p *grid.Param) *axis {
 	a := &axis{}
 	add := func(v any, bundle map[string]any) {
 		if p != nil {
-			cv, err := p.coerce(v)
+			cv, err := p.Coerce(v)
 			if err != nil {
 				l.fail(path, "%v", err)
 				l.refuse(path)
@@ -145,15 +134,11 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 				return
 			}
 			if p.Key == "policy" {
-				if why, ok := sim.RetiredPreset(v.(string)); ok {
-					l.fail(path, "%q: a retired preset: %s", v, why)
-					l.badPolicy = true
+				spec, ok := l.policyValue(path, v.(string), bundle != nil)
+				if !ok {
 					return
 				}
-			}
-			if p.Key == "policy" && policyNamed(v.(string)).Validate() != nil {
-				l.fail(path, "%q: want a family (%s) or a preset (%s)", v, kindNames(), presetNames())
-				l.badPolicy = true
+				a.values = append(a.values, value{v: v, bundle: bundle, path: path, spec: spec})
 				return
 			}
 		}
@@ -212,26 +197,26 @@ func (l *loader) axis(path []string, raw any, p *Param) *axis {
 // tried with every client component on, so that a component's own
 // parameters (breaker_window_s) are read even in a sweep that leaves the
 // component off; zero is off, or the component's default.
-func (l *loader) inRange(path []string, p *Param, v any) bool {
+func (l *loader) inRange(path []string, p *grid.Param, v any) bool {
 	if !p.Policy || p.Key == "policy" || p.Key == "mix" || p.Key == "preset" {
 		return true
 	}
 	for _, k := range sim.Kinds() {
-		c := Cell{Policy: sim.DefaultPolicy(k)}
+		c := grid.Cell{Policy: sim.DefaultPolicy(k)}
 		c.Policy.Base, c.Policy.Cap = time.Millisecond, 0
 		c.Policy.RetryBudget = 0.1 // budget_min_rps needs a budget to be read; the cells check the pair
-		if v != p.get(&Cell{}) {
+		if v != p.Of(&grid.Cell{}) {
 			c.Policy.ThrottleK, c.Policy.RetryTokens, c.Policy.RetryTokenRatio, c.Policy.BreakerRatio = 2, 10, 0.1, 0.1
 		}
-		p.set(&c, v)
-		n := Cell{Policy: c.Policy.Normalize()}
-		if p.get(&n) != p.get(&c) {
+		p.Apply(&c, v)
+		n := grid.Cell{Policy: c.Policy.Normalize()}
+		if p.Of(&n) != p.Of(&c) {
 			continue // k does not read p
 		}
 		ok := true
-		for _, fe := range fieldErrors(n.Policy.Validate()) {
+		for _, fe := range sim.FieldErrors(n.Policy.Validate()) {
 			if fe.Field == p.Field {
-				_, msg := userWords(fe)
+				_, msg := grid.KeyWords(fe)
 				l.fail(path, "%s", msg)
 				ok = false
 			}
@@ -241,8 +226,33 @@ func (l *loader) inRange(path []string, p *Param, v any) bool {
 	return true
 }
 
-// policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
-// parameters, which win over the sweep's axes.
+// policyValue checks a policy's name or spec (grid.ParsePolicy: the
+// language of the dataset's policy_spec, which recommend --mine and live
+// --policy read too) and returns the policy of a spec with parameters; a
+// table's kind is a name. ok is false when it is refused.
+func (l *loader) policyValue(path []string, text string, table bool) (spec *sim.Policy, ok bool) {
+	withParams := len(strings.Fields(text)) > 1
+	if table && withParams {
+		l.fail(path, "kind %q: want a family or a preset's name (a policy spec with its parameters is a string: policy = %q)", text, text)
+		l.badPolicy = true
+		return nil, false
+	}
+	p, err := grid.ParsePolicy(text)
+	switch {
+	case err != nil && withParams:
+		l.fail(path, "%q: %v", text, err)
+	case err != nil:
+		l.fail(path, "%v", err)
+	case withParams:
+		return &p, true
+	default:
+		return nil, true
+	}
+	l.badPolicy = true
+	return nil, false
+}
+
+// presetNames lists the presets, for messages.
 func presetNames() string {
 	var ns []string
 	for _, p := range sim.Presets() {
@@ -254,10 +264,29 @@ func presetNames() string {
 // mixAxis reads mix: a list of group tables is one fleet, a list of such
 // lists is an axis of fleets, and [] is a fleet of one policy.
 func (l *loader) mixAxis(path []string, raw any) *axis {
-	var fleets [][]map[string]any
+	fleets, ok := l.fleets(path, raw)
+	if !ok {
+		return nil
+	}
+	a := &axis{}
+	for _, f := range fleets {
+		if mix, ok := l.fleet(path, f); ok {
+			a.values = append(a.values, value{v: grid.EncodeMix(mix), path: path})
+		}
+	}
+	if len(a.values) == 0 {
+		return nil
+	}
+	return a
+}
+
+// fleets reads mix's value as fleets of group tables: a list of tables is
+// one fleet, a list of such lists is several, and [] a fleet of one
+// policy. ok is false for a value that is no list.
+func (l *loader) fleets(path []string, raw any) (fleets [][]map[string]any, ok bool) {
 	switch x := raw.(type) {
 	case []map[string]any:
-		fleets = append(fleets, x)
+		return [][]map[string]any{x}, true
 	case []any:
 		if len(x) == 0 {
 			fleets = append(fleets, nil)
@@ -277,77 +306,82 @@ func (l *loader) mixAxis(path []string, raw any) *axis {
 					if t, ok := z.(map[string]any); ok {
 						f = append(f, t)
 					} else {
-						l.fail(path, "%s: want a table {share = …, kind = …}", show(z))
+						l.fail(path, "%s: want a table {share = …, kind = …}", grid.Show(z))
 					}
 				}
 				fleets = append(fleets, f)
 			default:
-				l.fail(path, "%s: want tables {share = 0.1, kind = \"fixed\", …}, or lists of them", show(e))
+				l.fail(path, "%s: want tables {share = 0.1, kind = \"fixed\", …}, or lists of them", grid.Show(e))
 			}
 		}
-	default:
-		l.fail(path, "%s: want a list of tables {share = 0.1, kind = \"fixed\", …}", show(raw))
-		return nil
+		return fleets, true
 	}
-	a := &axis{}
-	for _, f := range fleets {
-		var mix [sim.MaxGroups - 1]sim.Group
-		if len(f) > len(mix) {
-			l.fail(path, "%d groups: want at most %d besides the policy", len(f), len(mix))
-			continue
-		}
-		ok := true
-		sum := 0.0
-		for _, t := range f {
-			if x, isNum := t["share"].(float64); isNum {
-				sum += x
-			}
-		}
-		if sum >= 1 {
-			l.fail(path, "shares sum to %g: want less than 1, the rest of the fleet runs the policy", sum)
-			continue
-		}
-		for i, t := range f {
-			share, isNum := t["share"].(float64)
-			if !isNum || !(share > 0 && share < 1) {
-				l.fail(path, "share %s: want a fraction in (0, 1)", show(t["share"]))
-				ok = false
-				continue
-			}
-			rest := map[string]any{}
-			for k, v := range t {
-				if k != "share" {
-					rest[k] = v
-				}
-			}
-			var p sim.Policy
-			l.policyTable(path, rest, func(kind any, bundle map[string]any) {
-				name, _ := kind.(string)
-				c := Cell{Policy: tableBase(name, len(bundle))}
-				for _, k := range slices.Sorted(maps.Keys(bundle)) {
-					ParamByKey(k).set(&c, bundle[k])
-				}
-				p = c.Policy.Normalize()
-				if err := p.Validate(); err != nil {
-					for _, fe := range fieldErrors(err) {
-						k, msg := userWords(fe)
-						l.fail(path, "%s: %s", k, msg)
-					}
-					ok = false
-				}
-			})
-			mix[i] = sim.Group{Share: share, Policy: p}
-		}
-		if ok {
-			a.values = append(a.values, value{v: encodeMix(mix), path: path})
-		}
-	}
-	if len(a.values) == 0 {
-		return nil
-	}
-	return a
+	l.fail(path, "%s: want a list of tables {share = 0.1, kind = \"fixed\", …}", grid.Show(raw))
+	return nil, false
 }
 
+// fleet reads one fleet's group tables {share = …, kind = …, …} as the
+// groups beside the policy; ok is false when one is refused.
+func (l *loader) fleet(path []string, f []map[string]any) (mix [sim.MaxGroups - 1]sim.Group, ok bool) {
+	if len(f) > len(mix) {
+		l.fail(path, "%d groups: want at most %d besides the policy", len(f), len(mix))
+		return mix, false
+	}
+	sum := 0.0
+	for _, t := range f {
+		if x, isNum := t["share"].(float64); isNum {
+			sum += x
+		}
+	}
+	if sum >= 1 {
+		l.fail(path, "shares sum to %g: want less than 1, the rest of the fleet runs the policy", sum)
+		return mix, false
+	}
+	ok = true
+	for i, t := range f {
+		share, isNum := t["share"].(float64)
+		if !isNum || !(share > 0 && share < 1) {
+			l.fail(path, "share %s: want a fraction in (0, 1)", grid.Show(t["share"]))
+			ok = false
+			continue
+		}
+		p, pok := l.groupPolicy(path, t)
+		ok = ok && pok
+		mix[i] = sim.Group{Share: share, Policy: p}
+	}
+	return mix, ok
+}
+
+// groupPolicy reads a group table's policy (its keys but share, as a
+// policy table); ok is false when it is refused.
+func (l *loader) groupPolicy(path []string, t map[string]any) (p sim.Policy, ok bool) {
+	rest := map[string]any{}
+	for k, v := range t {
+		if k != "share" {
+			rest[k] = v
+		}
+	}
+	ok = true
+	l.policyTable(path, rest, func(kind any, bundle map[string]any) {
+		name, _ := kind.(string)
+		c := grid.Cell{Policy: grid.TableBase(name, len(bundle))}
+		for _, k := range slices.Sorted(maps.Keys(bundle)) {
+			grid.ParamByKey(k).Apply(&c, bundle[k])
+		}
+		p = c.Policy.Normalize()
+		if err := p.Validate(); err != nil {
+			for _, fe := range sim.FieldErrors(err) {
+				k, msg := grid.KeyWords(fe)
+				l.fail(path, "%s: %s", k, msg)
+			}
+			ok = false
+		}
+	})
+	return p, ok
+}
+
+// policyTable reads {kind = "fixed", base_s = 5, …}: a family with its own
+// parameters, which win over the sweep's axes.
 func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[string]any)) {
 	kind, ok := t["kind"]
 	if !ok {
@@ -365,12 +399,12 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 		if k == "kind" {
 			continue
 		}
-		p := ParamByKey(k)
-		if p == nil || !inPolicyTable(p) {
-			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table%s: want kind or a policy parameter (%s)", suggestKey(k, append(policyTableKeyList(), "kind")), policyTableKeys())
+		p := grid.ParamByKey(k)
+		if p == nil || !p.InPolicyTable() {
+			l.fail(append(append([]string{}, path...), k), "unknown key in a policy table%s: want kind or a policy parameter (%s)", grid.SuggestKey(k, append(grid.PolicyTableKeys(), "kind")), policyTableKeys())
 			continue
 		}
-		cv, err := p.coerce(v)
+		cv, err := p.Coerce(v)
 		if err != nil {
 			l.fail(append(append([]string{}, path...), k), "%v", err)
 			continue
@@ -383,14 +417,14 @@ func (l *loader) policyTable(path []string, t map[string]any, add func(any, map[
 	add(kind, bundle)
 }
 
-func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(any, map[string]any)) {
+func (l *loader) rangeAxis(path []string, t map[string]any, p *grid.Param, add func(any, map[string]any)) {
 	for _, k := range slices.Sorted(maps.Keys(t)) {
 		if k != "from" && k != "to" && k != "step" {
 			l.fail(append(append([]string{}, path...), k), "unknown key in a range: want from, to, step")
 			return
 		}
 	}
-	if p != nil && (p.Type == String || p.Type == Bool) {
+	if p != nil && (p.Type == grid.String || p.Type == grid.Bool) {
 		l.fail(path, "a range of %s: want a list", p.Type)
 		return
 	}
@@ -409,7 +443,7 @@ func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(a
 		case float64:
 			return x, true
 		}
-		l.fail(append(append([]string{}, path...), k), "%s: want a number", show(v))
+		l.fail(append(append([]string{}, path...), k), "%s: want a number", grid.Show(v))
 		return 0, false
 	}
 	from, ok1 := num("from", -1)
@@ -422,7 +456,7 @@ func (l *loader) rangeAxis(path []string, t map[string]any, p *Param, add func(a
 		l.fail(path, "from %g to %g step %g: want from ≤ to, step > 0 and at most %d values", from, to, step, maxRange)
 		return
 	}
-	integral := p == nil || p.Type == Int
+	integral := p == nil || p.Type == grid.Int
 	for i := 0; ; i++ {
 		v := from + float64(float64(i)*step) // float64(): unfused, the same value on every CPU
 		v = math.Round(v*1e9) / 1e9          // 0.1·3 is 0.3 here, not 0.30000000000000004

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -28,13 +29,13 @@ retry_after_s = [0, 5]
 		t.Fatal(err)
 	}
 	s := cfg.Sweep("c")
-	var want []Cell
+	var want []grid.Cell
 	for _, c := range []float64{40, 80} {
 		for _, ra := range []time.Duration{0, 5 * time.Second} {
 			sc := sim.Article()
 			sc.Clients, sc.RecoverAt, sc.Capacity, sc.RetryAfter = 300, 10*time.Second, c, ra
-			sc.Horizon = sc.RecoverAt + RecommendWindow // recommend's, not the article's 20 minutes from the start
-			want = append(want, CandidateSpace(sc)...)
+			sc.Horizon = sc.RecoverAt + grid.RecommendWindow // recommend's, not the article's 20 minutes from the start
+			want = append(want, grid.CandidateSpace(sc)...)
 		}
 	}
 	if len(s.Cells) != len(want) {

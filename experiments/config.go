@@ -5,17 +5,16 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -310,34 +309,13 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	path := []string{"sweep", name}
 	s := &Sweep{Name: name}
 	at := func(k string) []string { return append(append([]string{}, path...), k) }
-	if v, ok := t["description"]; ok {
-		if s.Description, ok = v.(string); !ok {
-			l.fail(at("description"), "%s: want a string", show(v))
-		}
-	}
-	if v, ok := t["on_demand"]; ok {
-		if s.OnDemand, ok = v.(bool); !ok {
-			l.fail(at("on_demand"), "%s: want true or false", show(v))
-		}
-	}
-	if v, ok := t["candidates"]; ok {
-		if s.Candidates, ok = v.(bool); !ok {
-			l.fail(at("candidates"), "%s: want true or false", show(v))
-		}
-	}
-	if v, ok := t["timeline_seeds"]; ok {
-		n, ok := v.(int64)
-		if !ok || n < 0 || n > 1000 {
-			l.fail(at("timeline_seeds"), "%s: want a whole number in [0, 1000]", show(v))
-		}
-		s.TimelineSeeds = int(n)
-	}
+	l.sweepSettings(s, t, at)
 	seen := map[string]bool{}
 	if v, ok := t["experiment"]; ok {
 		e, _ := v.(string)
-		cells, ok := Builtin(e)
+		cells, ok := article.Builtin(e)
 		if !ok {
-			l.fail(at("experiment"), "%s: want one of %s", show(v), strings.Join(BuiltinNames(), ", "))
+			l.fail(at("experiment"), "%s: want one of %s", grid.Show(v), strings.Join(article.BuiltinNames(), ", "))
 		}
 		for _, c := range cells {
 			s.addCell(c, seen)
@@ -348,13 +326,13 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	if own["seeds"] != nil {
 		ownParams--
 	}
-	grid := defaults.merge(own)
-	seedAxis := grid["seeds"]
-	delete(grid, "seeds")
+	sweepAxes := defaults.merge(own)
+	seedAxis := sweepAxes["seeds"]
+	delete(sweepAxes, "seeds")
 	if seedAxis == nil {
 		if len(s.Cells) > 0 && ownParams == 0 {
 			seedAxis = &axis{}
-			for _, seed := range ArticleSeeds {
+			for _, seed := range article.Seeds {
 				seedAxis.values = append(seedAxis.values, value{v: int64(seed)})
 			}
 		} else {
@@ -371,10 +349,10 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	case len(cells) > 0:
 		for i, ct := range cells {
 			cp := append(at("cell"), fmt.Sprintf("#%d", i))
-			grids = append(grids, grid.merge(l.axes(cp, ct, false)))
+			grids = append(grids, sweepAxes.merge(l.axes(cp, ct, false)))
 		}
 	case ownParams > 0 || len(s.Cells) == 0:
-		grids = append(grids, grid)
+		grids = append(grids, sweepAxes)
 	}
 	if !l.sizeOK(path, grids, len(s.Cells), len(s.Seeds)) {
 		return s
@@ -392,6 +370,33 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	return s
 }
 
+// sweepSettings reads the sweep's own keys that are no axis:
+// description, on_demand, candidates and timeline_seeds.
+func (l *loader) sweepSettings(s *Sweep, t map[string]any, at func(string) []string) {
+	if v, ok := t["description"]; ok {
+		if s.Description, ok = v.(string); !ok {
+			l.fail(at("description"), "%s: want a string", grid.Show(v))
+		}
+	}
+	if v, ok := t["on_demand"]; ok {
+		if s.OnDemand, ok = v.(bool); !ok {
+			l.fail(at("on_demand"), "%s: want true or false", grid.Show(v))
+		}
+	}
+	if v, ok := t["candidates"]; ok {
+		if s.Candidates, ok = v.(bool); !ok {
+			l.fail(at("candidates"), "%s: want true or false", grid.Show(v))
+		}
+	}
+	if v, ok := t["timeline_seeds"]; ok {
+		n, ok := v.(int64)
+		if !ok || n < 0 || n > 1000 {
+			l.fail(at("timeline_seeds"), "%s: want a whole number in [0, 1000]", grid.Show(v))
+		}
+		s.TimelineSeeds = int(n)
+	}
+}
+
 // candidates fills a sweep with candidates = true: recommend's candidate
 // space (CandidateSpace) at every scenario of its axes, so that a dataset
 // holding it answers `sweep recommend` there without simulating. The
@@ -405,7 +410,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 		}
 	}
 	for k := range t {
-		if p := ParamByKey(k); p != nil && p.Policy {
+		if p := grid.ParamByKey(k); p != nil && p.Policy {
 			l.fail(at(k), "not with candidates = true: the policies are recommend's candidate space (`sweep recommend -h` lists it); give only scenario parameters")
 		}
 	}
@@ -416,7 +421,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	for _, g := range grids {
 		g = g.merge(axes{"policy": {values: []value{{v: string(sim.Decorrelated)}}}})
 		if g["window_s"] == nil { // recommend's window, not the article's horizon from the start
-			g = g.merge(axes{"window_s": {values: []value{{v: RecommendWindow.Seconds()}}}})
+			g = g.merge(axes{"window_s": {values: []value{{v: grid.RecommendWindow.Seconds()}}}})
 		}
 		l.expand(scen, g, seen)
 	}
@@ -428,7 +433,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	}
 	n := 0
 	for _, sc := range scenarios {
-		n += len(CandidateSpace(sc))
+		n += len(grid.CandidateSpace(sc))
 	}
 	switch {
 	case n > MaxCells:
@@ -442,7 +447,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	}
 	seen = map[string]bool{}
 	for _, sc := range scenarios {
-		for _, c := range CandidateSpace(sc) {
+		for _, c := range grid.CandidateSpace(sc) {
 			s.addCell(c, seen)
 		}
 	}
@@ -481,7 +486,7 @@ func (l *loader) seeds(a *axis) []uint32 {
 	for _, v := range a.values {
 		n, ok := v.v.(int64)
 		if !ok || n < 0 || n > math.MaxUint32 {
-			l.fail(v.path, "%s: want a seed, a whole number in [0, 4294967295]", show(v.v))
+			l.fail(v.path, "%s: want a seed, a whole number in [0, 4294967295]", grid.Show(v.v))
 			continue
 		}
 		if seen[n] {
@@ -506,44 +511,14 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 		standIn = true
 	}
 	var keys []string
-	for i := range Params {
-		if g[Params[i].Key] != nil {
-			keys = append(keys, Params[i].Key)
+	for i := range grid.Params {
+		if g[grid.Params[i].Key] != nil {
+			keys = append(keys, grid.Params[i].Key)
 		}
 	}
 	idx := make([]int, len(keys))
 	for {
-		c := Cell{Scenario: sim.Article()}
-		used := map[string][]string{} // param key → path of the value applied
-		var bundle value
-		for j, k := range keys {
-			v := g[k].values[idx[j]]
-			p := ParamByKey(k)
-			if p.Policy && k != "policy" && k != "mix" && c.Policy.Preset != "" {
-				continue // a preset keeps its library's defaults
-			}
-			if k == "policy" && v.bundle != nil {
-				c.Policy = tableBase(v.v.(string), len(v.bundle))
-			} else {
-				p.set(&c, v.v)
-			}
-			used[k] = v.path
-			if k == "policy" {
-				bundle = v
-			}
-		}
-		// Policy parameters from the axes apply to every family that reads
-		// them, but not to a library preset; those inside a policy table win
-		// over the axes.
-		for i := range Params {
-			p := &Params[i]
-			if p.Policy && p.Key != "policy" {
-				if bv, ok := bundle.bundle[p.Key]; ok {
-					p.set(&c, bv)
-					used[p.Key] = bundle.path
-				}
-			}
-		}
+		c, used := cellAt(g, keys, idx)
 		c.Policy = c.Policy.Normalize()
 		err := c.Validate()
 		if err == nil {
@@ -571,18 +546,61 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 	}
 }
 
+// cellAt builds the cell at index idx of the axes keys of g, and says
+// which value (its path) set each parameter.
+func cellAt(g axes, keys []string, idx []int) (grid.Cell, map[string][]string) {
+	c := grid.Cell{Scenario: sim.Article()}
+	used := map[string][]string{} // param key → path of the value applied
+	var pol value
+	for j, k := range keys {
+		v := g[k].values[idx[j]]
+		p := grid.ParamByKey(k)
+		if p.Policy && k != "policy" && k != "mix" && (c.Policy.Preset != "" || pol.spec != nil) {
+			continue // a preset keeps its library's defaults, a spec its parameters
+		}
+		switch {
+		case k == "policy" && v.spec != nil:
+			c.Policy = *v.spec
+			for i := range grid.Params {
+				if grid.Params[i].InPolicyTable() {
+					used[grid.Params[i].Key] = v.path
+				}
+			}
+		case k == "policy" && v.bundle != nil:
+			c.Policy = grid.TableBase(v.v.(string), len(v.bundle))
+		default:
+			p.Apply(&c, v.v)
+		}
+		used[k] = v.path
+		if k == "policy" {
+			pol = v
+		}
+	}
+	// Policy parameters from the axes apply to every family that reads
+	// them, but not to a library preset; those inside a policy table win
+	// over the axes.
+	for i := range grid.Params {
+		p := &grid.Params[i]
+		if bv, ok := pol.bundle[p.Key]; ok && p.Policy && p.Key != "policy" {
+			p.Apply(&c, bv)
+			used[p.Key] = pol.path
+		}
+	}
+	return c, used
+}
+
 // cellError reports the sim validation errors in err, each at the key that
 // set its field: sim.FieldError.Field is a Param's Field, one mapping, and
 // the message is in the config's words (userWords). A field the cell took
 // from the article's defaults is reported at the sweep's table.
 func (l *loader) cellError(sweep string, err error, used map[string][]string) {
-	fes := fieldErrors(err)
+	fes := sim.FieldErrors(err)
 	if len(fes) == 0 {
 		l.fail([]string{"sweep", sweep}, "%v", err)
 		return
 	}
 	for _, fe := range fes {
-		key, msg := userWords(fe)
+		key, msg := grid.KeyWords(fe)
 		path := used[key]
 		if path == nil {
 			path = []string{"sweep", sweep, key}
@@ -601,68 +619,6 @@ func (l *loader) cellError(sweep string, err error, used map[string][]string) {
 		}
 	}
 }
-
-// fieldErrors returns the sim.FieldErrors in err, which may join or wrap
-// several.
-func fieldErrors(err error) []*sim.FieldError {
-	if fe, ok := err.(*sim.FieldError); ok {
-		return []*sim.FieldError{fe}
-	}
-	var out []*sim.FieldError
-	switch u := err.(type) {
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			out = append(out, fieldErrors(e)...)
-		}
-	case interface{ Unwrap() error }:
-		out = fieldErrors(u.Unwrap())
-	}
-	return out
-}
-
-// userWords says a sim.FieldError in the config's words: the key of the
-// Param whose Field it names, the value as the file writes it (seconds for
-// a _s key), and sim's want with every field name replaced by its key.
-// A fleet's fields (Share, Groups) are the mix key's.
-func userWords(fe *sim.FieldError) (key, msg string) {
-	key, v := fe.Field, fe.Value
-	if p := paramByField(fe.Field); p != nil {
-		key = p.Key
-		if d, ok := v.(time.Duration); ok {
-			if strings.HasSuffix(key, "_ms") {
-				v = d.Milliseconds()
-			} else {
-				v = strconv.FormatFloat(d.Seconds(), 'g', -1, 64)
-			}
-		}
-	} else if fe.Field == "Share" || fe.Field == "Groups" {
-		key = "mix"
-	}
-	if v == "" { // a missing word: say so, not "key: : want"
-		v = `""`
-	}
-	if s, ok := v.(string); ok && len([]rune(s)) > maxShown { // a curve of 1,441 numbers: its start, not all of it
-		v = fmt.Sprintf("%s… (%d characters)", string([]rune(s)[:maxShown-20]), len([]rune(s)))
-	}
-	return key, fmt.Sprintf("%v: want %s", v, fieldNames.ReplaceAllStringFunc(fe.Want, func(f string) string {
-		if p := paramByField(f); p != nil {
-			return p.Key
-		}
-		return f
-	}))
-}
-
-// maxShown is the longest string value an error message repeats whole.
-const maxShown = 80
-
-// fieldNames matches the sim field names of Params, as whole words.
-var fieldNames = func() *regexp.Regexp {
-	var fs []string
-	for _, p := range Params {
-		fs = append(fs, regexp.QuoteMeta(p.Field))
-	}
-	return regexp.MustCompile(`\b(` + strings.Join(fs, "|") + `)\b`)
-}()
 
 func kindNames() string {
 	var ns []string

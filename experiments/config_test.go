@@ -1,8 +1,6 @@
 package experiments
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"math"
 	"os"
 	"runtime"
@@ -11,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -221,40 +222,6 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 	}
 }
 
-// Each bound lives in sim's Validate and reaches the user at its key: every
-// parameter's field, set out of range, comes back as that parameter's key.
-func TestEveryFieldErrorMapsToItsKey(t *testing.T) {
-	t.Parallel()
-	fields := map[string]string{}
-	for _, p := range Params {
-		if other, ok := fields[p.Field]; ok {
-			t.Errorf("field %s is set by both %s and %s: sim's errors could not name the key", p.Field, other, p.Key)
-		}
-		fields[p.Field] = p.Key
-	}
-	bad := map[Type]any{Int: int64(-1), Float: -1.0}
-	for i := range Params {
-		p := &Params[i]
-		v, ok := bad[p.Type]
-		if !ok {
-			continue
-		}
-		c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.WidthJitter)}
-		if p.Key == "budget_min_rps" {
-			c.Policy.RetryBudget = 0.1
-		}
-		p.Set(&c, v)
-		fes := fieldErrors(c.Validate())
-		if len(fes) == 0 {
-			t.Errorf("%s = %v: no sim.FieldError", p.Key, v)
-			continue
-		}
-		if key, msg := userWords(fes[0]); key != p.Key || fieldNames.MatchString(msg) {
-			t.Errorf("%s = %v: reported as %s: %s; want the key, and keys in the message", p.Key, v, key, msg)
-		}
-	}
-}
-
 // Refusing a grid of a million cells allocates next to nothing: the cells
 // are counted, not built.
 func TestHugeGridIsRefusedWithoutBuildingIt(t *testing.T) {
@@ -291,28 +258,9 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
-func TestKeysAreStable(t *testing.T) {
-	t.Parallel()
-	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	// A key is the identity of stored runs: a change here makes every
-	// dataset run again. Change the want only with sim.Version.
-	if got, want := c.Canonical(), `policy="decorrelated" preset="" base_s=1 cap_s=60 multiplier=0 width=0 max_attempts=0 honor_retry_after=false max_elapsed_s=0 bucket_tokens=0 bucket_cost=0 retry_budget=0 budget_min_rps=0 mix="" clients=2000 tick_ms=100 recover_s=30 capacity_rps=120 spread_s=2 window_s=1170 retry_after_s=0 retry_after_max_s=0 retry_after_backlog=false ramp_s=0 ramp_from=0 reject_cost=0`; got != want {
-		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
-	}
-	r1, r2 := Run{Cell: c, Seed: 1}, Run{Cell: c, Seed: 2}
-	if r1.Key() == r2.Key() || r1.Key() == c.Key() || len(r1.Key()) != 16 {
-		t.Errorf("keys %s %s %s: want distinct 16-hex keys", r1.Key(), r2.Key(), c.Key())
-	}
-	d := c
-	d.Policy.Width = 0.5 // unread by decorrelated, but a different value: Normalize is the caller's
-	if d.Normalize().Key() != c.Key() {
-		t.Errorf("normalized cells differ in key")
-	}
-}
-
 func TestShardsPartitionRuns(t *testing.T) {
 	t.Parallel()
-	cells, _ := Builtin("article")
+	cells, _ := article.Builtin("article")
 	s := &Sweep{Cells: cells, Seeds: []uint32{1, 2, 3, 4, 5, 6, 7, 8}}
 	const n = 3
 	counts := make([]int, n)
@@ -359,9 +307,9 @@ mix = [[], [{share = 0.1, kind = "fixed", base_s = 5}], [{share = 0.2, kind = "s
 		t.Fatalf("mixed fleet %+v", gs)
 	}
 	// The mix survives the round trip through its dataset column.
-	var back Cell
-	for i := range Params {
-		Params[i].Set(&back, Params[i].Get(mixed))
+	var back grid.Cell
+	for i := range grid.Params {
+		grid.Params[i].Set(&back, grid.Params[i].Get(mixed))
 	}
 	if back != mixed || back.Key() != mixed.Key() {
 		t.Errorf("round trip:\n%+v\nwant\n%+v", back, mixed)
@@ -373,41 +321,13 @@ mix = [[], [{share = 0.1, kind = "fixed", base_s = 5}], [{share = 0.2, kind = "s
 	}
 }
 
-// Parameters added later (OmitZero) leave the keys of the runs stored
-// before them as they were: the article's decorrelated cell and its run
-// of seed 206 keep the keys they had before the queueing server existed
-// (computed with sim herd-4 on the commit before the queueing server was
-// merged), and a queueing cell names its parameters in its key.
-func TestKeysOfCountingCellsAreStable(t *testing.T) {
-	t.Parallel()
-	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	if got, run := c.Key(), (Run{Cell: c, Seed: 206}).Key(); got != "cc0f771059aff697" || run != "a7396b70daf6ee1b" {
-		t.Errorf("keys %s, %s: want cc0f771059aff697, a7396b70daf6ee1b", got, run)
-	}
-	q := c
-	q.Scenario.Concurrency, q.Scenario.Service, q.Scenario.ServiceTime = 4, "exponential", 20*time.Millisecond
-	if can := q.Canonical(); !strings.Contains(can, "concurrency=4 service=\"exponential\" service_s=0.02") || q.Key() == c.Key() {
-		t.Errorf("queueing cell: canonical %s, key %s", can, q.Key())
-	}
-	// A queueing cell's keys also hash sim.QueueVersion: a change to the
-	// queueing server reruns its runs and leaves the counting server's.
-	without := sha256.Sum256([]byte(sim.Version + "\x00" + q.Canonical()))
-	h := sha256.Sum256([]byte(sim.Version + "+" + sim.QueueVersion + "\x00" + q.Canonical()))
-	if q.Key() == hex.EncodeToString(without[:8]) || q.Key() != hex.EncodeToString(h[:8]) {
-		t.Errorf("queueing cell key %s: want the hash with %s+%s", q.Key(), sim.Version, sim.QueueVersion)
-	}
-	if r := (Run{Cell: q, Seed: 206}); r.Key() != RunKey(q.Canonical(), 206) || r.Key() == (Run{Cell: c, Seed: 206}).Key() {
-		t.Errorf("queueing run key %s", r.Key())
-	}
-}
-
 // retry_on, added after runs were stored, leaves the keys of cells that
 // do not set it as they were, mixed fleets included (the mix column
 // leaves it out at its zero value; the key was computed on the commit
 // before retry_on existed); "any" is the default under another name.
 func TestRetryOnKeepsKeys(t *testing.T) {
 	t.Parallel()
-	mixed := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	mixed := grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	cb, _ := sim.PresetByName("cenkalti-backoff")
 	mixed.Mix[0] = sim.Group{Share: 0.3, Policy: cb.Policy.Normalize()}
 	if k := mixed.Key(); k != "3314895bd1c0bec7" {
@@ -418,7 +338,7 @@ func TestRetryOnKeepsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	cells := cfg.Sweep("s").Cells
-	plain := Cell{Scenario: cells[0].Scenario, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	plain := grid.Cell{Scenario: cells[0].Scenario, Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	if len(cells) != 2 || cells[0].Key() != plain.Key() || cells[1].Policy.RetryOn != sim.RetryOn5xx ||
 		!strings.Contains(cells[1].Canonical(), `retry_on="5xx"`) {
 		t.Errorf("retry_on any, 5xx: %v", cells)
@@ -438,42 +358,6 @@ func TestBudgetMinWithABudget(t *testing.T) {
 	}
 	if _, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = \"full-jitter\"\nbudget_min_rps = 10\n")); err == nil || !strings.Contains(err.Error(), "budget_min_rps: 10: want retries/s ≥ 0, with a retry_budget") {
 		t.Errorf("budget_min_rps alone: %v", err)
-	}
-}
-
-// Every family's defaults and every preset, written as the dataset's
-// columns and read back, is the same cell under the same key: the
-// "policy" column is the family, even where a preset has the same name
-// (the grpc preset is the grpc-go family; the cenkalti-backoff preset is
-// the grpc family).
-func TestCellsRoundTripThroughTheirColumns(t *testing.T) {
-	t.Parallel()
-	var ps []sim.Policy
-	for _, k := range sim.Kinds() {
-		ps = append(ps, sim.DefaultPolicy(k))
-	}
-	for _, pr := range sim.Presets() {
-		ps = append(ps, pr.Policy)
-	}
-	for _, p := range ps {
-		c := Cell{Scenario: sim.Article(), Policy: p.Normalize()}
-		var back Cell
-		for i := range Params {
-			Params[i].Set(&back, Params[i].Get(c))
-		}
-		if back.Canonical() != c.Canonical() || back.Key() != c.Key() {
-			t.Errorf("%s: read back as\n%s\nwant\n%s", p, back.Canonical(), c.Canonical())
-		}
-	}
-	mixed := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	cb, _ := sim.PresetByName("cenkalti-backoff")
-	mixed.Mix[0] = sim.Group{Share: 0.3, Policy: cb.Policy.Normalize()}
-	var back Cell
-	for i := range Params {
-		Params[i].Set(&back, Params[i].Get(mixed))
-	}
-	if back.Key() != mixed.Key() {
-		t.Errorf("a mix with the cenkalti-backoff preset read back as\n%s\nwant\n%s", back.Canonical(), mixed.Canonical())
 	}
 }
 
@@ -508,9 +392,9 @@ policy = ["grpc", {kind = "grpc", base_s = 0.5, width = 0.5}, {kind = "cenkalti-
 // accepts (it would shadow it), nor another parameter's alias.
 func TestAliasesAreNotKeys(t *testing.T) {
 	owner := map[string]string{}
-	for _, p := range Params {
+	for _, p := range grid.Params {
 		for a := range p.Aliases {
-			if ParamByKey(a) != nil || slices.Contains(sweepKeys, a) {
+			if grid.ParamByKey(a) != nil || slices.Contains(sweepKeys, a) {
 				t.Errorf("%s's alias %q is a key", p.Key, a)
 			}
 			if o, ok := owner[a]; ok {
@@ -521,5 +405,55 @@ func TestAliasesAreNotKeys(t *testing.T) {
 	}
 	if len(owner) == 0 {
 		t.Error("no aliases")
+	}
+}
+
+// A retired preset name is refused with where it went, not taken for
+// another library setting.
+func TestRetiredPresetName(t *testing.T) {
+	t.Parallel()
+	_, err := Load("t.toml", []byte(base+"[sweep.s]\npolicy = [\"urllib3\", \"decorrelated\"]\n"))
+	if err == nil || !strings.Contains(err.Error(), `t.toml:`) || !strings.Contains(err.Error(), `"urllib3": a retired preset:`) ||
+		!strings.Contains(err.Error(), "urllib3-default") {
+		t.Errorf("policy urllib3: %v", err)
+	}
+}
+
+// A policy in sweeps.toml may be written as the dataset's policy_spec
+// writes it (grid.ParsePolicy, as --mine and live --policy read it): the
+// spec of a stored row gives that row's cell, with its key; the spec names
+// the whole policy, so the sweep's policy axes leave it as it is; a bad
+// spec is reported at its file, line and key.
+func TestPolicySpecsInTheConfig(t *testing.T) {
+	t.Parallel()
+	stored := grid.Cell{Scenario: sim.Article(), Policy: sim.Policy{Kind: sim.Exponential, Base: time.Second, Multiplier: 2}}
+	cfg, err := Load("t.toml", []byte(base+`[sweep.s]
+policy = ["decorrelated base_s=1 cap_s=30", "`+stored.PolicySpec()+`", "decorrelated"]
+cap_s = 10
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := cfg.Sweep("s").Cells
+	if len(cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(cells))
+	}
+	want := []sim.Policy{{Kind: sim.Decorrelated, Base: time.Second, Cap: 30 * time.Second}, stored.Policy, {Kind: sim.Decorrelated, Base: time.Second, Cap: 10 * time.Second}}
+	for i, c := range cells {
+		if diff := cmp.Diff(want[i], c.Policy); diff != "" {
+			t.Errorf("cell %d (-want +got):\n%s", i, diff)
+		}
+	}
+	if cells[1].Key() != stored.Key() {
+		t.Errorf("the stored row's spec %q gives key %s, want the row's %s", stored.PolicySpec(), cells[1].Key(), stored.Key())
+	}
+	for _, tt := range []struct{ src, want string }{
+		{"policy = [\"fixed\", \"decorrelated bse_s=1\"]\n", `t.toml:5: sweep.s.policy: "decorrelated bse_s=1": unknown key "bse_s" (did you mean "base_s"?)`},
+		{"policy = \"decorrelated base_s=1 cap_s=0.5\"\n", `t.toml:5: sweep.s.policy: "decorrelated base_s=1 cap_s=0.5": cap_s=0.5: want 0 (no cap) or at least base_s (1s)`},
+		{"policy = {kind = \"decorrelated base_s=1\"}\n", `t.toml:5: sweep.s.policy: kind "decorrelated base_s=1": want a family or a preset's name`},
+	} {
+		if _, err := Load("t.toml", []byte(base+"[sweep.s]\n"+tt.src)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %s", strings.TrimSpace(tt.src), err, tt.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -111,20 +112,11 @@ func roundUp(n int64) int64 {
 	return (n + step - 1) / step * step
 }
 
-// What a run's results and a config's grid take in memory, measured on the
-// writers of dataset/parquetio and on loaded configs (cmd/sweep
-// TestRowBytesBoundTheWriters, experiments TestCellBytesBoundALoadedGrid):
-// upper bounds, with the slack of builders that double as they grow.
+// What a config's grid and recommend's records take in memory, measured on
+// loaded configs (experiments TestCellBytesBoundALoadedGrid) and on
+// recommend's records: upper bounds, with the slack of builders that double
+// as they grow. A run's rows and outcome are grid's (grid.RunRowBytes …).
 const (
-	// RunRowBytes is a runs row, beside its strings (RowBytes adds them).
-	RunRowBytes = 1536
-	// TimelineRowBytes is a timelines row: a tick with arrivals.
-	TimelineRowBytes = 176
-	// GroupRowBytes is a groups row, beside its policy's words.
-	GroupRowBytes = 512
-	// OutcomeBytes is a finished run waiting to be written, beside its
-	// timeline.
-	OutcomeBytes = 2048
 	// CellBytes is a cell while the config is loaded.
 	CellBytes = 3072
 	// RunListBytes is a run in the lists a sweep keeps: its index among
@@ -139,79 +131,10 @@ const (
 	RecordBytes = 4096
 )
 
-// Footprint is what a run of c takes in its worker's simulator, with the
-// timeline when timeline is set: sim.Scenario.Footprint and the client
-// components' storage.
-func (c Cell) Footprint(timeline bool) sim.Footprint {
-	f := c.Scenario.Footprint(timeline)
-	f.Components = sim.ComponentBytes(c.Policy, c.Scenario)
-	return f
-}
-
-// Envelope is what a simulator that runs every cell of cells holds: each
-// kind of storage at its largest (sim.Footprint.Max).
-func Envelope(cells []Cell, timeline bool) sim.Footprint {
-	var env sim.Footprint
-	for _, c := range cells {
-		env = env.Max(c.Footprint(timeline))
-	}
-	return env
-}
-
-// WaitBytes is what a finished run of c holds while it waits to be
-// written: its outcome and its timeline.
-func (c Cell) WaitBytes(timeline bool) int64 {
-	if !timeline {
-		return OutcomeBytes
-	}
-	return OutcomeBytes + c.Scenario.Footprint(true).Timeline
-}
-
-// RowBytes is what a run of c takes in a part until the part is written,
-// at most: its runs row, a timelines row for every tick (when timeline is
-// set) and a groups row per group of a mixed fleet. RowBytes(false) plus
-// TimelineRows is the same for a run's actual timeline.
-func (c Cell) RowBytes(timeline bool) int64 {
-	b := c.rowBytes()
-	if timeline {
-		b += TimelineRowBytes * (c.Scenario.Footprint(true).Timeline / 12)
-	}
-	return b
-}
-
-// rowBytes is a run's runs and groups rows: their fixed part, and their
-// strings twice over (a builder that doubled holds up to twice them): the
-// label, the policy's spec, and the parameters' strings (an arrival
-// curve, a mix), which the label holds too, so counted as it again.
-func (c Cell) rowBytes() int64 {
-	b := RunRowBytes + 2*int64(2*len(c.Label())+len(c.PolicySpec()))
-	if c.Mixed() {
-		for _, g := range c.Groups() {
-			b += GroupRowBytes + 3*int64(len(g.Policy.Describe()))
-		}
-	}
-	return b
-}
-
-// TimelineRows is what timeline tl (nil: none) takes in a part: a row
-// for each tick with arrivals, those the timelines table holds.
-func TimelineRows(tl *sim.Timeline) int64 {
-	if tl == nil {
-		return 0
-	}
-	n := int64(0)
-	for _, a := range tl.Arrivals {
-		if a != 0 {
-			n++
-		}
-	}
-	return TimelineRowBytes * n
-}
-
 // memory reports a cell whose run would take more than a share of the
 // limit, at the key that makes it large: clients, clients_per_process for
 // many small processes, or window_s for a long run or timeline.
-func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
+func (l *loader) memory(c grid.Cell, timeline bool, used map[string][]string) error {
 	if !l.lim.On() {
 		return nil
 	}
@@ -229,20 +152,20 @@ func (l *loader) memory(c Cell, timeline bool, used map[string][]string) error {
 		if n.bytes <= n.share(l.lim) {
 			continue
 		}
-		field, v, want := "Clients", any(c.Scenario.Clients), "a smaller value"
+		field, v, want := sim.FieldClients, any(c.Scenario.Clients), "a smaller value"
 		one := c.Scenario
 		one.Clients = 1
 		// the ticks: the longer of the outage and the window after it
-		ticksField, ticksValue := "Window", any(c.Scenario.Horizon-c.Scenario.RecoverAt)
+		ticksField, ticksValue := sim.FieldWindow, any(c.Scenario.Horizon-c.Scenario.RecoverAt)
 		if c.Scenario.RecoverAt > c.Scenario.Horizon-c.Scenario.RecoverAt {
-			ticksField, ticksValue = "RecoverAt", c.Scenario.RecoverAt
+			ticksField, ticksValue = sim.FieldRecoverAt, c.Scenario.RecoverAt
 		}
 		switch {
 		case i > 0 && timeline: // the timeline's ticks
 			field, v = ticksField, ticksValue
 		case i > 0:
 		case 2*f.Components > f.Bytes(): // one state per process for many small processes
-			field, v, want = "ClientsPerProcess", c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
+			field, v, want = sim.FieldClientsPerProcess, c.Policy.ClientsPerProcess, "a larger value (fewer processes)"
 		case 2*one.MemoryBytes(timeline) > f.Bytes(): // the ticks take most of it
 			field, v = ticksField, ticksValue
 		}
@@ -259,7 +182,7 @@ func (l *loader) envelope(s *Sweep) {
 	if !l.lim.On() || len(s.Cells) == 0 {
 		return
 	}
-	if need := Envelope(s.Cells, s.TimelineSeeds > 0).Bytes(); need > l.lim.RunBytes() {
+	if need := grid.Envelope(s.Cells, s.TimelineSeeds > 0).Bytes(); need > l.lim.RunBytes() {
 		l.fail([]string{"sweep", s.Name}, "its cells together need an estimated %s a worker (a simulator keeps the largest storage of each kind its runs needed: the most clients of one cell, the longest window of another), more than the %s each worker may take under %s (--memory %s would take it); split the sweep",
 			Bytes(need), Bytes(l.lim.RunBytes()), l.lim.Why(), Bytes(l.lim.Would(Limits.RunBytes, need)))
 	}

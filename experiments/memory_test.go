@@ -1,18 +1,15 @@
 package experiments
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/herdsweep/herdsweep/sim"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // A limit gives every share something, or is refused: Check accepts
@@ -123,7 +120,7 @@ func TestCellBytesBoundALoadedGrid(t *testing.T) {
 	before := heapInUse()
 	stored := map[string]bool{}
 	for i := range n {
-		stored[RunKey("x", uint32(i))] = true
+		stored[grid.RunKey("x", uint32(i))] = true
 	}
 	todo := make([]int32, 0, n)
 	for i := range n {
@@ -144,77 +141,6 @@ func heapInUse() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
-}
-
-// ExecuteWithin keeps the weight of the jobs in flight (handed out, not
-// yet emitted) within its bound, or one job alone; the outcomes are
-// Execute's, in order.
-func TestExecuteWithinBoundsTheWeightInFlight(t *testing.T) {
-	t.Parallel()
-	r := rand.New(rand.NewPCG(3, 4))
-	const n = 400
-	weight := make([]int64, n)
-	for i := range weight {
-		weight[i] = 1 + r.Int64N(100)
-		if i%50 == 0 {
-			weight[i] = 1000 // heavier than the bound: alone
-		}
-	}
-	const held = 250
-	var flight, most atomic.Int64
-	var mu sync.Mutex
-	alone := true
-	started := map[int]bool{}
-	var seeds []uint32
-	err := ExecuteWithin(context.Background(), 4, n, held, func(i int) int64 { return weight[i] }, func(i int) Job {
-		f := flight.Add(weight[i])
-		mu.Lock()
-		started[i] = true
-		if weight[i] > held && f != weight[i] {
-			alone = false
-		}
-		mu.Unlock()
-		for m := most.Load(); f > m && !most.CompareAndSwap(m, f); m = most.Load() {
-		}
-		return Job{Run: Run{Cell: Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: uint32(i)}}
-	}, func(i int, o Outcome) error {
-		seeds = append(seeds, o.Job.Run.Seed)
-		flight.Add(-weight[i])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := most.Load(); m > held && m > 1000 {
-		t.Errorf("%d in flight, want at most %d (or one heavier job alone)", m, held)
-	}
-	if !alone {
-		t.Errorf("a job heavier than the bound ran beside others")
-	}
-	for i, s := range seeds {
-		if s != uint32(i) {
-			t.Fatalf("outcome %d is job %d: not in order", i, s)
-		}
-	}
-	if len(seeds) != n {
-		t.Errorf("%d outcomes, want %d", len(seeds), n)
-	}
-}
-
-// A cancelled context starts no run: the workers refuse the jobs handed
-// out after it (Execute's stop is then immediate, not a run's length).
-func TestExecuteStartsNoRunAfterAStop(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	big := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}
-	big.Scenario.Clients = 1_000_000
-	emitted := 0
-	err := Execute(ctx, 2, 10, func(i int) Job { return Job{Run: Run{Cell: big, Seed: uint32(i)}} },
-		func(int, Outcome) error { emitted++; return nil })
-	if !errors.Is(err, context.Canceled) || emitted != 0 {
-		t.Errorf("Execute after a cancel: %v, %d emitted; want context.Canceled and none", err, emitted)
-	}
 }
 
 // A file that does not parse names its line and a key where the line has

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -14,8 +15,8 @@ import (
 // sharded and started at different times, completes its block.
 func TestRollingSeeds(t *testing.T) {
 	t.Parallel()
-	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	s := &Sweep{Cells: []Cell{c}, Seeds: []uint32{3, 1, 2}}
+	c := grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	s := &Sweep{Cells: []grid.Cell{c}, Seeds: []uint32{3, 1, 2}}
 	canonical := c.Canonical()
 	for _, tt := range []struct {
 		name   string
@@ -32,7 +33,7 @@ func TestRollingSeeds(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := s.RollingSeeds(c, tt.n, func(k string) bool {
-				return slices.ContainsFunc(tt.stored, func(seed uint32) bool { return RunKey(canonical, seed) == k })
+				return slices.ContainsFunc(tt.stored, func(seed uint32) bool { return grid.RunKey(canonical, seed) == k })
 			})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("seeds (-want +got):\n%s", diff)

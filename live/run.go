@@ -75,58 +75,67 @@ const (
 	fdsReserve   = 64
 )
 
+// The fields of Config its errors (sim.FieldError) name; the scenario's
+// are sim's.
+var (
+	FieldScale       = sim.NewField("Scale")
+	FieldDown        = sim.NewField("Down")
+	FieldGrace       = sim.NewField("Grace")
+	FieldMaxAttempts = sim.NewField("MaxAttempts")
+)
+
 // Validate checks the configuration, and that fds file descriptors (the
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
 func (c Config) Validate(fds uint64) error {
 	sc := c.Scenario
-	bad := func(field string, v any, format string, args ...any) error {
+	bad := func(field sim.Field, v any, format string, args ...any) error {
 		return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
 	}
 	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
-		return bad("Scale", c.Scale, "1 (real time) to %d", MaxScale)
+		return bad(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
 	}
 	if c.scale() != 1 && !c.Driver.Scalable {
-		return bad("Scale", c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
+		return bad(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
 	}
 	if c.scale() != 1 && sc.RetryAfter != 0 && !c.Driver.stepped {
-		return bad("Scale", c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
+		return bad(FieldScale, c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
 	}
 	if c.real(sc.Tick) < MinTick {
-		return bad("Tick", sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
+		return bad(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
 	}
 	if sc.Clients < 1 || sc.Clients > MaxClients {
-		return bad("Clients", sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
+		return bad(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
 	}
 	if err := sc.Validate(); err != nil {
 		return err
 	}
 	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
-		return bad("Clients", sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
+		return bad(sim.FieldClients, sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
 			(fds-fdsReserve)/fdsPerClient, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
 	}
 	if c.real(sc.Horizon) > MaxHorizon {
-		return bad("Horizon", sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
+		return bad(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
 	if sc.RetryAfter%time.Second != 0 {
-		return bad("RetryAfter", sc.RetryAfter, "whole seconds (the header's unit)")
+		return bad(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
-	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Concurrency != 0 {
+	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Server() != sim.CountingServer {
 		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
 	}
 	if c.Down != Down503 && c.Down != DownRefused {
-		return bad("Down", fmt.Sprintf("%q", c.Down), "503 or refused")
+		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
 	}
 	if c.Grace < 0 || c.Grace >= c.real(sc.Tick)/2 {
-		return bad("Grace", c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(sc.Tick)/2)
+		return bad(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(sc.Tick)/2)
 	}
 	if c.Driver.Do == nil && !c.Driver.stepped {
 		return errors.New("live: no driver")
 	}
 	if c.Driver.GRPC != nil && c.Down != Down503 {
-		return bad("Down", fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
+		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
 	}
 	if c.MaxAttempts < 1 {
-		return bad("MaxAttempts", c.MaxAttempts, "at least 1")
+		return bad(FieldMaxAttempts, c.MaxAttempts, "at least 1")
 	}
 	return nil
 }

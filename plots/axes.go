@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -93,7 +93,7 @@ func Against(ax ScenarioAxis, family string, aggs, reps []*analysis.Aggregate, p
 	return f
 }
 
-func sameBut(ax ScenarioAxis, a, b experiments.Cell) bool {
+func sameBut(ax ScenarioAxis, a, b grid.Cell) bool {
 	sa, sb := a.Scenario, b.Scenario
 	v := ax.Get(sa)
 	ax.Set(&sb, v)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -20,7 +20,7 @@ func TimelineOf(a *analysis.Aggregate, tls map[string][]dataset.TimelineRow) []d
 	if len(a.Seeds) == 0 {
 		return nil
 	}
-	return tls[experiments.Run{Cell: a.Cell, Seed: a.Seeds[0]}.Key()]
+	return tls[grid.Run{Cell: a.Cell, Seed: a.Seeds[0]}.Key()]
 }
 
 // MaxPanels is the most small multiples a figure has.
@@ -369,7 +369,7 @@ func settingWords(p sim.Policy) string {
 		return p.Preset + "'s defaults"
 	}
 	w := "base " + p.Base.String()
-	if p.Kind.Reads("multiplier") {
+	if p.Kind.Reads(sim.FieldMultiplier) {
 		w += fmt.Sprintf(", ×%g", p.Multiplier)
 	}
 	return w

@@ -11,7 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -25,7 +25,7 @@ func aggregates(t *testing.T, pols []sim.Policy, caps []float64) ([]*analysis.Ag
 		for _, p := range pols {
 			sc := sim.Article()
 			sc.Clients, sc.Capacity, sc.Horizon = 300, cp, 10*time.Minute
-			c := experiments.Cell{Scenario: sc, Policy: p.Normalize()}
+			c := grid.Cell{Scenario: sc, Policy: p.Normalize()}
 			for seed := uint32(1); seed <= 3; seed++ {
 				var s sim.Sim
 				var tl sim.Timeline
@@ -33,7 +33,7 @@ func aggregates(t *testing.T, pols []sim.Policy, caps []float64) ([]*analysis.Ag
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := experiments.Run{Cell: c, Seed: seed}
+				r := grid.Run{Cell: c, Seed: seed}
 				recs = append(recs, analysis.Record{Sweep: "t", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: seed, Cell: c, Result: res}})
 				for k, a := range tl.Arrivals {
 					if a > 0 {

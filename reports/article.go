@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 )
 
 // Verdict says how one of our figures stands against the published one.
@@ -16,7 +16,7 @@ import (
 // ("exact"), and by z where they differ. A jittered row's figures on five
 // seeds are one draw (analysis.ArticleRow.Jittered): it is judged by z
 // alone, whether or not the digits match, and is never called exact.
-func Verdict(r analysis.ArticleRow, m experiments.Metric) string {
+func Verdict(r analysis.ArticleRow, m article.Metric) string {
 	pub, ours := r.Published[m], r.Ours[m]
 	if pub.NotFinished || ours.NotFinished {
 		switch {
@@ -44,8 +44,8 @@ func Verdict(r analysis.ArticleRow, m experiments.Metric) string {
 }
 
 // precision is the decimals the article prints a metric with.
-func precision(m experiments.Metric) int {
-	if m == experiments.Sent || m == experiments.Peak {
+func precision(m article.Metric) int {
+	if m == article.Sent || m == article.Peak {
 		return 0
 	}
 	return 1
@@ -97,7 +97,7 @@ func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
 					ms, z := "—", "—"
 					if sp.Seeds > 0 && sp.Unfinished < sp.Seeds {
 						ms = fmt.Sprintf("%s ± %s", figure(m, sp.Mean), figure(m, sp.SD5))
-						if m != experiments.Sent && m != experiments.Peak {
+						if m != article.Sent && m != article.Peak {
 							ms = fmt.Sprintf("%.1f ± %.2f", sp.Mean, sp.SD5)
 						}
 					}

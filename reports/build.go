@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 
@@ -392,7 +393,7 @@ func datasetWarnings(p Provenance, aggs []*analysis.Aggregate) []string {
 // of the same cells on the article's seeds; none when the dataset lacks them.
 func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 	want := map[string]bool{}
-	for _, t := range experiments.ArticleTables() {
+	for _, t := range article.Tables() {
 		for _, row := range t.Rows {
 			want[row.Cell.Key()] = true
 		}
@@ -408,10 +409,10 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 		byCell[r.CellKey][r.Seed] = r.Result
 	}
 	complete := true
-	results := func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	results := func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		runs := byCell[c.Key()]
 		var five, many []sim.Result
-		for _, s := range experiments.ArticleSeeds {
+		for _, s := range article.Seeds {
 			res, ok := runs[s]
 			if !ok {
 				complete = false
@@ -431,7 +432,7 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 		}
 		return five, many
 	}
-	for _, t := range experiments.ArticleTables() {
+	for _, t := range article.Tables() {
 		for _, row := range t.Rows {
 			results(row.Cell)
 		}
@@ -439,7 +440,7 @@ func articleFromDataset(ds *analysis.Dataset) []analysis.ArticleTable {
 	if !complete {
 		return nil
 	}
-	return analysis.CompareArticle(experiments.ArticleTables(), results)
+	return analysis.CompareArticle(article.Tables(), results)
 }
 
 // footer is the provenance printed under figure f: Footer with the seeds

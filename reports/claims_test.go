@@ -18,7 +18,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -45,7 +45,7 @@ func preset(t *testing.T, name string) sim.Policy {
 }
 
 // simulate runs every cell on seeds 1…n and returns the report's input.
-func simulate(t *testing.T, cells []experiments.Cell, n int, timelines bool) Input {
+func simulate(t *testing.T, cells []grid.Cell, n int, timelines bool) Input {
 	t.Helper()
 	var recs []analysis.Record
 	tls := map[string][]dataset.TimelineRow{}
@@ -63,7 +63,7 @@ func simulate(t *testing.T, cells []experiments.Cell, n int, timelines bool) Inp
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := experiments.Run{Cell: c, Seed: seed}
+			r := grid.Run{Cell: c, Seed: seed}
 			recs = append(recs, analysis.Record{Sweep: "t", Record: dataset.Record{RunKey: r.Key(), CellKey: c.Key(), Seed: seed, Label: c.Label(), Cell: c, Result: res}})
 			if tp != nil {
 				for k, a := range tl.Arrivals {
@@ -94,15 +94,15 @@ func simulate(t *testing.T, cells []experiments.Cell, n int, timelines bool) Inp
 	return in
 }
 
-func cellsOf(pols []sim.Policy, caps []float64, edit func(*sim.Scenario)) []experiments.Cell {
-	var out []experiments.Cell
+func cellsOf(pols []sim.Policy, caps []float64, edit func(*sim.Scenario)) []grid.Cell {
+	var out []grid.Cell
 	for _, cp := range caps {
 		for _, p := range pols {
 			sc := world(cp)
 			if edit != nil {
 				edit(&sc)
 			}
-			out = append(out, experiments.Cell{Scenario: sc, Policy: p})
+			out = append(out, grid.Cell{Scenario: sc, Policy: p})
 		}
 	}
 	return out
@@ -115,13 +115,13 @@ func cellsOf(pols []sim.Policy, caps []float64, edit func(*sim.Scenario)) []expe
 func configs(t *testing.T) map[string]Input {
 	six := []sim.Policy{sim.DefaultPolicy(sim.FullJitter), sim.DefaultPolicy(sim.Decorrelated), sim.DefaultPolicy(sim.EqualJitter),
 		{Kind: sim.Fixed, Base: 5 * time.Second}, sim.DefaultPolicy(sim.Exponential), exp(0.25, time.Minute)}
-	var main []experiments.Cell
+	var main []grid.Cell
 	pols := []sim.Policy{{Kind: sim.Fixed, Base: 5 * time.Second}, sim.DefaultPolicy(sim.Exponential), sim.DefaultPolicy(sim.FullJitter),
 		sim.DefaultPolicy(sim.Decorrelated), exp(0, 30*time.Second), exp(0.1, 30*time.Second), exp(0.5, 30*time.Second),
 		exp(0.1, time.Minute), exp(0.5, time.Minute), preset(t, "grpc"), preset(t, "aws-sdk-go-v2")}
 	main = append(main, cellsOf(pols, []float64{15, 30, 60}, nil)...)
 	main = append(main, cellsOf(pols[:4], []float64{30}, func(s *sim.Scenario) { s.Clients = 600 })...)
-	mixed := experiments.Cell{Scenario: world(30), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	mixed := grid.Cell{Scenario: world(30), Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	mixed.Mix[0] = sim.Group{Share: 0.25, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
 	main = append(main, mixed)
 	main = append(main, cellsOf([]sim.Policy{{Kind: sim.Fixed, Base: 2 * time.Second}, sim.DefaultPolicy(sim.FullJitter)}, []float64{30},
@@ -133,7 +133,7 @@ func configs(t *testing.T) map[string]Input {
 		"capacities-only": simulate(t, cellsOf(six[:2], []float64{15, 30, 60, 120}, nil), 3, false),
 		"no-jitter":       simulate(t, cellsOf(six[3:5], []float64{30}, nil), 3, true),
 		"one-seed":        simulate(t, cellsOf(six, []float64{15, 30}, nil), 1, true),
-		"only-mixed":      simulate(t, []experiments.Cell{mixed}, 2, false),
+		"only-mixed":      simulate(t, []grid.Cell{mixed}, 2, false),
 		"queueing":        simulate(t, append(queueCells(), cellsOf(six[:2], []float64{30}, nil)...), 4, false),
 	}
 }
@@ -159,7 +159,7 @@ func build(t *testing.T, in Input) (*Report, map[string]string) {
 // the analysis: per cell its t99 after recovery per seed (NaN: not
 // reached), give-ups and traffic.
 type truth struct {
-	cell  experiments.Cell
+	cell  grid.Cell
 	seeds []uint32
 	t99   []float64
 	gave  []int

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -301,7 +301,7 @@ func TestReportFlagsNameTheirCommand(t *testing.T) {
 	t.Parallel()
 	sc := world(15)
 	sc.Clients = 3000 // at 15 req/s: 200 s to serve them, more than 4 requests per client
-	in := simulate(t, []experiments.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)},
+	in := simulate(t, []grid.Cell{{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)},
 		{Scenario: sc, Policy: preset(t, "envoy")}}, 3, false)
 	_, files := build(t, in)
 	flag := regexp.MustCompile("(`sweep [a-z]+ [^`]*)?(--[a-z][a-z-]*)")

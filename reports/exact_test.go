@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -47,20 +47,20 @@ func TestOnlyRowsWithoutJitterAreExact(t *testing.T) {
 		}
 	}
 	// The case the issue found, on its own: digits equal, z = +2.4.
-	pub := experiments.Published{Value: 43.5}
+	pub := article.Published{Value: 43.5}
 	r := analysis.ArticleRow{Jittered: true,
-		Published: map[experiments.Metric]experiments.Published{experiments.T50: pub},
-		Ours:      map[experiments.Metric]analysis.Figure{experiments.T50: {Value: 43.5}},
-		Many:      map[experiments.Metric]analysis.Spread{experiments.T50: {Seeds: 1000, Mean: 43.15, SD5: 0.146, Z: 2.4}}}
-	if v := Verdict(r, experiments.T50); v != "off by 2.4 sd" {
+		Published: map[article.Metric]article.Published{article.T50: pub},
+		Ours:      map[article.Metric]analysis.Figure{article.T50: {Value: 43.5}},
+		Many:      map[article.Metric]analysis.Spread{article.T50: {Seeds: 1000, Mean: 43.15, SD5: 0.146, Z: 2.4}}}
+	if v := Verdict(r, article.T50); v != "off by 2.4 sd" {
 		t.Errorf("jittered t50, same digits, z = +2.4: %q, want \"off by 2.4 sd\"", v)
 	}
 	r.Many = nil // reproduce --seeds 0: no z to judge by
-	if v := Verdict(r, experiments.T50); v == "exact" {
+	if v := Verdict(r, article.T50); v == "exact" {
 		t.Errorf("jittered t50, same digits, no z: %q, want anything but exact", v)
 	}
 	r.Jittered = false // the same figures without jitter: exact
-	if v := Verdict(r, experiments.T50); v != "exact" {
+	if v := Verdict(r, article.T50); v != "exact" {
 		t.Errorf("t50 without jitter, same digits: %q, want exact", v)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 
@@ -48,7 +48,7 @@ func chooseFigures(single []*analysis.Aggregate, r *Report, timelines func(map[s
 	if timelines != nil && len(reps) > 0 {
 		want := map[string]bool{}
 		for _, a := range reps {
-			want[experiments.Run{Cell: a.Cell, Seed: a.Seeds[0]}.Key()] = true
+			want[grid.Run{Cell: a.Cell, Seed: a.Seeds[0]}.Key()] = true
 		}
 		tls, err := timelines(want)
 		if err != nil {

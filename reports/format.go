@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -14,8 +14,8 @@ import (
 func thousands(v float64) string { return num.Whole(v) }
 
 // figure formats an article metric the way the article prints it.
-func figure(m experiments.Metric, v float64) string {
-	if m == experiments.Sent || m == experiments.Peak {
+func figure(m article.Metric, v float64) string {
+	if m == article.Sent || m == article.Peak {
 		return thousands(v)
 	}
 	return fmt1(v)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -21,14 +21,14 @@ import (
 // the analysis.
 func TestMixedFleetColumnsAddUp(t *testing.T) {
 	t.Parallel()
-	alone := experiments.Cell{Scenario: world(30), Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	var fleets []experiments.Cell
+	alone := grid.Cell{Scenario: world(30), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	var fleets []grid.Cell
 	for _, share := range []float64{0.1, 0.3} {
 		c := alone
 		c.Mix[0] = sim.Group{Share: share, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
 		fleets = append(fleets, c)
 	}
-	in := simulate(t, []experiments.Cell{alone}, 8, false)
+	in := simulate(t, []grid.Cell{alone}, 8, false)
 	mixed := simulate(t, fleets, 4, false)
 	in.Dataset.Records = append(in.Dataset.Records, mixed.Dataset.Records...)
 	in.Groups = mixed.Groups

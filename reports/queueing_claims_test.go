@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -22,12 +22,12 @@ import (
 // that turns away waits over 300 ms; policies that retry for ever and one
 // that gives up after 3 attempts. On seeds 1–4 it holds policies never
 // back, back in some seeds and back in all, ties and separations.
-func queueCells() []experiments.Cell {
+func queueCells() []grid.Cell {
 	pols := []sim.Policy{{Kind: sim.Fixed, Base: time.Second},
 		{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 30 * time.Second, Multiplier: 2},
 		{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 30 * time.Second, Multiplier: 2, MaxAttempts: 3},
 		{Kind: sim.Decorrelated, Base: 100 * time.Millisecond, Cap: 30 * time.Second}}
-	var out []experiments.Cell
+	var out []grid.Cell
 	for _, rate := range []float64{100, 160} {
 		for _, down := range []time.Duration{5 * time.Second, 20 * time.Second} {
 			for _, wait := range []time.Duration{0, 300 * time.Millisecond} {
@@ -38,7 +38,7 @@ func queueCells() []experiments.Cell {
 					sc.ArrivalRate, sc.QueueWait = rate, wait
 					sc.OutageStart, sc.RecoverAt = 10*time.Second, 10*time.Second+down
 					sc.Horizon = sc.RecoverAt + time.Minute
-					out = append(out, experiments.Cell{Scenario: sc, Policy: p})
+					out = append(out, grid.Cell{Scenario: sc, Policy: p})
 				}
 			}
 		}
@@ -60,7 +60,7 @@ func queueCells() []experiments.Cell {
 // analysis package: per seed the time back after recovery (NaN: never),
 // goodput over demand, and the share of busy time wasted.
 type qtruth struct {
-	cell   experiments.Cell
+	cell   grid.Cell
 	seeds  []uint32
 	back   []float64
 	good   []float64

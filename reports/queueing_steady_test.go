@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -26,10 +26,10 @@ func TestQueueingPageWithoutOutage(t *testing.T) {
 	lossy.QueueWait = 50 * time.Millisecond
 	never := sim.Policy{Kind: sim.Fixed, Base: time.Second, MaxAttempts: 1}
 	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 10 * time.Second, Multiplier: 2}
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	for _, s := range []sim.Scenario{sc, lossy} {
 		for _, p := range []sim.Policy{never, retry} {
-			cells = append(cells, experiments.Cell{Scenario: s, Policy: p})
+			cells = append(cells, grid.Cell{Scenario: s, Policy: p})
 		}
 	}
 	in := simulate(t, cells, 4, false)

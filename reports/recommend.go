@@ -3,12 +3,13 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/herdsweep/herdsweep/experiments"
-	"github.com/herdsweep/herdsweep/internal/num"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/num"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/sim"
@@ -379,7 +380,7 @@ func stat(s analysis.Summary) jsonStat {
 
 func policyJSON(p sim.Policy, settings bool) jsonPolicy {
 	j := jsonPolicy{Family: string(p.Kind), Preset: p.Preset, BaseS: p.Base.Seconds(), CapS: p.Cap.Seconds(), Multiplier: p.Multiplier,
-		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short(), Spec: experiments.Cell{Policy: p}.PolicySpec()}
+		Jitter: p.JitterWords(), MaxAttempts: p.MaxAttempts, Plain: p.Plain(), Short: p.Short(), Spec: grid.Cell{Policy: p}.PolicySpec()}
 	if settings {
 		j.Settings = p.Settings()
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -35,7 +36,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func runs(t *testing.T, c experiments.Cell, seeds []uint32) []sim.Result {
+func runs(t *testing.T, c grid.Cell, seeds []uint32) []sim.Result {
 	t.Helper()
 	var out []sim.Result
 	var s sim.Sim
@@ -54,8 +55,8 @@ func articleTables(t *testing.T, many int) []analysis.ArticleTable {
 	for s := 1; s <= many; s++ {
 		seeds = append(seeds, uint32(s))
 	}
-	return analysis.CompareArticle(experiments.ArticleTables(), func(c experiments.Cell) ([]sim.Result, []sim.Result) {
-		return runs(t, c, experiments.ArticleSeeds), runs(t, c, seeds)
+	return analysis.CompareArticle(article.Tables(), func(c grid.Cell) ([]sim.Result, []sim.Result) {
+		return runs(t, c, article.Seeds), runs(t, c, seeds)
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -14,7 +14,7 @@ import (
 // every other row that is exact. (The count over a million seeds is
 // measured by scripts/windows.)
 func TestArticleSeedsAreTheFirstWindow(t *testing.T) {
-	t1 := experiments.ArticleTables()[0]
+	t1 := article.Tables()[0]
 	row := t1.Rows[0] // fixed 5 s
 	if row.Label != "fixed 5 s" {
 		t.Fatalf("table 1 row 1 is %q", row.Label)
@@ -28,7 +28,7 @@ func TestArticleSeedsAreTheFirstWindow(t *testing.T) {
 		}
 		res = append(res, r)
 	}
-	exact := func(rs []sim.Result, pub map[experiments.Metric]experiments.Published, ms []experiments.Metric) bool {
+	exact := func(rs []sim.Result, pub map[article.Metric]article.Published, ms []article.Metric) bool {
 		for _, m := range ms {
 			f := analysis.ArticleFigure(m, rs)
 			if f.NotFinished != pub[m].NotFinished || (!f.NotFinished && f.Value != pub[m].Value) {
@@ -43,8 +43,8 @@ func TestArticleSeedsAreTheFirstWindow(t *testing.T) {
 			first = start
 		}
 	}
-	if first != int(experiments.ArticleSeeds[0]) {
-		t.Fatalf("the first window reproducing fixed 5 s starts at %d, want %d", first, experiments.ArticleSeeds[0])
+	if first != int(article.Seeds[0]) {
+		t.Fatalf("the first window reproducing fixed 5 s starts at %d, want %d", first, article.Seeds[0])
 	}
 	for _, tb := range articleTables(t, 0) {
 		for _, r := range tb.Compared {

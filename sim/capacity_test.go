@@ -49,7 +49,7 @@ func TestQueueingServerDoesNotReadCapacity(t *testing.T) {
 			sc.Capacity = c
 			err := sc.Validate()
 			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != "Capacity" {
+			if !errors.As(err, &fe) || fe.Field != FieldCapacity {
 				t.Errorf("scenario %d, capacity %g: %v, want a Capacity error", i, c, err)
 			}
 		}

@@ -92,53 +92,53 @@ const MaxClientsPerProcess = MaxClients
 // validateComponents reports the components' parameters out of range.
 func (p Policy) validateComponents() []error {
 	var errs []error
-	add := func(field string, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	add := func(field Field, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
 	if p.ClientsPerProcess < 0 || p.ClientsPerProcess > MaxClientsPerProcess {
-		add("ClientsPerProcess", p.ClientsPerProcess, fmt.Sprintf("0 (one process for the fleet) or a whole number of clients ≤ %d", MaxClientsPerProcess))
+		add(FieldClientsPerProcess, p.ClientsPerProcess, fmt.Sprintf("0 (one process for the fleet) or a whole number of clients ≤ %d", MaxClientsPerProcess))
 	} else if p.ClientsPerProcess > 0 && !p.gates() {
-		add("ClientsPerProcess", p.ClientsPerProcess, "0 without a per-process component (throttle_k, aws_adaptive, retry_tokens, retry_cap, breaker_ratio, retry_budget)")
+		add(FieldClientsPerProcess, p.ClientsPerProcess, "0 without a per-process component (throttle_k, aws_adaptive, retry_tokens, retry_cap, breaker_ratio, retry_budget)")
 	}
 	if !(p.ThrottleK == 0 || (p.ThrottleK >= 1 && p.ThrottleK <= 100)) {
-		add("ThrottleK", p.ThrottleK, "0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)")
+		add(FieldThrottleK, p.ThrottleK, "0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)")
 	}
 	if p.ThrottleK == 0 && p.ThrottleWindow != 0 {
-		add("ThrottleWindow", p.ThrottleWindow, "0 without ThrottleK")
-	} else if err := wholeMS("ThrottleWindow", p.ThrottleWindow, 0); err != nil {
+		add(FieldThrottleWindow, p.ThrottleWindow, "0 without ThrottleK")
+	} else if err := wholeMS(FieldThrottleWindow, p.ThrottleWindow, 0); err != nil {
 		errs = append(errs, err)
 	} else if p.ThrottleWindow > time.Hour {
-		add("ThrottleWindow", p.ThrottleWindow, "at most 1h0m0s")
+		add(FieldThrottleWindow, p.ThrottleWindow, "at most 1h0m0s")
 	}
 	if !(p.RetryTokens >= 0 && p.RetryTokens <= 1000) {
-		add("RetryTokens", p.RetryTokens, "0 (no retry throttling) or gRPC's maxTokens in (0, 1000]")
+		add(FieldRetryTokens, p.RetryTokens, "0 (no retry throttling) or gRPC's maxTokens in (0, 1000]")
 	}
 	if !(p.RetryTokenRatio >= 0 && p.RetryTokenRatio <= 1) || (p.RetryTokens > 0) != (p.RetryTokenRatio > 0) {
-		add("RetryTokenRatio", p.RetryTokenRatio, "gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without")
+		add(FieldRetryTokenRatio, p.RetryTokenRatio, "gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without")
 	}
 	if p.RetryCap < 0 || p.RetryCap > MaxClients {
-		add("RetryCap", p.RetryCap, fmt.Sprintf("0 (no cap) or a whole number of outstanding retries ≤ %d", MaxClients))
+		add(FieldRetryCap, p.RetryCap, fmt.Sprintf("0 (no cap) or a whole number of outstanding retries ≤ %d", MaxClients))
 	}
 	if !(p.BreakerRatio >= 0 && p.BreakerRatio <= 1) {
-		add("BreakerRatio", p.BreakerRatio, "0 (no circuit breaker) or a failure ratio in (0, 1]")
+		add(FieldBreakerRatio, p.BreakerRatio, "0 (no circuit breaker) or a failure ratio in (0, 1]")
 	}
 	if p.BreakerRatio == 0 {
 		for _, f := range []struct {
-			name string
+			name Field
 			v    any
 			zero bool
-		}{{"BreakerMinThroughput", p.BreakerMinThroughput, p.BreakerMinThroughput == 0},
-			{"BreakerWindow", p.BreakerWindow, p.BreakerWindow == 0}, {"BreakerBreak", p.BreakerBreak, p.BreakerBreak == 0}} {
+		}{{FieldBreakerMinThroughput, p.BreakerMinThroughput, p.BreakerMinThroughput == 0},
+			{FieldBreakerWindow, p.BreakerWindow, p.BreakerWindow == 0}, {FieldBreakerBreak, p.BreakerBreak, p.BreakerBreak == 0}} {
 			if !f.zero {
 				add(f.name, f.v, "0 without BreakerRatio")
 			}
 		}
 	} else {
 		if p.BreakerMinThroughput < 0 || p.BreakerMinThroughput > MaxClients {
-			add("BreakerMinThroughput", p.BreakerMinThroughput, fmt.Sprintf("requests in the window before the breaker may open, ≥ 0 (0: Polly's 100), ≤ %d", MaxClients))
+			add(FieldBreakerMinThroughput, p.BreakerMinThroughput, fmt.Sprintf("requests in the window before the breaker may open, ≥ 0 (0: Polly's 100), ≤ %d", MaxClients))
 		}
 		for _, f := range []struct {
-			name string
+			name Field
 			d    time.Duration
-		}{{"BreakerWindow", p.BreakerWindow}, {"BreakerBreak", p.BreakerBreak}} {
+		}{{FieldBreakerWindow, p.BreakerWindow}, {FieldBreakerBreak, p.BreakerBreak}} {
 			if err := wholeMS(f.name, f.d, 0); err != nil {
 				errs = append(errs, err)
 			} else if f.d > time.Hour {

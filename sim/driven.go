@@ -52,7 +52,7 @@ func NewDriven(sc Scenario, p Policy, seed uint32) (*Driven, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if sc.Concurrency > 0 {
+	if sc.Server() == QueueingServer {
 		return nil, errors.New("sim: a queueing server's clients are not driven from outside: want the counting server (Concurrency 0)")
 	}
 	d := &Driven{rng: *NewMulberry32(seed), nt: sc.ticks()}

@@ -214,6 +214,7 @@ var families = append([]family{
 		uses: pBase | pCap | pMultiplier | pWidth, defaults: Policy{Base: time.Second, Multiplier: 2},
 		bounds: sgcBounds,
 		build:  func(p Policy) delayer { return sgcDelay{newSgc(p)} },
+		band:   true,
 	},
 	{
 		Family: Family{Kind: HTTPRetry, Title: "HTTP retry honouring Retry-After (sgcWebSockets RetryOptions)",
@@ -229,6 +230,7 @@ var families = append([]family{
 			return sgcBounds(p, ra, up)
 		},
 		build: func(p Policy) delayer { return honoring(p.HonorRetryAfter, sgcDelay{newSgc(p)}) },
+		band:  true,
 	},
 }, libraryFamilies...)
 

@@ -35,8 +35,8 @@ func (s *Sim) RunFleet(sc Scenario, groups []Group, rng *Mulberry32, tl *Timelin
 	if err := ValidateFleet(groups); err != nil {
 		return Result{}, err
 	}
-	if sc.Concurrency > 0 && len(groups) > 1 {
-		return Result{}, &FieldError{"Concurrency", sc.Concurrency, "0 for a mixed fleet: its per-group metrics are the counting server's"}
+	if sc.Server() == QueueingServer && len(groups) > 1 {
+		return Result{}, &FieldError{FieldConcurrency, sc.Concurrency, "0 for a mixed fleet: its per-group metrics are the counting server's"}
 	}
 	return s.run(sc, groups, rng, tl)
 }
@@ -45,23 +45,23 @@ func (s *Sim) RunFleet(sc Scenario, groups []Group, rng *Mulberry32, tl *Timelin
 // shares are in (0, 1] and sum to 1.
 func ValidateFleet(groups []Group) error {
 	if len(groups) == 0 || len(groups) > MaxGroups {
-		return &FieldError{"Groups", len(groups), fmt.Sprintf("1 to %d groups", MaxGroups)}
+		return &FieldError{FieldGroups, len(groups), fmt.Sprintf("1 to %d groups", MaxGroups)}
 	}
 	sum := 0.0
 	for i, g := range groups {
 		if !(g.Share > 0 && g.Share <= 1) {
-			return &FieldError{"Share", g.Share, "a fraction of the fleet in (0, 1]"}
+			return &FieldError{FieldShare, g.Share, "a fraction of the fleet in (0, 1]"}
 		}
 		if err := g.Policy.Validate(); err != nil {
 			return fmt.Errorf("group %d: %w", i, err)
 		}
 		if len(groups) > 1 && g.Policy.componentsOn() {
-			return fmt.Errorf("group %d: %w", i, &FieldError{"Mix", g.Policy.String(), "policies without client components (throttling, breakers, retry caps) in a mixed fleet: they run with a single policy"})
+			return fmt.Errorf("group %d: %w", i, &FieldError{FieldMix, g.Policy.String(), "policies without client components (throttling, breakers, retry caps) in a mixed fleet: they run with a single policy"})
 		}
 		sum += g.Share
 	}
 	if math.Abs(sum-1) > 1e-9 {
-		return &FieldError{"Share", sum, "shares that sum to 1"}
+		return &FieldError{FieldShare, sum, "shares that sum to 1"}
 	}
 	return nil
 }

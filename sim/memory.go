@@ -45,7 +45,7 @@ func (s Scenario) Footprint(timeline bool) Footprint {
 	if timeline {
 		f.Timeline = 12 * ticks
 	}
-	if s.Concurrency > 0 { // see queueRun: workers, the waiting queue, per-tick counters
+	if s.Server() == QueueingServer { // see queueRun: workers, the waiting queue, per-tick counters
 		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.curvePeak() * s.Horizon.Seconds()))
 		f.Queue = 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
 		if s.ArrivalRate > 0 { // recovery.go: herdDone, the late answers per window (a tick at most), the calm bits

@@ -149,6 +149,11 @@ type family struct {
 	// return for a normalized p, a Retry-After ra (0 = none) and whether the
 	// server is up; CheckPolicy holds every family to it.
 	bounds func(p Policy, ra float64, up bool) (lo, hi float64)
+	// band says how wide its jitter is for a width: a band width·d wide
+	// centred on d (±width/2, the second source's words for its Jitter)
+	// rather than ±width: the one owner of that fact (Policy.JitterFraction,
+	// Kind.WidthOf).
+	band bool
 }
 
 // raUse says when a family's waits read the server's Retry-After.
@@ -325,63 +330,63 @@ const MaxBucket = 1_000_000_000
 func (p Policy) Validate() error {
 	f, ok := lookup(p.Kind)
 	if !ok {
-		return &FieldError{"Kind", fmt.Sprintf("%q", p.Kind), "one of " + kindList()}
+		return &FieldError{FieldKind, fmt.Sprintf("%q", p.Kind), "one of " + kindList()}
 	}
 	var errs []error
-	add := func(field string, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	add := func(field Field, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
 	if f.uses&pBase != 0 {
-		if err := wholeMS("Base", p.Base, time.Millisecond); err != nil {
+		if err := wholeMS(FieldBase, p.Base, time.Millisecond); err != nil {
 			errs = append(errs, err)
 		}
 	} else if p.Base != 0 {
-		add("Base", p.Base, fmt.Sprintf("0: %s does not read it", p.Kind))
+		add(FieldBase, p.Base, fmt.Sprintf("0: %s does not read it", p.Kind))
 	}
 	if f.uses&pCap != 0 {
-		if err := wholeMS("Cap", p.Cap, 0); err != nil {
+		if err := wholeMS(FieldCap, p.Cap, 0); err != nil {
 			errs = append(errs, err)
 		} else if p.Cap != 0 && p.Cap < p.Base {
-			add("Cap", p.Cap, fmt.Sprintf("0 (no cap) or at least Base (%v)", p.Base))
+			add(FieldCap, p.Cap, fmt.Sprintf("0 (no cap) or at least Base (%v)", p.Base))
 		}
 	} else if p.Cap != 0 {
-		add("Cap", p.Cap, fmt.Sprintf("0: %s does not read it", p.Kind))
+		add(FieldCap, p.Cap, fmt.Sprintf("0: %s does not read it", p.Kind))
 	}
 	if f.uses&pMultiplier != 0 {
 		if !(p.Multiplier >= 1 && p.Multiplier <= 100) {
-			add("Multiplier", p.Multiplier, "a number in [1, 100]")
+			add(FieldMultiplier, p.Multiplier, "a number in [1, 100]")
 		}
 	} else if p.Multiplier != 0 {
-		add("Multiplier", p.Multiplier, fmt.Sprintf("0: %s does not read it", p.Kind))
+		add(FieldMultiplier, p.Multiplier, fmt.Sprintf("0: %s does not read it", p.Kind))
 	}
 	if f.uses&pWidth != 0 {
 		if !(p.Width >= 0 && p.Width <= 1) {
-			add("Width", p.Width, "a fraction in [0, 1]")
+			add(FieldWidth, p.Width, "a fraction in [0, 1]")
 		}
 	} else if p.Width != 0 {
-		add("Width", p.Width, fmt.Sprintf("0: %s does not read it", p.Kind))
+		add(FieldWidth, p.Width, fmt.Sprintf("0: %s does not read it", p.Kind))
 	}
 	if f.uses&pHonor == 0 && p.HonorRetryAfter {
-		add("HonorRetryAfter", true, fmt.Sprintf("false: %s does not read it", p.Kind))
+		add(FieldHonorRetryAfter, true, fmt.Sprintf("false: %s does not read it", p.Kind))
 	}
 	if p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32 {
-		add("MaxAttempts", p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
+		add(FieldMaxAttempts, p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
 	}
 	if !p.RetryOn.known() && p.RetryOn != retryOnAnyName {
-		add("RetryOn", string(p.RetryOn), "one of "+retryOnList())
+		add(FieldRetryOn, string(p.RetryOn), "one of "+retryOnList())
 	}
-	if err := wholeMS("MaxElapsed", p.MaxElapsed, 0); err != nil {
+	if err := wholeMS(FieldMaxElapsed, p.MaxElapsed, 0); err != nil {
 		errs = append(errs, err)
 	}
 	if p.BucketTokens < 0 || p.BucketTokens > MaxBucket {
-		add("BucketTokens", p.BucketTokens, fmt.Sprintf("0 (no bucket) or a whole number of tokens ≤ %d", MaxBucket))
+		add(FieldBucketTokens, p.BucketTokens, fmt.Sprintf("0 (no bucket) or a whole number of tokens ≤ %d", MaxBucket))
 	}
 	if p.BucketCost < 0 || p.BucketCost > MaxBucket || (p.BucketTokens > 0 && p.BucketCost == 0) {
-		add("BucketCost", p.BucketCost, fmt.Sprintf("a whole number of tokens ≤ %d, ≥ 1 when there are BucketTokens", MaxBucket))
+		add(FieldBucketCost, p.BucketCost, fmt.Sprintf("a whole number of tokens ≤ %d, ≥ 1 when there are BucketTokens", MaxBucket))
 	}
 	if !(p.RetryBudget >= 0 && p.RetryBudget <= 10) {
-		add("RetryBudget", p.RetryBudget, "a fraction of requests in [0, 10]")
+		add(FieldRetryBudget, p.RetryBudget, "a fraction of requests in [0, 10]")
 	}
 	if !(p.BudgetMinRPS >= 0 && p.BudgetMinRPS <= 1e6) || (p.BudgetMinRPS > 0 && p.RetryBudget == 0) {
-		add("BudgetMinRPS", p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
+		add(FieldBudgetMinRPS, p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
 	}
 	errs = append(errs, p.validateComponents()...)
 	return errors.Join(errs...)

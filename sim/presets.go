@@ -18,7 +18,7 @@ type Preset struct {
 }
 
 // Candidate reports whether the preset is in recommend's candidate space
-// (experiments.CandidateSpace): one of spacePresets.
+// (grid.CandidateSpace): one of spacePresets.
 func (p Preset) Candidate() bool { return slices.Contains(spacePresets, p.Name) }
 
 // spacePresets are the presets in recommend's candidate space: those that

@@ -143,7 +143,7 @@ func (sc Scenario) logSigma() float64 { return logPure(ms(sc.ServiceP99)/ms(sc.S
 // fixed and exponential service, the median's e^(σ²/2) for lognormal; 0
 // for the counting server. Its capacity is Concurrency over it.
 func (sc Scenario) MeanService() time.Duration {
-	if sc.Concurrency == 0 {
+	if sc.Server() == CountingServer {
 		return 0
 	}
 	if serviceKind(sc.Service) != 2 {

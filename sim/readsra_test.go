@@ -21,7 +21,7 @@ func TestReadsRetryAfterAsTheSimulatorDoes(t *testing.T) {
 	for _, k := range Kinds() {
 		p := DefaultPolicy(k)
 		ps = append(ps, p)
-		if k.Reads("honor_retry_after") {
+		if k.Reads(FieldHonorRetryAfter) {
 			p.HonorRetryAfter = !p.HonorRetryAfter
 			ps = append(ps, p)
 		}

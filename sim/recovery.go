@@ -78,7 +78,7 @@ const BackRule = "once the clients the outage left waiting have been answered in
 // HasSteadyState reports whether sc has a steady state to return to: a
 // queueing server with open-loop traffic. Only such a run has a time back
 // (Result.Recovered).
-func HasSteadyState(sc Scenario) bool { return sc.Concurrency > 0 && sc.ArrivalRate > 0 }
+func HasSteadyState(sc Scenario) bool { return sc.Server() == QueueingServer && sc.ArrivalRate > 0 }
 
 // BackAfter is how long after recovery the run was back to its own steady
 // state (see recovery.go), and whether it was by the horizon: false also

@@ -128,6 +128,30 @@ func Article() Scenario {
 	}
 }
 
+// ServerKind says which server a scenario has.
+type ServerKind uint8
+
+// The servers.
+const (
+	// CountingServer is the article's: it serves floor(Capacity × Tick)
+	// requests a tick after recovery and rejects the rest at once.
+	CountingServer ServerKind = iota
+	// QueueingServer has Concurrency workers and a queue (queue.go).
+	QueueingServer
+)
+
+func (k ServerKind) String() string { return [...]string{"counting", "queueing"}[k] }
+
+// Server says which server the scenario has: a queueing server when it
+// sets workers (Concurrency), else the counting server. Everything that
+// asks which server a scenario has asks this.
+func (s Scenario) Server() ServerKind {
+	if s.Concurrency > 0 {
+		return QueueingServer
+	}
+	return CountingServer
+}
+
 // MaxTicks bounds Horizon/Tick, so that a run's per-tick tables stay small.
 const MaxTicks = 10_000_000
 
@@ -137,7 +161,7 @@ const MaxClients = 1 << 30
 // A FieldError says which parameter is wrong and what would be accepted.
 // Config loaders use Field to point at the key in the file.
 type FieldError struct {
-	Field string // the Go field name, e.g. "Capacity"
+	Field Field // the Go field name, e.g. FieldCapacity
 	Value any
 	Want  string
 }
@@ -146,9 +170,27 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %v: want %s", e.Field, e.Value, e.Want)
 }
 
+// FieldErrors returns the FieldErrors in err, which may join or wrap
+// several, in order.
+func FieldErrors(err error) []*FieldError {
+	if fe, ok := err.(*FieldError); ok {
+		return []*FieldError{fe}
+	}
+	var out []*FieldError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, FieldErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = FieldErrors(u.Unwrap())
+	}
+	return out
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func wholeMS(field string, d time.Duration, min time.Duration) error {
+func wholeMS(field Field, d time.Duration, min time.Duration) error {
 	if d < min || d%time.Millisecond != 0 {
 		return &FieldError{field, d, fmt.Sprintf("a whole number of milliseconds ≥ %v", min)}
 	}
@@ -158,49 +200,49 @@ func wholeMS(field string, d time.Duration, min time.Duration) error {
 // Validate reports the first parameter out of range.
 func (s Scenario) Validate() error {
 	if s.Clients < 1 || s.Clients > MaxClients {
-		return &FieldError{"Clients", s.Clients, fmt.Sprintf("a whole number in [1, %d]", MaxClients)}
+		return &FieldError{FieldClients, s.Clients, fmt.Sprintf("a whole number in [1, %d]", MaxClients)}
 	}
-	if err := wholeMS("Tick", s.Tick, time.Millisecond); err != nil {
+	if err := wholeMS(FieldTick, s.Tick, time.Millisecond); err != nil {
 		return err
 	}
-	if err := wholeMS("RecoverAt", s.RecoverAt, 0); err != nil {
+	if err := wholeMS(FieldRecoverAt, s.RecoverAt, 0); err != nil {
 		return err
 	}
 	if err := s.validateCapacity(); err != nil {
 		return err
 	}
-	if err := wholeMS("Spread", s.Spread, 0); err != nil {
+	if err := wholeMS(FieldSpread, s.Spread, 0); err != nil {
 		return err
 	}
 	// The horizon's errors name the window Horizon − RecoverAt (field
 	// "Window"): the time clients have after recovery, which is what a
 	// user sets.
-	if err := wholeMS("Window", s.Horizon-s.RecoverAt, time.Millisecond); err != nil {
+	if err := wholeMS(FieldWindow, s.Horizon-s.RecoverAt, time.Millisecond); err != nil {
 		return err
 	}
 	if s.ticks() > MaxTicks {
-		return &FieldError{"Window", s.Horizon - s.RecoverAt, fmt.Sprintf("at most %d ticks of %v in all, with RecoverAt (%v)", MaxTicks, s.Tick, s.RecoverAt)}
+		return &FieldError{FieldWindow, s.Horizon - s.RecoverAt, fmt.Sprintf("at most %d ticks of %v in all, with RecoverAt (%v)", MaxTicks, s.Tick, s.RecoverAt)}
 	}
-	if err := wholeMS("RetryAfter", s.RetryAfter, 0); err != nil {
+	if err := wholeMS(FieldRetryAfter, s.RetryAfter, 0); err != nil {
 		return err
 	}
-	if err := wholeMS("RetryAfterMax", s.RetryAfterMax, 0); err != nil {
+	if err := wholeMS(FieldRetryAfterMax, s.RetryAfterMax, 0); err != nil {
 		return err
 	}
 	if s.RetryAfterMax != 0 && s.RetryAfterMax <= s.RetryAfter {
-		return &FieldError{"RetryAfterMax", s.RetryAfterMax, fmt.Sprintf("0 (a constant Retry-After) or more than RetryAfter (%v)", s.RetryAfter)}
+		return &FieldError{FieldRetryAfterMax, s.RetryAfterMax, fmt.Sprintf("0 (a constant Retry-After) or more than RetryAfter (%v)", s.RetryAfter)}
 	}
 	if s.RetryAfterBacklog && (s.RetryAfter != 0 || s.RetryAfterMax != 0) {
-		return &FieldError{"RetryAfterBacklog", true, "false when RetryAfter or RetryAfterMax is set: one Retry-After rule at a time"}
+		return &FieldError{FieldRetryAfterBacklog, true, "false when RetryAfter or RetryAfterMax is set: one Retry-After rule at a time"}
 	}
-	if err := wholeMS("RampUp", s.RampUp, 0); err != nil {
+	if err := wholeMS(FieldRampUp, s.RampUp, 0); err != nil {
 		return err
 	}
 	if !(s.RampFrom >= 0 && s.RampFrom <= 1) {
-		return &FieldError{"RampFrom", s.RampFrom, "a fraction of Capacity in [0, 1]"}
+		return &FieldError{FieldRampFrom, s.RampFrom, "a fraction of Capacity in [0, 1]"}
 	}
 	if !(s.RejectCost >= 0 && s.RejectCost < 1) {
-		return &FieldError{"RejectCost", s.RejectCost, "a fraction of a request's work in [0, 1)"}
+		return &FieldError{FieldRejectCost, s.RejectCost, "a fraction of a request's work in [0, 1)"}
 	}
 	return s.validateQueue()
 }
@@ -213,16 +255,16 @@ func (s Scenario) Validate() error {
 // whichever server runs, and is refused rather than kept in a cell's key.
 func (s Scenario) validateCapacity() error {
 	if math.IsNaN(s.Capacity) || math.IsInf(s.Capacity, 0) {
-		return &FieldError{"Capacity", s.Capacity, "a finite number of requests/s"}
+		return &FieldError{FieldCapacity, s.Capacity, "a finite number of requests/s"}
 	}
-	if s.Concurrency > 0 {
+	if s.Server() == QueueingServer {
 		if s.Capacity < 0 {
-			return &FieldError{"Capacity", s.Capacity, "a number of requests/s ≥ 0; a queueing server (Concurrency > 0) does not read it: its capacity is Concurrency over the mean ServiceTime"}
+			return &FieldError{FieldCapacity, s.Capacity, "a number of requests/s ≥ 0; a queueing server (Concurrency > 0) does not read it: its capacity is Concurrency over the mean ServiceTime"}
 		}
 		return nil
 	}
 	if s.budget() < 1 {
-		return &FieldError{"Capacity", s.Capacity, fmt.Sprintf("a finite number of requests/s that serves at least one request per %v tick (≥ %g)", s.Tick, 1000/ms(s.Tick))}
+		return &FieldError{FieldCapacity, s.Capacity, fmt.Sprintf("a finite number of requests/s that serves at least one request per %v tick (≥ %g)", s.Tick, 1000/ms(s.Tick))}
 	}
 	return nil
 }
@@ -230,102 +272,102 @@ func (s Scenario) validateCapacity() error {
 // validateQueue checks the queueing server's and the open loop's fields.
 func (s Scenario) validateQueue() error {
 	if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
-		return &FieldError{"Concurrency", s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
+		return &FieldError{FieldConcurrency, s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
 	}
-	if s.Concurrency == 0 {
+	if s.Server() == CountingServer {
 		const want = "0 unless Concurrency > 0: only a queueing server has it"
 		switch {
 		case s.Service != "":
-			return &FieldError{"Service", s.Service, `"" unless Concurrency > 0: only a queueing server has it`}
+			return &FieldError{FieldService, s.Service, `"" unless Concurrency > 0: only a queueing server has it`}
 		case s.ServiceTime != 0:
-			return &FieldError{"ServiceTime", s.ServiceTime, want}
+			return &FieldError{FieldServiceTime, s.ServiceTime, want}
 		case s.ServiceP99 != 0:
-			return &FieldError{"ServiceP99", s.ServiceP99, want}
+			return &FieldError{FieldServiceP99, s.ServiceP99, want}
 		case s.QueueLimit != 0:
-			return &FieldError{"QueueLimit", s.QueueLimit, want}
+			return &FieldError{FieldQueueLimit, s.QueueLimit, want}
 		case s.QueueWait != 0:
-			return &FieldError{"QueueWait", s.QueueWait, want}
+			return &FieldError{FieldQueueWait, s.QueueWait, want}
 		case s.ShedTarget != 0:
-			return &FieldError{"ShedTarget", s.ShedTarget, want}
+			return &FieldError{FieldShedTarget, s.ShedTarget, want}
 		case s.Timeout != 0:
-			return &FieldError{"Timeout", s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
+			return &FieldError{FieldTimeout, s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
 		case s.ArrivalRate != 0:
-			return &FieldError{"ArrivalRate", s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+			return &FieldError{FieldArrivalRate, s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
 		case s.ArrivalCurve != "":
-			return &FieldError{"ArrivalCurve", s.ArrivalCurve, `"" unless Concurrency > 0: open-loop traffic needs a queueing server`}
+			return &FieldError{FieldArrivalCurve, s.ArrivalCurve, `"" unless Concurrency > 0: open-loop traffic needs a queueing server`}
 		case s.ArrivalClock != 0:
-			return &FieldError{"ArrivalClock", s.ArrivalClock, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+			return &FieldError{FieldArrivalClock, s.ArrivalClock, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
 		case s.OutageStart != 0:
-			return &FieldError{"OutageStart", s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
+			return &FieldError{FieldOutageStart, s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
 		}
 		return nil
 	}
 	const counting = "0 with a queueing server (Concurrency > 0): it belongs to the counting server"
 	switch {
 	case s.RampUp != 0:
-		return &FieldError{"RampUp", s.RampUp, counting}
+		return &FieldError{FieldRampUp, s.RampUp, counting}
 	case s.RejectCost != 0:
-		return &FieldError{"RejectCost", s.RejectCost, counting}
+		return &FieldError{FieldRejectCost, s.RejectCost, counting}
 	case s.RetryAfterBacklog:
-		return &FieldError{"RetryAfterBacklog", true, "false with a queueing server (Concurrency > 0): it belongs to the counting server"}
+		return &FieldError{FieldRetryAfterBacklog, true, "false with a queueing server (Concurrency > 0): it belongs to the counting server"}
 	}
 	if s.Service == "" {
-		return &FieldError{"Service", s.Service, "one of " + strings.Join(ServiceKinds, ", ") + ": a queueing server (Concurrency > 0) needs its service time distribution"}
+		return &FieldError{FieldService, s.Service, "one of " + strings.Join(ServiceKinds, ", ") + ": a queueing server (Concurrency > 0) needs its service time distribution"}
 	}
 	if serviceKind(s.Service) < 0 {
-		return &FieldError{"Service", s.Service, "one of " + strings.Join(ServiceKinds, ", ")}
+		return &FieldError{FieldService, s.Service, "one of " + strings.Join(ServiceKinds, ", ")}
 	}
-	if err := wholeMS("ServiceTime", s.ServiceTime, time.Millisecond); err != nil {
+	if err := wholeMS(FieldServiceTime, s.ServiceTime, time.Millisecond); err != nil {
 		return err
 	}
 	if s.Service == "lognormal" {
-		if err := wholeMS("ServiceP99", s.ServiceP99, 0); err != nil {
+		if err := wholeMS(FieldServiceP99, s.ServiceP99, 0); err != nil {
 			return err
 		}
 		if s.ServiceP99 <= s.ServiceTime {
-			return &FieldError{"ServiceP99", s.ServiceP99, fmt.Sprintf("more than the median ServiceTime (%v)", s.ServiceTime)}
+			return &FieldError{FieldServiceP99, s.ServiceP99, fmt.Sprintf("more than the median ServiceTime (%v)", s.ServiceTime)}
 		}
 	} else if s.ServiceP99 != 0 {
-		return &FieldError{"ServiceP99", s.ServiceP99, "0 unless Service is lognormal"}
+		return &FieldError{FieldServiceP99, s.ServiceP99, "0 unless Service is lognormal"}
 	}
 	if s.QueueLimit < 0 || s.QueueLimit > MaxQueueLimit {
-		return &FieldError{"QueueLimit", s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxQueueLimit)}
+		return &FieldError{FieldQueueLimit, s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxQueueLimit)}
 	}
 	for _, f := range []struct {
-		name string
+		name Field
 		d    time.Duration
-	}{{"QueueWait", s.QueueWait}, {"ShedTarget", s.ShedTarget}, {"Timeout", s.Timeout}} {
+	}{{FieldQueueWait, s.QueueWait}, {FieldShedTarget, s.ShedTarget}, {FieldTimeout, s.Timeout}} {
 		if err := wholeMS(f.name, f.d, 0); err != nil {
 			return err
 		}
 	}
-	if err := wholeMS("OutageStart", s.OutageStart, 0); err != nil {
+	if err := wholeMS(FieldOutageStart, s.OutageStart, 0); err != nil {
 		return err
 	}
 	if s.OutageStart > 0 && s.OutageStart >= s.RecoverAt {
-		return &FieldError{"OutageStart", s.OutageStart, fmt.Sprintf("before RecoverAt (%v), or 0", s.RecoverAt)}
+		return &FieldError{FieldOutageStart, s.OutageStart, fmt.Sprintf("before RecoverAt (%v), or 0", s.RecoverAt)}
 	}
 	if !(s.ArrivalRate >= 0) || s.ArrivalRate*s.Horizon.Seconds() > MaxOffered {
-		return &FieldError{"ArrivalRate", s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}
+		return &FieldError{FieldArrivalRate, s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}
 	}
 	if s.ArrivalCurve == "" {
 		if s.ArrivalClock != 0 {
-			return &FieldError{"ArrivalClock", s.ArrivalClock, "0 without an ArrivalCurve: it places the curve in the day"}
+			return &FieldError{FieldArrivalClock, s.ArrivalClock, "0 without an ArrivalCurve: it places the curve in the day"}
 		}
 		return nil
 	}
 	if s.ArrivalRate == 0 {
-		return &FieldError{"ArrivalCurve", s.ArrivalCurve, `"" without open-loop traffic (ArrivalRate > 0): it shapes that traffic`}
+		return &FieldError{FieldArrivalCurve, s.ArrivalCurve, `"" without open-loop traffic (ArrivalRate > 0): it shapes that traffic`}
 	}
 	c, err := ParseCurve(s.ArrivalCurve)
 	if err != nil {
-		return &FieldError{"ArrivalCurve", s.ArrivalCurve, err.Error()}
+		return &FieldError{FieldArrivalCurve, s.ArrivalCurve, err.Error()}
 	}
 	if peak := slices.Max(c); s.ArrivalRate*peak*s.Horizon.Seconds() > MaxOffered {
-		return &FieldError{"ArrivalCurve", s.ArrivalCurve, fmt.Sprintf("a peak multiplier (now %g) with ArrivalRate × peak at most %d requests over the run (%v)", peak, MaxOffered, s.Horizon)}
+		return &FieldError{FieldArrivalCurve, s.ArrivalCurve, fmt.Sprintf("a peak multiplier (now %g) with ArrivalRate × peak at most %d requests over the run (%v)", peak, MaxOffered, s.Horizon)}
 	}
 	if s.ArrivalClock < 0 || s.ArrivalClock >= Day || s.ArrivalClock%time.Millisecond != 0 {
-		return &FieldError{"ArrivalClock", s.ArrivalClock, "the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"}
+		return &FieldError{FieldArrivalClock, s.ArrivalClock, "the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"}
 	}
 	return nil
 }

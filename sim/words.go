@@ -42,9 +42,9 @@ func (p Policy) Plain() string {
 		}
 	case WatchDog, HTTPRetry:
 		if p.Multiplier == 1 {
-			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.Width/2))
+			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.JitterFraction()))
 		} else {
-			s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width/2))
+			s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.JitterFraction()))
 		}
 		if p.HonorRetryAfter {
 			s += "; a Retry-After replaces the delay"
@@ -90,26 +90,48 @@ func (p Policy) Plain() string {
 	return s + limitWords(p)
 }
 
-// Reads reports whether the family reads the named parameter: base, cap,
-// multiplier, width or honor_retry_after.
-func (k Kind) Reads(param string) bool {
-	f, ok := lookup(k)
+// Reads reports whether the family reads the policy field f: of those
+// only some families read (FieldBase, FieldCap, FieldMultiplier,
+// FieldWidth, FieldHonorRetryAfter), whether this one does; every other
+// field of Policy is read by every family.
+func (k Kind) Reads(f Field) bool {
+	fam, ok := lookup(k)
 	if !ok {
 		return false
 	}
-	switch param {
-	case "base":
-		return f.uses&pBase != 0
-	case "cap":
-		return f.uses&pCap != 0
-	case "multiplier":
-		return f.uses&pMultiplier != 0
-	case "width":
-		return f.uses&pWidth != 0
-	case "honor_retry_after":
-		return f.uses&pHonor != 0
+	switch f {
+	case FieldBase:
+		return fam.uses&pBase != 0
+	case FieldCap:
+		return fam.uses&pCap != 0
+	case FieldMultiplier:
+		return fam.uses&pMultiplier != 0
+	case FieldWidth:
+		return fam.uses&pWidth != 0
+	case FieldHonorRetryAfter:
+		return fam.uses&pHonor != 0
 	}
 	return true
+}
+
+// JitterFraction is how far the policy's jitter moves a delay, as a
+// fraction of it (the delay is multiplied by 1 ± this): its width, or half
+// of it for a family whose width is the band's full width (watchdog,
+// http-retry). The family owns the fact; Percent says it to people.
+func (p Policy) JitterFraction() float64 {
+	if f, ok := lookup(p.Kind); ok && f.band {
+		return p.Width / 2
+	}
+	return p.Width
+}
+
+// WidthOf is the width parameter that gives family k a jitter of ±x, a
+// fraction of the delay (the inverse of Policy.JitterFraction).
+func (k Kind) WidthOf(x float64) float64 {
+	if f, ok := lookup(k); ok && f.band {
+		return 2 * x
+	}
+	return x
 }
 
 // Percent writes a jitter width w (the delay is multiplied by 1 ± w) as
@@ -366,7 +388,7 @@ func (p Policy) JitterWords() string {
 	case WidthJitter, GRPC:
 		return Percent(p.Width)
 	case WatchDog, HTTPRetry:
-		return Percent(p.Width / 2)
+		return Percent(p.JitterFraction())
 	case Fixed, Exponential:
 		return "none"
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // The main job's advice sweep holds every run `sweep recommend --capacity C`
@@ -37,8 +38,8 @@ func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
 		t.Fatal("advice sweep has no cells")
 	}
 	for _, c := range caps {
-		sc := recommendScenario(c, 2000, 30*time.Second, experiments.RecommendWindow, 0)
-		for _, cell := range experiments.CandidateSpace(sc) {
+		sc := recommendScenario(c, 2000, 30*time.Second, grid.RecommendWindow, 0)
+		for _, cell := range grid.CandidateSpace(sc) {
 			if !slices.Contains(s.Cells, cell) {
 				t.Fatalf("capacity %g: advice sweep lacks recommend's candidate %s", c, cell.Policy.Short())
 			}

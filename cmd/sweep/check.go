@@ -18,7 +18,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -330,7 +330,7 @@ func checkRunsPart(f *os.File, full bool) (keys []string, meta dataset.Meta, bad
 		return nil, meta, nil, err
 	}
 	keys = make([]string, len(recs))
-	var cell experiments.Cell // the cell of canonical: a part holds a cell's seeds in a row
+	var cell grid.Cell // the cell of canonical: a part holds a cell's seeds in a row
 	canonical := ""
 	for i, rec := range recs {
 		keys[i] = rec.RunKey
@@ -340,10 +340,10 @@ func checkRunsPart(f *os.File, full bool) (keys []string, meta dataset.Meta, bad
 		if canonical == "" || rec.Cell != cell {
 			cell, canonical = rec.Cell, rec.Cell.Canonical()
 		}
-		if experiments.RunKey(canonical, rec.Seed) != rec.RunKey {
+		if grid.RunKey(canonical, rec.Seed) != rec.RunKey {
 			if revised(rec.Cell) {
 				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under %s, which changed this policy: written before it; remove its sweep's parts and run it again", i, rec.RunKey, sim.PolicyVersion)}
-			} else if rec.Cell.Scenario.Concurrency > 0 {
+			} else if rec.Cell.Scenario.Server() == sim.QueueingServer {
 				bad = &problem{Kind: "stale", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed under the queueing server's %s: written by an older one; remove its sweep's parts and run it again", i, rec.RunKey, sim.QueueVersion)}
 			} else {
 				bad = &problem{Kind: "corrupt", Message: fmt.Sprintf("row %d: run_key %s is not the hash of its parameters and seed (edited, or written by another tool)", i, rec.RunKey)}
@@ -355,7 +355,7 @@ func checkRunsPart(f *os.File, full bool) (keys []string, meta dataset.Meta, bad
 
 // revised reports whether a policy of c (a group's, in a mixed fleet)
 // changed with sim.PolicyVersion.
-func revised(c experiments.Cell) bool {
+func revised(c grid.Cell) bool {
 	for _, g := range c.Groups() {
 		if g.Policy.Revised() {
 			return true

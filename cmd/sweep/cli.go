@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/herdsweep/herdsweep/internal/suggest"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/herdsweep/herdsweep/internal/suggest"
 )
 
 // usageError is bad input: exit code 2. printed: the flag package has
@@ -35,13 +36,10 @@ func alreadyPrinted(err error) bool {
 	return errors.As(err, &u) && u.printed || errors.As(err, &r)
 }
 
-// errHelp is returned after printing help on request: exit code 0.
-var errHelp = errors.New("help")
-
 func exitCode(err error) int {
 	var u usageError
 	switch {
-	case err == nil, errors.Is(err, errHelp):
+	case err == nil:
 		return 0
 	case errors.As(err, &u), errors.Is(err, flag.ErrHelp):
 		return 2

@@ -11,7 +11,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // slower copies the runs of dataset dir into a new dataset whose t99
@@ -57,7 +57,7 @@ func rewriteRuns(t *testing.T, dir, name string, fn func(r *dataset.Record)) str
 		rw := parquetio.NewRunsWriter(w, meta)
 		for _, r := range recs {
 			fn(&r)
-			rw.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
+			rw.Append(grid.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
 		}
 		if err := rw.Close(); err != nil {
 			t.Fatal(err)

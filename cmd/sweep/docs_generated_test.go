@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -115,7 +116,7 @@ func configKeysTable(t *testing.T, _ string) string {
 			b.WriteString("The scenario (the fleet and the server):\n\n")
 		}
 		b.WriteString("| key | value | meaning |\n|---|---|---|\n")
-		for _, p := range experiments.Params {
+		for _, p := range grid.Params {
 			if p.Policy != policy || p.Key == "preset" {
 				continue
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -264,11 +265,11 @@ func TestErrorsArePrintable(t *testing.T) {
 // bounds; a spent budget starts no run (counted, not timed).
 func TestPlanCalibrationStopsAtItsBudget(t *testing.T) {
 	t.Parallel()
-	c := experiments.Cell{Scenario: bigScenario(), Policy: fullJitter()}
+	c := grid.Cell{Scenario: bigScenario(), Policy: fullJitter()}
 	var started atomic.Int64
-	at := func(i int) experiments.Run {
+	at := func(i int) grid.Run {
 		started.Add(1)
-		return experiments.Run{Cell: c, Seed: uint32(i + 1)}
+		return grid.Run{Cell: c, Seed: uint32(i + 1)}
 	}
 	budget, spend := context.WithCancel(context.Background())
 	spend()
@@ -408,7 +409,7 @@ func heapConfig(r *rand.Rand, kind int, mem int64, workers int) (src, desc strin
 	switch kind {
 	case 0: // timelines with arrivals at every tick of a long outage: their rows fill parts
 		tick := []int{1, 2, 5}[r.IntN(3)]
-		ticks := int(frac() * float64(lim.PartBytes()) / experiments.TimelineRowBytes)
+		ticks := int(frac() * float64(lim.PartBytes()) / grid.TimelineRowBytes)
 		outage := max(1, ticks*tick/1000)
 		seeds = 2 + r.IntN(23)
 		fmt.Fprintf(&b, "clients = %d\ncapacity_rps = %d\ntick_ms = %d\nrecover_s = %d\nwindow_s = 1\nspread_s = 0.01\ntimeline_seeds = %d\n",
@@ -462,11 +463,11 @@ func heapNow() int64 {
 func TestRowBytesBoundTheWriters(t *testing.T) {
 	// not parallel: it reads the heap
 	curve := strings.TrimSpace(strings.Repeat("0.25 1.5 ", 720))
-	cells := map[string]experiments.Cell{"the article's": {Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}}
+	cells := map[string]grid.Cell{"the article's": {Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}}
 	q := sim.Article()
 	q.Concurrency, q.Service, q.ServiceTime, q.ArrivalRate, q.ArrivalCurve = 4, "fixed", 20*time.Millisecond, 10, curve
-	cells["a 1,440-slot curve"] = experiments.Cell{Scenario: q, Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	mixed := experiments.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.GRPC)}
+	cells["a 1,440-slot curve"] = grid.Cell{Scenario: q, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	mixed := grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.GRPC)}
 	mixed.Mix[0] = sim.Group{Share: 0.25, Policy: sim.DefaultPolicy(sim.Fixed)}
 	mixed.Mix[1] = sim.Group{Share: 0.25, Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	cells["a mixed fleet"] = mixed
@@ -480,7 +481,7 @@ func TestRowBytesBoundTheWriters(t *testing.T) {
 		before := heapNow()
 		p := newPart(dataset.Meta{}, n)
 		for i := range n {
-			r := experiments.Run{Cell: c, Seed: uint32(i)}
+			r := grid.Run{Cell: c, Seed: uint32(i)}
 			p.runs.Append(r, res)
 			if res.NGroups > 0 {
 				p.side[dataset.GroupsDir].(*parquetio.GroupsWriter).Append(r, res)
@@ -500,8 +501,8 @@ func TestRowBytesBoundTheWriters(t *testing.T) {
 		}
 		before := heapNow()
 		p := newPart(dataset.Meta{}, 1)
-		p.side[dataset.TimelinesDir].(*parquetio.TimelineWriter).Append(experiments.Run{Cell: cells["the article's"], Seed: 1}, tl)
-		got, est := heapNow()-before, experiments.TimelineRows(tl)
+		p.side[dataset.TimelinesDir].(*parquetio.TimelineWriter).Append(grid.Run{Cell: cells["the article's"], Seed: 1}, tl)
+		got, est := heapNow()-before, grid.TimelineRows(tl)
 		t.Logf("a timeline of %d ticks: %d bytes in a part, TimelineRows %d", ticks, got, est)
 		if got > est+64<<10 {
 			t.Errorf("a timeline of %d ticks holds %d bytes in a part, more than TimelineRows %d", ticks, got, est)
@@ -509,7 +510,7 @@ func TestRowBytesBoundTheWriters(t *testing.T) {
 		runtime.KeepAlive(p)
 	}
 	const n = 20_000
-	space := experiments.CandidateSpace(sim.Article())
+	space := grid.CandidateSpace(sim.Article())
 	before := heapNow()
 	runs := analysis.Runs(space, 1, n/len(space))
 	recs := make([]analysis.Record, len(runs))

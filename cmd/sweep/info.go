@@ -17,6 +17,8 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -206,8 +208,8 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(tw, "sweep\tcells\tseeds\truns\tms/run\test. time (%d workers)\tat this load\t\n", w)
 	}
 	for _, s := range sweeps {
-		var todo []int              // the config's runs to do, by index
-		var extra []experiments.Run // rolling seeds, after them
+		var todo []int       // the config's runs to do, by index
+		var extra []grid.Run // rolling seeds, after them
 		var stored *int
 		if *out != "" {
 			missing, rolling, err := lacking(*out, s, *addSeeds, stderr)
@@ -225,7 +227,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			extra = rollingRuns(s, *addSeeds, func(string) bool { return false }, shardSpec{})
 		}
 		n := len(todo) + len(extra)
-		at := func(k int) experiments.Run {
+		at := func(k int) grid.Run {
 			if k < len(todo) {
 				return s.Run(todo[k])
 			}
@@ -322,7 +324,7 @@ func estimate(per, wall time.Duration, n, w int) (est, now time.Duration) {
 // version, nor in another sweep's folder (with a timeline, when s wants
 // the run's); and the runs of rolling seeds `--add-seeds addSeeds` would
 // add (rollingRuns). It reads the dataset and changes nothing in it.
-func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) ([]int, []experiments.Run, error) {
+func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) ([]int, []grid.Run, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if errors.Is(err, fs.ErrNotExist) {
 			all := make([]int, s.Len())
@@ -373,14 +375,14 @@ func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) (
 		return nil, nil, err
 	}
 	var todo []int
-	var cell experiments.Cell
+	var cell grid.Cell
 	canonical := ""
 	for i := range s.Len() {
 		r := s.Run(i)
 		if canonical == "" || r.Cell != cell {
 			cell, canonical = r.Cell, r.Cell.Canonical()
 		}
-		k := experiments.RunKey(canonical, r.Seed)
+		k := grid.RunKey(canonical, r.Seed)
 		if own[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			continue
 		}
@@ -418,7 +420,7 @@ func sampleIndex(j, n, size int) int {
 // is what finished; cut is then set, and per is a lower bound: the CPU
 // time spent over the runs finished and those that may have been stopped
 // (at most one a worker), each of which would have taken more.
-func calibrate(ctx, budget context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall time.Duration, cut bool, err error) {
+func calibrate(ctx, budget context.Context, at func(int) grid.Run, total, n, workers int) (per, wall time.Duration, cut bool, err error) {
 	const minSampleCPU = 250 * time.Millisecond
 	for {
 		var cpu time.Duration
@@ -431,7 +433,7 @@ func calibrate(ctx, budget context.Context, at func(int) experiments.Run, total,
 }
 
 // calibrateOnce times one sample of n runs; cpu is its CPU time in all.
-func calibrateOnce(ctx, budget context.Context, at func(int) experiments.Run, total, n, workers int) (per, wall, cpu time.Duration, cut bool, err error) {
+func calibrateOnce(ctx, budget context.Context, at func(int) grid.Run, total, n, workers int) (per, wall, cpu time.Duration, cut bool, err error) {
 	n = max(1, min(n, total))
 	// Runs in blocks of consecutive ones, as a sweep hands them out (a
 	// cell's seeds in a row): the simulator's buffers sized for a cell
@@ -453,9 +455,9 @@ func calibrateOnce(ctx, budget context.Context, at func(int) experiments.Run, to
 	start := time.Now()
 	cpu0, haveCPU := cpuTime()
 	finished := 0
-	err = experiments.Execute(bctx, workers, n, func(j int) experiments.Job {
-		return experiments.Job{Run: at(sample[j])}
-	}, func(int, experiments.Outcome) error { finished++; return nil })
+	err = runner.Execute(bctx, workers, n, func(j int) runner.Job {
+		return runner.Job{Run: at(sample[j])}
+	}, func(int, runner.Outcome) error { finished++; return nil })
 	elapsed := time.Since(start)
 	if err != nil && ctx.Err() == nil && budget.Err() != nil { // the budget is spent: what finished is the sample
 		err, cut = nil, finished < n

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -24,16 +25,16 @@ import (
 // that the file appears whole or not at all; finding the same intent there
 // (another shard's, or an earlier night's) is success. It returns the
 // intent's path.
-func (st *store) recordIntent(s *experiments.Sweep, rolling []experiments.Run, meta dataset.Meta, shard shardSpec) (string, error) {
+func (st *store) recordIntent(s *experiments.Sweep, rolling []grid.Run, meta dataset.Meta, shard shardSpec) (string, error) {
 	in := dataset.Intent{Sweep: s.Name, Sim: sim.Version, Queue: sim.QueueVersion, ConfigHash: meta.ConfigHash,
 		Command: meta.Command, Shards: max(shard.n, 1)}
 	if shard.n > 1 {
 		in.Command = strings.Replace(meta.Command, " --shard "+shard.String(), "", 1)
 	}
 	at := map[string]int{} // canonical → index in cells
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	var seeds [][]uint32
-	add := func(r experiments.Run) {
+	add := func(r grid.Run) {
 		k := r.Cell.Canonical()
 		i, ok := at[k]
 		if !ok {
@@ -125,7 +126,7 @@ func writeOnce(dir, name, tmp string, b []byte) error {
 	return nil
 }
 
-// shardOf is experiments.Run.Shard of the run of key k.
+// shardOf is grid.Run.Shard of the run of key k.
 func shardOf(k string, n int) int {
 	h := sha256.Sum256([]byte(k))
 	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
@@ -163,7 +164,7 @@ func (c *checker) intents() {
 		for _, ic := range in.Cells {
 			seeds, _ := dataset.ParseSeeds(ic.Seeds) // checked by ReadIntent
 			for _, seed := range seeds {
-				k := experiments.RunKey(ic.Params, seed)
+				k := grid.RunKey(ic.Params, seed)
 				sh := 0
 				if in.Shards > 1 {
 					sh = shardOf(k, in.Shards)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/live"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/sim"
@@ -75,7 +77,7 @@ func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
 	seeds := fs.Int("seeds", 200, "simulated seeds to compare against")
 	tail := fs.Float64("band", 5, "the band runs from this percentile to 100 minus it")
 	var policies listFlag
-	fs.Var(&policies, "policy", "simulated policies to compare against: presets, or family:NAME for a family's defaults (default: the library's preset)")
+	fs.Var(&policies, "policy", "simulated policies to compare against: presets, family:NAME for a family's defaults, or any policy spec as the dataset's policy_spec writes it ('decorrelated base_s=1 cap_s=30') (default: the library's preset)")
 	out := fs.String("out", "out/live", "folder for the figures")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	maxAttempts := fs.Int("max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
@@ -148,9 +150,9 @@ func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
 		o.pols = append(o.pols, p)
 	}
 	for _, name := range policies {
-		p, err := livePolicy(name)
+		p, err := grid.ParsePolicy(name)
 		if err != nil {
-			return nil, usagef("live: --policy %v", err)
+			return nil, usagef("live: --policy %q: %v", name, err)
 		}
 		o.pols = append(o.pols, p)
 	}
@@ -264,39 +266,12 @@ func liveVerdict(cs []*live.Comparison) error {
 	return nil
 }
 
-// livePolicy reads a preset name or family:NAME.
-func livePolicy(name string) (sim.Policy, error) {
-	if fam, ok := strings.CutPrefix(name, "family:"); ok {
-		if !slices.Contains(sim.Kinds(), sim.Kind(fam)) {
-			var kinds []string
-			for _, k := range sim.Kinds() {
-				kinds = append(kinds, string(k))
-			}
-			return sim.Policy{}, fmt.Errorf("%q: want family:NAME with NAME one of %s", name, strings.Join(kinds, ", "))
-		}
-		p := sim.DefaultPolicy(sim.Kind(fam))
-		if err := p.Validate(); err != nil {
-			return sim.Policy{}, fmt.Errorf("%q: %v", name, err)
-		}
-		return p, nil
-	}
-	pr, ok := sim.PresetByName(name)
-	if !ok {
-		var names []string
-		for _, p := range sim.Presets() {
-			names = append(names, p.Name)
-		}
-		return sim.Policy{}, fmt.Errorf("%q: want a preset (%s) or family:NAME", name, strings.Join(names, ", "))
-	}
-	return pr.Policy, nil
-}
-
 // liveFlags are the flags that set the fields of the scenario and the live
-// run, by field name (sim.FieldError.Field): an error names the flag,
-// never the Go field.
-var liveFlags = map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Horizon": "--horizon",
-	"RetryAfter": "--retry-after", "Tick": "--tick", "Spread": "--spread", "Scale": "--scale", "Down": "--down", "Grace": "--grace",
-	"MaxAttempts": "--max-attempts"}
+// run, by field (sim.FieldError.Field): an error names the flag, never the
+// Go field.
+var liveFlags = map[sim.Field]string{sim.FieldCapacity: "--capacity", sim.FieldClients: "--clients", sim.FieldRecoverAt: "--outage",
+	sim.FieldHorizon: "--horizon", sim.FieldRetryAfter: "--retry-after", sim.FieldTick: "--tick", sim.FieldSpread: "--spread",
+	live.FieldScale: "--scale", live.FieldDown: "--down", live.FieldGrace: "--grace", live.FieldMaxAttempts: "--max-attempts"}
 
 // liveFlagName rewrites an error of the scenario sc or of the live run in
 // the command's flags.
@@ -306,10 +281,10 @@ func liveFlagName(err error, sc sim.Scenario) error {
 		return err
 	}
 	want := fe.Want
-	for field, flag := range liveFlags {
-		want = replaceWord(want, field, flag)
+	for _, field := range slices.SortedFunc(maps.Keys(liveFlags), func(a, b sim.Field) int { return strings.Compare(a.String(), b.String()) }) {
+		want = replaceWord(want, field.String(), liveFlags[field])
 	}
-	if fe.Field == "Window" { // Horizon − RecoverAt: the time clients have after recovery
+	if fe.Field == sim.FieldWindow { // Horizon − RecoverAt: the time clients have after recovery
 		return fmt.Errorf("--horizon %v: the time after recovery (--horizon − --outage %v) is %v: want %s", sc.Horizon, sc.RecoverAt, fe.Value, want)
 	}
 	if n, ok := liveFlags[fe.Field]; ok {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/herdsweep/herdsweep/live"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -30,7 +31,7 @@ func TestLiveBadInput(t *testing.T) {
 		{[]string{"live", "--library", "grpc-go", "--down", "closed"}, `--down "closed": want 503 or refused`},
 		{[]string{"live", "--library", "grpc-go", "--tick", "5ms"}, "--tick 5ms: want at least 10ms"},
 		{[]string{"live", "--library", "grpc-go", "--capacity", "0"}, "--capacity 0: want a finite number"},
-		{[]string{"live", "--library", "grpc-go", "--policy", "grcp"}, `--policy "grcp": want a preset`},
+		{[]string{"live", "--library", "grpc-go", "--policy", "grcp"}, `--policy "grcp": "grcp" (did you mean "grpc"?): want a family`},
 		{[]string{"live", "--library", "grpc-go", "--retry-after", "1500ms"}, "--retry-after 1.5s: want whole seconds"},
 		{[]string{"live", "--library", "sim:go-retryablehttp", "--horizon", "3s", "--outage", "5s"}, "--horizon 3s: the time after recovery (--horizon − --outage 5s) is -2s"},
 	}
@@ -266,5 +267,28 @@ func TestLiveWrongModelOrLateTicksNeverExit0(t *testing.T) {
 		if code != 3 || try == 3 {
 			t.Fatalf("the right model: exit %d (try %d)\n%s", code, try, out)
 		}
+	}
+}
+
+// --policy takes what sweeps.toml and --mine take: the policy_spec of any
+// stored row (here one without a cap, which the family's defaults would
+// give), a preset, and family:NAME for a family's defaults; a bad one is
+// named with its flag.
+func TestLivePolicyReadsSpecs(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	o, err := parseLive([]string{"--library", "sim:go-retryablehttp", "--out", t.TempDir(),
+		"--policy", "exponential base_s=1 multiplier=2,grpc", "--policy", "family:grpc"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpc, _ := sim.PresetByName("grpc")
+	want := []sim.Policy{{Kind: sim.Exponential, Base: time.Second, Multiplier: 2}, grpc.Policy, sim.DefaultPolicy(sim.GRPC)}
+	if diff := cmp.Diff(want, o.pols); diff != "" {
+		t.Errorf("--policy (-want +got):\n%s", diff)
+	}
+	_, err = parseLive([]string{"--library", "sim:go-retryablehttp", "--policy", "decorrelated bse_s=1"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `--policy "decorrelated bse_s=1": unknown key "bse_s" (did you mean "base_s"?)`) {
+		t.Errorf("a bad spec: %v", err)
 	}
 }

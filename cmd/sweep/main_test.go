@@ -20,7 +20,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -583,7 +583,7 @@ func TestStaleSimulatorVersionIsSetAside(t *testing.T) {
 	os.MkdirAll(parts, 0o755)
 	var buf bytes.Buffer
 	w := parquetio.NewRunsWriter(&buf, dataset.Meta{Sim: "herd-0"})
-	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
+	w.Append(grid.Run{Cell: grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: 1}, sim.Result{})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -675,7 +675,7 @@ func TestRecommend(t *testing.T) {
 		{[]string{"--clients", "300"}, 2, "--capacity is required"},
 		{[]string{"--capacity", "0"}, 2, "--capacity \"0\": want a positive number"},
 		{[]string{"--capacity", "50", "--clients", "100000", "--outage", "10s"}, 1, "100,000 clients need at least 1,980 s"},
-		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" (did you mean \"fixed\"?) is neither a policy family"},
+		{[]string{"--capacity", "40", "--mine", "fixd base=5s"}, 2, "\"fixd\" (did you mean \"fixed\"?): want a family"},
 		{[]string{"--capacity", "40", "--mine", "full-jitter jitter=wide"}, 2, "jitter=wide: want full, equal"},
 		{[]string{"--capacity", "40..20"}, 2, "LO ≤ HI"},
 		{[]string{"--capacity", "100000", "--clients", "1073741824"}, 2, "needs an estimated 40.0 GiB of memory"},

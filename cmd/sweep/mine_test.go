@@ -1,58 +1,55 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/herdsweep/herdsweep/experiments"
-	"github.com/herdsweep/herdsweep/sim"
 )
 
-// --mine reads what the dataset's policy_spec column writes: every policy
-// of the repository's sweeps (components, retry_on, token buckets and
-// budgets included) and the candidate space round-trips through it.
-func TestMineReadsPolicySpec(t *testing.T) {
-	cfg := repoConfig(t)
-	var cells []experiments.Cell
-	for _, name := range []string{"client-controls", "presets", "retry-after", "metastable"} {
-		cells = append(cells, cfg.Sweep(name).Cells...)
+// --mine reads the policy_spec of a stored row as that row's policy: a
+// family's spec names every parameter that is not zero, so one it leaves
+// out is zero (here exponential backoff without a cap, which the family's
+// defaults would give 60 s), and the verdict judges exactly that policy.
+func TestMineReadsAStoredSpec(t *testing.T) {
+	t.Parallel()
+	const spec = "exponential base_s=1 multiplier=2"
+	js := mustRun(t, "recommend", "--capacity", "40", "--clients", "100", "--seeds", "2", "--max-seeds", "2", "--json", "--mine", spec)
+	var doc struct {
+		Mine *struct {
+			Candidate struct {
+				Policy struct {
+					Family string  `json:"family"`
+					CapS   float64 `json:"cap_s"`
+					Spec   string  `json:"spec"`
+				} `json:"policy"`
+			} `json:"candidate"`
+		} `json:"mine"`
 	}
-	cells = append(cells, experiments.CandidateSpace(sim.Article())...)
-	components := 0
-	for _, c := range cells {
-		spec := c.PolicySpec()
-		p, err := parsePolicySpec(spec)
-		if err != nil {
-			t.Fatalf("--mine %q: %v", spec, err)
-		}
-		if got := p.Normalize(); got != c.Policy {
-			t.Fatalf("--mine %q reads as\n%+v\nwant\n%+v", spec, got, c.Policy)
-		}
-		if c.Policy.ComponentsShort() != "" {
-			components++
-		}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, js)
 	}
-	if components == 0 {
-		t.Fatal("no policy with a client component among the sweeps: the test checks nothing of them")
+	if doc.Mine == nil {
+		t.Fatalf("no verdict on --mine:\n%s", js)
 	}
-	for spec, want := range map[string]string{
-		"decorrelated breaker_raito=0.1": `"breaker_raito" (did you mean "breaker_ratio"?)`,
-		"decorrelated retry_on=foo":      `retry_on=foo: want one of`,
-		"decorrelated breaker_ratio=2":   `breaker_ratio=2: want 0 (no circuit breaker) or a failure ratio`,
-		"decorrelated retry_tokens=x":    `retry_tokens=x: want a number`,
-		"decorrelated concurrency=3":     `concurrency=3: a parameter of the scenario, not of the policy: recommend's scenario is --capacity`,
-		"decorrelated mix=grpc:1":        `unknown key "mix": want base, cap`,
-	} {
-		if _, err := parsePolicySpec(spec); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("--mine %q: error %v, want one containing %s", spec, err, want)
-		}
+	if p := doc.Mine.Candidate.Policy; p.Spec != spec || p.Family != "exponential" || p.CapS != 0 {
+		t.Errorf("--mine %q judged %+v, want the policy that spec names (no cap)", spec, p)
 	}
 }
 
-// An empty --mine is an error, not "no --mine".
-func TestEmptyMineIsRefused(t *testing.T) {
-	_, stderr, code := sweep(t, "recommend", "--capacity", "40", "--clients", "100", "--mine", " ")
-	if code != 2 || !strings.Contains(stderr, "--mine \" \": empty") {
-		t.Fatalf("exit %d: %s", code, stderr)
+// An empty --mine is an error, not "no --mine"; a scenario's parameter
+// says where recommend's scenario is set.
+func TestMineErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mine, want string
+	}{
+		{" ", "--mine \" \": empty"},
+		{"decorrelated concurrency=3", "concurrency=3: a parameter of the scenario, not of the policy: recommend's scenario is --capacity"},
+		{"fixd base=5s", "\"fixd\" (did you mean \"fixed\"?): want a family"},
+	} {
+		_, stderr, code := sweep(t, "recommend", "--capacity", "40", "--clients", "100", "--mine", tt.mine)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("--mine %q: exit %d, %s: want 2 and %q", tt.mine, code, stderr, tt.want)
+		}
 	}
 }

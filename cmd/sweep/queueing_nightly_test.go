@@ -15,7 +15,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -54,7 +54,7 @@ func goodputOf(r dataset.Record) float64 {
 func timedOutOf(r dataset.Record) float64 { return float64(r.Result.TimedOut) / float64(r.Result.Sent) }
 
 // where names one cell of the queueing config exactly.
-func where(c experiments.Cell) string {
+func where(c grid.Cell) string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	sc := c.Scenario
 	return fmt.Sprintf(`where policy_spec="%s" arrival_rps=%s recover_s=%s queue_wait_s=%s`,
@@ -70,7 +70,7 @@ func TestAssertQueueingMetrics(t *testing.T) {
 	res := filepath.Join(dir, "res")
 	mustRun(t, "run", "--config", "testdata/queueing.toml", "--out", res, "--quiet", "--no-report")
 	q := loadQueueRuns(t, res)
-	var back, never experiments.Cell
+	var back, never grid.Cell
 	var backMax, goodMin float64
 	foundBack, foundNever := false, false
 	for _, k := range q.order {

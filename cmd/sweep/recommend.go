@@ -19,7 +19,9 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -62,11 +64,11 @@ Exit codes: 0 answered, 1 no feasible policy or an unreadable dataset, 2 bad inp
 
 func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--margin 0.02] [--top 10] [--results DIR] [--workers N] [--memory SIZE] [--json]",
-		fmt.Sprintf(recommendHelp, experiments.DescribeSpace()), stderr)
+		fmt.Sprintf(recommendHelp, grid.DescribeSpace()), stderr)
 	capacity := fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	clients := fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
 	outage := fs.Duration("outage", 30*time.Second, "outage length (a duration: 30s, 10m)")
-	window := fs.Duration("window", experiments.RecommendWindow, "how long after recovery clients have to come back")
+	window := fs.Duration("window", grid.RecommendWindow, "how long after recovery clients have to come back")
 	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends (0: none); adds the clients that read it")
 	objective := fs.String("objective", "t99", "what to optimise: t99 (fastest recovery), peak (gentlest), sent (least traffic)")
 	budget := fs.Float64("budget", analysis.DefaultBudget, "most requests per client a policy may send after recovery")
@@ -138,7 +140,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			// answer for a number nobody has
 			return sc, usagef("recommend: --capacity %g: want at most %.3g requests/s (the largest fleet, %d clients, in one %v tick)", sc.Capacity, most, sim.MaxClients, sc.Tick)
 		}
-		if est := experiments.Envelope(experiments.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
+		if est := grid.Envelope(grid.CandidateSpace(sc), false).Bytes(); est > lim.RunBytes() {
 			return sc, usagef("recommend: --clients %d: a run of this size needs an estimated %s of memory, more than the %s each run may take under %s (--memory %s would take it)",
 				sc.Clients, experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
 		}
@@ -146,8 +148,8 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	// held checks, before anything is simulated, what the search may hold:
 	// the simulators of every cell it may run, and up to runs records.
-	held := func(cells []experiments.Cell, runs int, flag string) error {
-		if est := experiments.Envelope(cells, false).Bytes(); est > lim.RunBytes() {
+	held := func(cells []grid.Cell, runs int, flag string) error {
+		if est := grid.Envelope(cells, false).Bytes(); est > lim.RunBytes() {
 			return usagef("recommend: the candidates' runs need an estimated %s a worker (a simulator keeps the largest storage of each kind its runs needed), more than the %s each worker may take under %s (--memory %s would take it)",
 				experiments.Bytes(est), experiments.Bytes(lim.RunBytes()), lim.Why(), experiments.Bytes(lim.Would(experiments.Limits.RunBytes, est)))
 		}
@@ -177,7 +179,10 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usagef("recommend: --mine %q: empty: want a family or preset name, then key=value pairs (e.g. --mine 'full-jitter base=1s cap=30s')", *mine)
 	}
 	if *mine != "" {
-		if minePolicy, err = parsePolicySpec(*mine); err != nil {
+		if minePolicy, err = grid.ParsePolicy(*mine); err != nil {
+			if errors.Is(err, grid.ErrScenarioParam) {
+				err = fmt.Errorf("%w: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", err)
+			}
 			return usagef("recommend: --mine %q: %v", *mine, err)
 		}
 	}
@@ -190,7 +195,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	start := time.Now()
 	if isRange {
 		var points []sim.Scenario
-		var cells []experiments.Cell // every cell the search may ask for
+		var cells []grid.Cell // every cell the search may ask for
 		for _, c := range analysis.Grid(capLo, capHi) {
 			for _, n := range analysis.Grid(cliLo, cliHi) {
 				sc, err := scenario(c, math.Round(n))
@@ -198,7 +203,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					return err
 				}
 				points = append(points, sc)
-				cells = append(cells, experiments.CandidateSpace(sc)...)
+				cells = append(cells, grid.CandidateSpace(sc)...)
 			}
 		}
 		if err := held(cells, len(cells)**seeds, fmt.Sprintf("--seeds %d over %d scenarios", *seeds, len(points))); err != nil {
@@ -210,19 +215,19 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if ans.Robust, err = analysis.SearchRange(ctx, points, q, analysis.Seeding{Initial: *seeds, Max: *seeds}, m.measure); err != nil {
 			return err
 		}
-		ans.Space = len(experiments.CandidateSpace(points[0]))
+		ans.Space = len(grid.CandidateSpace(points[0]))
 	} else {
 		sc, err := scenario(capLo, cliLo)
 		if err != nil {
 			return err
 		}
 		q.Capacity, q.Clients = sc.Capacity, sc.Clients
-		space := experiments.CandidateSpace(sc)
+		space := grid.CandidateSpace(sc)
 		ans.Space = len(space)
 		cells := slices.Clone(space) // every cell the search and the verdicts may ask for
 		for _, p := range []sim.Policy{preset.Policy, minePolicy} {
 			if p.Kind != "" {
-				cells = append(cells, experiments.Cell{Scenario: sc, Policy: p.Normalize()})
+				cells = append(cells, grid.Cell{Scenario: sc, Policy: p.Normalize()})
 			}
 		}
 		if err := held(cells, len(cells)**maxSeeds, fmt.Sprintf("--max-seeds %d", *maxSeeds)); err != nil {
@@ -248,7 +253,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		// judge measures a policy outside the decision on the best's seeds
 		// (or reuses its runs when the search had it) and judges it.
 		judge := func(p sim.Policy) (*analysis.LibraryVerdict, error) {
-			cell := experiments.Cell{Scenario: sc, Policy: p.Normalize()}
+			cell := grid.Cell{Scenario: sc, Policy: p.Normalize()}
 			for _, a := range aggs {
 				if a.Cell == cell {
 					v := analysis.Judge(rec, a)
@@ -262,7 +267,7 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if rec.Best != nil {
 				n = len(rec.Best.Seeds)
 			}
-			recs, err := m.measure(ctx, analysis.Runs([]experiments.Cell{cell}, 1, n))
+			recs, err := m.measure(ctx, analysis.Runs([]grid.Cell{cell}, 1, n))
 			if err != nil {
 				return nil, err
 			}
@@ -311,7 +316,7 @@ func recommendScenario(capacity float64, clients int, outage, window, retryAfter
 type measurer struct {
 	workers           int
 	stderr            io.Writer
-	cellKeys          map[experiments.Cell]string // computed once per cell, not per run
+	cellKeys          map[grid.Cell]string // computed once per cell, not per run
 	cached            *analysis.Cached
 	dir               string
 	reused, simulated int
@@ -321,7 +326,7 @@ type measurer struct {
 // cell the search may ask for, and nothing it can avoid (analysis.LoadCells).
 // A dataset the user named must be readable; the default one is used only
 // when it exists.
-func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) error {
+func (m *measurer) open(dir string, explicit bool, cells []grid.Cell) error {
 	m.dir = dir
 	if _, err := os.Stat(dir); err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
@@ -350,11 +355,11 @@ func (m *measurer) open(dir string, explicit bool, cells []experiments.Cell) err
 
 // cellKey is c.Key(), computed once per cell: the dataset finds a run by
 // its cell's key and seed, without hashing every run.
-func (m *measurer) cellKey(c experiments.Cell) string {
+func (m *measurer) cellKey(c grid.Cell) string {
 	k, ok := m.cellKeys[c]
 	if !ok {
 		if m.cellKeys == nil {
-			m.cellKeys = map[experiments.Cell]string{}
+			m.cellKeys = map[grid.Cell]string{}
 		}
 		k = c.Key()
 		m.cellKeys[c] = k
@@ -362,7 +367,7 @@ func (m *measurer) cellKey(c experiments.Cell) string {
 	return k
 }
 
-func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analysis.Record, error) {
+func (m *measurer) measure(ctx context.Context, runs []grid.Run) ([]analysis.Record, error) {
 	out := make([]analysis.Record, len(runs))
 	var todo []int
 	for i, r := range runs {
@@ -377,9 +382,9 @@ func (m *measurer) measure(ctx context.Context, runs []experiments.Run) ([]analy
 	}
 	var mu sync.Mutex
 	prog := newProgress(m.stderr, "simulating candidates", len(todo), false)
-	err := experiments.Execute(ctx, m.workers, len(todo), func(i int) experiments.Job {
-		return experiments.Job{Run: runs[todo[i]]}
-	}, func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, m.workers, len(todo), func(i int) runner.Job {
+		return runner.Job{Run: runs[todo[i]]}
+	}, func(i int, o runner.Outcome) error {
 		if o.Err != nil {
 			return o.Err
 		}
@@ -419,194 +424,16 @@ func parseRange(flagName, s string) (lo, hi float64, err error) {
 	return lo, hi, nil
 }
 
-// parsePolicySpec reads a policy as a user writes it: a family or preset
-// name (any case), then key=value pairs. Keys: base, cap, max_elapsed
-// (durations: 1s, 500ms), multiplier, width, jitter (full, equal,
-// decorrelated, none, ±25%, or a fraction 0.25), attempts,
-// honor_retry_after; the sweeps.toml spellings (base_s …) too. A key the
-// family does not read, or given twice, is an error; changing a preset's
-// parameter makes it the user's own policy.
-func parsePolicySpec(spec string) (sim.Policy, error) {
-	f := strings.Fields(spec)
-	if len(f) == 0 {
-		return sim.Policy{}, errors.New("empty: want a family or preset name, then key=value pairs")
-	}
-	name := strings.ToLower(f[0])
-	var p sim.Policy
-	// A name that is both a preset and a family (grpc) is the preset
-	// alone and the family with parameters, as in sweeps.toml
-	// (policy = "grpc" against {kind = "grpc", …}) and policy_spec.
-	if pr, ok := sim.PresetByName(name); ok && (len(f) == 1 || !sim.KnownKind(sim.Kind(name))) {
-		p = pr.Policy
-	} else if sim.KnownKind(sim.Kind(name)) {
-		p = sim.DefaultPolicy(sim.Kind(name))
-	} else if why, ok := sim.RetiredPreset(name); ok {
-		return p, fmt.Errorf("%q: a retired preset: %s", f[0], why)
-	} else {
-		var names []string
-		for _, k := range sim.Kinds() {
-			names = append(names, string(k))
-		}
-		var presets []string
-		for _, pr := range sim.Presets() {
-			presets = append(presets, pr.Name)
-		}
-		return p, fmt.Errorf("%q%s is neither a policy family (%s) nor a preset (%s)", f[0], didYouMean(name, append(names, presets...)), strings.Join(names, ", "), strings.Join(presets, ", "))
-	}
-	dur := func(k, v string) (time.Duration, error) {
-		d, err := time.ParseDuration(v)
-		if err != nil && strings.HasSuffix(k, "_s") {
-			if x, perr := strconv.ParseFloat(v, 64); perr == nil {
-				d, err = time.Duration(x*float64(time.Second)), nil
-			}
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%s=%s: want a duration with its unit, such as 1s or 500ms", k, v)
-		}
-		if d <= 0 && k != "max_elapsed" && k != "max_elapsed_s" && k != "cap" && k != "cap_s" {
-			return 0, fmt.Errorf("%s=%s: want a positive duration", k, v)
-		}
-		return d, nil
-	}
-	seen := map[string]bool{}
-	jitterSet := false
-	for _, kv := range f[1:] {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return p, fmt.Errorf("%q: want key=value", kv)
-		}
-		canon := strings.TrimSuffix(strings.TrimSuffix(k, "_s"), "_attempts")
-		switch k {
-		case "mult":
-			canon = "multiplier"
-		case "max_attempts":
-			canon = "attempts"
-		}
-		if seen[canon] {
-			return p, fmt.Errorf("%s given twice", canon)
-		}
-		seen[canon] = true
-		if (canon == "base" || canon == "cap" || canon == "multiplier" || canon == "width" || canon == "honor_retry_after") && !p.Kind.Reads(canon) {
-			return p, fmt.Errorf("%s=%s: the %s family does not read %s (see 'sweep policies')", k, v, p.Kind, canon)
-		}
-		var err error
-		switch canon {
-		case "base":
-			p.Base, err = dur(k, v)
-		case "cap":
-			p.Cap, err = dur(k, v)
-		case "max_elapsed":
-			p.MaxElapsed, err = dur(k, v)
-		case "multiplier":
-			if p.Multiplier, err = strconv.ParseFloat(v, 64); err != nil {
-				err = fmt.Errorf("%s=%s: want a number such as 2", k, v)
-			}
-		case "attempts":
-			if p.MaxAttempts, err = strconv.Atoi(v); err != nil || p.MaxAttempts < 0 {
-				err = fmt.Errorf("%s=%s: want a whole number of attempts, 0 for no limit", k, v)
-			}
-		case "width":
-			if p.Width, err = strconv.ParseFloat(v, 64); err != nil {
-				err = fmt.Errorf("%s=%s: want a fraction such as 0.25", k, v)
-			}
-		case "jitter":
-			jitterSet = true
-			switch strings.ToLower(v) {
-			case "full":
-				p.Kind = jitterKind(p.Kind, sim.FullJitter, sim.APICore)
-			case "equal":
-				p.Kind = sim.EqualJitter
-			case "decorrelated":
-				p.Kind = sim.Decorrelated
-			case "none", "0":
-				if !p.Kind.Reads("width") {
-					return p, fmt.Errorf("jitter=%s: the %s family always jitters; name a family without jitter (exponential, fixed)", v, p.Kind)
-				}
-				p.Width = 0
-			default:
-				w := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(v, "±"), "+-"), "%")
-				x, perr := strconv.ParseFloat(strings.TrimSpace(w), 64)
-				if perr != nil {
-					return p, fmt.Errorf("jitter=%s: want full, equal, decorrelated, none, ±25%% or a fraction such as 0.25", v)
-				}
-				if strings.HasSuffix(v, "%") {
-					x /= 100
-				}
-				switch {
-				case p.Kind == sim.Exponential:
-					p.Kind = sim.WidthJitter
-				case !p.Kind.Reads("width"):
-					return p, fmt.Errorf("jitter=%s: the %s family draws its own jitter; for ± jitter name exponential or grpc", v, p.Kind)
-				}
-				p.Width = x
-				if p.Kind == sim.WatchDog || p.Kind == sim.HTTPRetry {
-					p.Width = 2 * x // their width is the band's full width
-				}
-			}
-		case "honor_retry_after":
-			if p.HonorRetryAfter, err = strconv.ParseBool(v); err != nil {
-				err = fmt.Errorf("%s=%s: want true or false", k, v)
-			}
-		default:
-			// Any other policy parameter of sweeps.toml (retry_on, a
-			// client component …), as the policy_spec column writes it.
-			if err = experiments.SetPolicyParam(&p, k, v); err != nil {
-				switch pa := experiments.ParamByKey(k); {
-				case pa != nil && !pa.Policy: // concurrency, capacity_rps …: the scenario's
-					err = fmt.Errorf("%s=%s: a parameter of the scenario, not of the policy: recommend's scenario is --capacity, --clients, --outage, --window and --retry-after", k, v)
-				case pa == nil || strings.HasPrefix(err.Error(), "unknown key"):
-					err = fmt.Errorf("%w: want base, cap, multiplier, jitter, width, attempts, max_elapsed, honor_retry_after or a policy parameter of sweeps.toml (`sweep schema`: retry_on, breaker_ratio …)", err)
-				}
-			}
-		}
-		if err != nil {
-			return p, err
-		}
-	}
-	_ = jitterSet
-	if p.Preset != "" && len(f) > 1 {
-		p.Preset = "" // no longer the library's defaults
-	}
-	if err := p.Normalize().Validate(); err != nil {
-		return p, policyWords(err)
-	}
-	return p, nil
-}
-
-// policyWords rewrites sim's policy errors with --mine's keys.
-func policyWords(err error) error {
-	var fe *sim.FieldError
-	if errors.As(err, &fe) {
-		names := map[string]string{"Base": "base", "Cap": "cap", "Multiplier": "multiplier", "Width": "width", "MaxAttempts": "attempts", "MaxElapsed": "max_elapsed"}
-		if n, ok := names[fe.Field]; ok {
-			want := fe.Want
-			for f, k := range names {
-				want = strings.ReplaceAll(want, f, k)
-			}
-			return fmt.Errorf("%s=%v: want %s", n, fe.Value, want)
-		}
-		return errors.New(experiments.UserWords(fe))
-	}
-	return err
-}
-
-// jitterKind maps "jitter=full" onto a family: exponential's own full
-// jitter (first retry U(0, 2·base)), or from the base for the families
-// whose first retry waits base.
-func jitterKind(k, exp, fromBase sim.Kind) sim.Kind {
-	switch k {
-	case sim.GRPC, sim.APICore, sim.WatchDog, sim.HTTPRetry:
-		return fromBase
-	}
-	return exp
-}
+// recommendFlags are the flags that set the fields of recommend's
+// scenario: an error names the flag, never the Go field.
+var recommendFlags = map[sim.Field]string{sim.FieldCapacity: "--capacity", sim.FieldClients: "--clients", sim.FieldRecoverAt: "--outage",
+	sim.FieldWindow: "--window", sim.FieldRetryAfter: "--retry-after"}
 
 // flagName rewrites a sim field error in terms of the command's flags.
 func flagName(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
-		names := map[string]string{"Capacity": "--capacity", "Clients": "--clients", "RecoverAt": "--outage", "Window": "--window", "RetryAfter": "--retry-after"}
-		if n, ok := names[fe.Field]; ok {
+		if n, ok := recommendFlags[fe.Field]; ok {
 			return fmt.Errorf("%s %v: want %s", n, fe.Value, fe.Want)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -34,10 +34,10 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	sc.Capacity, sc.Clients, sc.RecoverAt = 40, 300, 10*time.Second
 	sc.Horizon = sc.RecoverAt + 20*time.Minute
 	grpc, _ := sim.PresetByName("grpc")
-	cells := append(experiments.CandidateSpace(sc), experiments.Cell{Scenario: sc, Policy: grpc.Policy.Normalize()})
+	cells := append(grid.CandidateSpace(sc), grid.Cell{Scenario: sc, Policy: grpc.Policy.Normalize()})
 	other := sc // a scenario the query does not ask about, stored beside it
 	other.Capacity = 80
-	cells = append(cells, experiments.CandidateSpace(other)[:10]...)
+	cells = append(cells, grid.CandidateSpace(other)[:10]...)
 	m := &measurer{stderr: io.Discard}
 	recs, err := m.measure(context.Background(), analysis.Runs(cells, 1, 8))
 	if err != nil {
@@ -51,7 +51,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 		var buf bytes.Buffer
 		w := parquetio.NewRunsWriter(&buf, dataset.Meta{Tool: "test", Sim: sim.Version, Sweep: "cache"})
 		for _, r := range recs[p*len(recs)/nparts : (p+1)*len(recs)/nparts] {
-			w.Append(experiments.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
+			w.Append(grid.Run{Cell: r.Cell, Seed: r.Seed}, r.Result)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)

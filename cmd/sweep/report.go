@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
-	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
 )
@@ -172,7 +172,7 @@ func liveChecks(results string) []reports.LiveCheck {
 // articleCells says which cells the article's comparison reads whole.
 func articleCells() func(cellKey string) bool {
 	keys := map[string]bool{}
-	for _, t := range experiments.ArticleTables() {
+	for _, t := range article.Tables() {
 		for _, row := range t.Rows {
 			keys[row.Cell.Key()] = true
 		}

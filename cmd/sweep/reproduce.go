@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -35,27 +37,27 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	start := time.Now()
-	cells, _ := experiments.Builtin("article")
-	per := len(experiments.ArticleSeeds) + *many
-	job := func(i int) experiments.Job { // each cell on the article's seeds, then on 1 … many
-		seed := uint32(i%per - len(experiments.ArticleSeeds) + 1)
-		if j := i % per; j < len(experiments.ArticleSeeds) {
-			seed = experiments.ArticleSeeds[j]
+	cells, _ := article.Builtin("article")
+	per := len(article.Seeds) + *many
+	job := func(i int) runner.Job { // each cell on the article's seeds, then on 1 … many
+		seed := uint32(i%per - len(article.Seeds) + 1)
+		if j := i % per; j < len(article.Seeds) {
+			seed = article.Seeds[j]
 		}
-		return experiments.Job{Run: experiments.Run{Cell: cells[i/per], Seed: seed}}
+		return runner.Job{Run: grid.Run{Cell: cells[i/per], Seed: seed}}
 	}
 	n := len(cells) * per
 	five := map[string][]sim.Result{}
 	spread := map[string][]sim.Result{}
 	prog := newProgress(stderr, "reproduce", n, *quiet)
-	err := experiments.Execute(ctx, *workers, n, job,
-		func(i int, o experiments.Outcome) error {
+	err := runner.Execute(ctx, *workers, n, job,
+		func(i int, o runner.Outcome) error {
 			prog.add(1)
 			if o.Err != nil {
 				return o.Err
 			}
 			k := o.Job.Run.Cell.Key()
-			if i%per < len(experiments.ArticleSeeds) {
+			if i%per < len(article.Seeds) {
 				five[k] = append(five[k], o.Result)
 			} else {
 				spread[k] = append(spread[k], o.Result)
@@ -66,7 +68,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	tables := analysis.CompareArticle(experiments.ArticleTables(), func(c experiments.Cell) ([]sim.Result, []sim.Result) {
+	tables := analysis.CompareArticle(article.Tables(), func(c grid.Cell) ([]sim.Result, []sim.Result) {
 		return five[c.Key()], spread[c.Key()]
 	})
 	if *asJSON {
@@ -145,5 +147,5 @@ func articleJSON(tables []analysis.ArticleTable, many int) any {
 		}
 		out = append(out, tb)
 	}
-	return map[string]any{"many_seeds": many, "article_seeds": experiments.ArticleSeeds, "tables": out, "note": reports.ReproductionNote()}
+	return map[string]any{"many_seeds": many, "article_seeds": article.Seeds, "tables": out, "note": reports.ReproductionNote()}
 }

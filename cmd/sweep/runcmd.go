@@ -16,6 +16,8 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/runner"
 	"github.com/herdsweep/herdsweep/sim"
 
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -78,7 +80,7 @@ type runOptions struct {
 
 // partBudget is what a part of a sweep's runs may hold before it is
 // committed: at most rows runs, and their rows at most lim.PartBytes()
-// (experiments.Cell.PartRows; no bound without a limit); reserve is the
+// (grid.Cell.PartRows; no bound without a limit); reserve is the
 // runs rows a new part makes room for.
 type partBudget struct {
 	rows, reserve int
@@ -89,7 +91,7 @@ func newPartBudget(rows int, lim experiments.Limits) partBudget {
 	b := partBudget{rows: rows, reserve: rows}
 	if lim.On() {
 		b.bytes = lim.PartBytes()
-		b.reserve = int(min(int64(rows), max(b.bytes/experiments.RunRowBytes, 1)))
+		b.reserve = int(min(int64(rows), max(b.bytes/grid.RunRowBytes, 1)))
 	}
 	return b
 }
@@ -218,14 +220,14 @@ func checkAddSeeds(cmd string, n int) error {
 // experiments.Sweep.RollingSeeds given the run keys the dataset stores
 // (with the config's runs about to be run). run runs them; plan counts
 // and times them.
-func rollingRuns(s *experiments.Sweep, n int, stored func(runKey string) bool, shard shardSpec) []experiments.Run {
+func rollingRuns(s *experiments.Sweep, n int, stored func(runKey string) bool, shard shardSpec) []grid.Run {
 	if n <= 0 {
 		return nil
 	}
-	var extra []experiments.Run
+	var extra []grid.Run
 	for _, c := range s.Cells {
 		for _, seed := range s.RollingSeeds(c, n, stored) {
-			if r := (experiments.Run{Cell: c, Seed: seed}); shard.n <= 1 || r.Shard(shard.n) == shard.i {
+			if r := (grid.Run{Cell: c, Seed: seed}); shard.n <= 1 || r.Shard(shard.n) == shard.i {
 				extra = append(extra, r)
 			}
 		}
@@ -294,7 +296,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	}
 	stats := &sweepStats{total: s.Len()}
 	var todo []int32
-	var cell experiments.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
+	var cell grid.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
 	canonical := ""
 	for i := range s.Len() {
 		r := s.Run(i)
@@ -305,7 +307,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		if canonical == "" || r.Cell != cell {
 			cell, canonical = r.Cell, r.Cell.Canonical()
 		}
-		k := experiments.RunKey(canonical, r.Seed)
+		k := grid.RunKey(canonical, r.Seed)
 		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			stats.skipped++
 			continue
@@ -326,9 +328,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
 	pb := newPartBudget(o.partRows, o.lim)
 	cur := newPart(o.meta, pb.reserve)
-	var curBytes int64  // the rows of the part in hand, as experiments.Cell.RowBytes counts them
+	var curBytes int64  // the rows of the part in hand, as grid.Cell.RowBytes counts them
 	var rowsOf struct { // the last cell's rows but its timeline's
-		cell  experiments.Cell
+		cell  grid.Cell
 		bytes int64
 		ok    bool
 	}
@@ -393,22 +395,22 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return failure()
 	}
-	job := func(j int) experiments.Job {
+	job := func(j int) runner.Job {
 		if j >= len(todo) {
-			return experiments.Job{Run: extra[j-len(todo)]}
+			return runner.Job{Run: extra[j-len(todo)]}
 		}
 		i := int(todo[j])
-		return experiments.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
+		return runner.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
 	}
 	wait := func(j int) int64 { // what job j's outcome holds until it is written
 		if j >= len(todo) {
-			return experiments.OutcomeBytes
+			return grid.OutcomeBytes
 		}
 		i := int(todo[j])
 		return s.Cells[i/len(s.Seeds)].WaitBytes(s.WantsTimeline(i))
 	}
 	var failures []string
-	emit := func(_ int, out experiments.Outcome) error {
+	emit := func(_ int, out runner.Outcome) error {
 		prog.add(1)
 		if out.Err != nil {
 			stats.failed++
@@ -424,7 +426,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			if c := out.Job.Run.Cell; !rowsOf.ok || c != rowsOf.cell { // a cell's seeds come in a row
 				rowsOf.cell, rowsOf.bytes, rowsOf.ok = c, c.RowBytes(false), true
 			}
-			if rows = rowsOf.bytes + experiments.TimelineRows(out.Timeline); cur.runs.Len() > 0 && curBytes+rows > pb.bytes {
+			if rows = rowsOf.bytes + grid.TimelineRows(out.Timeline); cur.runs.Len() > 0 && curBytes+rows > pb.bytes {
 				if err := commit(); err != nil {
 					return err
 				}
@@ -446,7 +448,7 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 		}
 		return nil
 	}
-	runErr := experiments.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
+	runErr := runner.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
 	prog.finish()
 	if err := drain(); err != nil { // the part in hand, also when interrupted
 		return stats, err

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // BenchmarkRunsWriter writes parts of 5,000 runs (sweep run's default
@@ -26,7 +26,7 @@ func benchmarkRunsWriter(b *testing.B, rows int) {
 		w.Reserve(rows)
 		for i := range rows {
 			r := runs[(i/30)%len(runs)]
-			w.Append(experiments.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+			w.Append(grid.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])
 		}
 		if err := w.Close(); err != nil {
 			b.Fatal(err)

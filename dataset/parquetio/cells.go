@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // CellsWriter writes a cells table: one row per cell.
@@ -25,7 +25,7 @@ func NewCellsWriter(w io.Writer, meta dataset.Meta, metrics []string) *CellsWrit
 
 // Append adds a cell: its key, label, sweeps and runs, and one Stat per
 // metric, in the order the writer was given them.
-func (w *CellsWriter) Append(key, label string, c experiments.Cell, sweeps []string, runs int, stats []dataset.Stat) {
+func (w *CellsWriter) Append(key, label string, c grid.Cell, sweeps []string, runs int, stats []dataset.Stat) {
 	if len(stats) != w.metrics {
 		panic("dataset: CellsWriter.Append: one Stat per metric")
 	}
@@ -35,9 +35,9 @@ func (w *CellsWriter) Append(key, label string, c experiments.Cell, sweeps []str
 	next().(*array.StringBuilder).Append(key)
 	next().(*array.StringBuilder).Append(label)
 	next().(*array.StringBuilder).Append(c.PolicySpec())
-	for pi := range experiments.Params {
+	for pi := range grid.Params {
 		nullEmpty := w.schema.Field(i).Nullable // the next column's
-		switch v := experiments.Params[pi].Get(c).(type) {
+		switch v := grid.Params[pi].Get(c).(type) {
 		case int64:
 			next().(*array.Int64Builder).Append(v)
 		case float64:

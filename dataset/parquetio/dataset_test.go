@@ -10,20 +10,20 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-func sampleRuns(t testing.TB) ([]experiments.Run, []sim.Result, []*sim.Timeline) {
+func sampleRuns(t testing.TB) ([]grid.Run, []sim.Result, []*sim.Timeline) {
 	t.Helper()
 	sc := sim.Article()
 	sc.Clients = 300
-	var runs []experiments.Run
+	var runs []grid.Run
 	var res []sim.Result
 	var tls []*sim.Timeline
 	for i, p := range []sim.Policy{sim.DefaultPolicy(sim.Decorrelated), sim.DefaultPolicy(sim.FullJitter),
 		{Kind: sim.Exponential, Base: time.Second, Cap: 5 * time.Minute, Multiplier: 2}} {
-		c := experiments.Cell{Scenario: sc, Policy: p}
+		c := grid.Cell{Scenario: sc, Policy: p}
 		if i == 2 {
 			c.Scenario.Clients = 2000 // does not finish: null milestones
 			c.Scenario.Horizon = 3 * time.Minute
@@ -35,7 +35,7 @@ func sampleRuns(t testing.TB) ([]experiments.Run, []sim.Result, []*sim.Timeline)
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs = append(runs, experiments.Run{Cell: c, Seed: seed})
+			runs = append(runs, grid.Run{Cell: c, Seed: seed})
 			res = append(res, r)
 			tls = append(tls, &tl)
 		}
@@ -201,18 +201,18 @@ func TestGroupsRoundTrip(t *testing.T) {
 	t.Parallel()
 	sc := sim.Article()
 	sc.Clients = 500
-	c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	c.Mix[0] = sim.Group{Share: 0.2, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
 	var s sim.Sim
 	res, err := c.Simulate(&s, sim.NewMulberry32(3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := experiments.Run{Cell: c, Seed: 3}
+	run := grid.Run{Cell: c, Seed: 3}
 	var buf bytes.Buffer
 	w := NewGroupsWriter(&buf, meta)
 	w.Append(run, res)
-	w.Append(experiments.Run{Cell: experiments.Cell{Scenario: sc, Policy: c.Policy}, Seed: 1}, sim.Result{}) // one policy: no rows
+	w.Append(grid.Run{Cell: grid.Cell{Scenario: sc, Policy: c.Policy}, Seed: 1}, sim.Result{}) // one policy: no rows
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

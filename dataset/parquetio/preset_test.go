@@ -10,13 +10,13 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 // presetRuns are runs of a policy without a preset, of a preset (grpc),
 // and of a mixed fleet whose other group is a preset.
-func presetRuns(t *testing.T) ([]experiments.Run, []sim.Result) {
+func presetRuns(t *testing.T) ([]grid.Run, []sim.Result) {
 	t.Helper()
 	grpc, ok := sim.PresetByName("grpc")
 	if !ok {
@@ -24,20 +24,20 @@ func presetRuns(t *testing.T) ([]experiments.Run, []sim.Result) {
 	}
 	sc := sim.Article()
 	sc.Clients = 200
-	plain := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
-	lib := experiments.Cell{Scenario: sc, Policy: grpc.Policy}
+	plain := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	lib := grid.Cell{Scenario: sc, Policy: grpc.Policy}
 	mixed := plain
 	mixed.Mix[0] = sim.Group{Share: 0.3, Policy: grpc.Policy}
-	var runs []experiments.Run
+	var runs []grid.Run
 	var res []sim.Result
-	for _, c := range []experiments.Cell{plain, lib, mixed} {
+	for _, c := range []grid.Cell{plain, lib, mixed} {
 		for seed := uint32(1); seed <= 2; seed++ {
 			var s sim.Sim
 			r, err := c.Simulate(&s, sim.NewMulberry32(seed), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs, res = append(runs, experiments.Run{Cell: c, Seed: seed}), append(res, r)
+			runs, res = append(runs, grid.Run{Cell: c, Seed: seed}), append(res, r)
 		}
 	}
 	return runs, res
@@ -132,7 +132,7 @@ func TestPresetIsNullForNone(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		want := dataset.Want{Cells: map[string]experiments.Cell{}}
+		want := dataset.Want{Cells: map[string]grid.Cell{}}
 		for _, r := range runs {
 			want.Cells[r.Cell.Key()] = r.Cell
 		}

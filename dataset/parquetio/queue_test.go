@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -21,8 +21,8 @@ func TestQueueRunRoundTrip(t *testing.T) {
 	sc := sim.Article()
 	sc.Clients, sc.Horizon = 500, 5*time.Minute
 	sc.Concurrency, sc.Service, sc.ServiceTime, sc.ServiceP99, sc.Timeout, sc.ArrivalRate, sc.QueueWait = 4, "lognormal", 8*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond, 100, 300*time.Millisecond
-	c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter)}
-	run := experiments.Run{Cell: c, Seed: 4}
+	c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.FullJitter)}
+	run := grid.Run{Cell: c, Seed: 4}
 	var s sim.Sim
 	res, err := c.Simulate(&s, sim.NewMulberry32(4), nil)
 	if err != nil {

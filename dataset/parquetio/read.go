@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -366,7 +366,7 @@ func setField(r *dataset.Record, name string, a arrow.Array, i int) error {
 	case dataset.ColLocalRejections:
 		r.Result.LocalRejections = i64()
 	default:
-		p := experiments.ParamByKey(name)
+		p := grid.ParamByKey(name)
 		if p == nil {
 			return fmt.Errorf("unknown column")
 		}

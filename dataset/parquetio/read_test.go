@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -30,14 +30,14 @@ func sampleParts(t testing.TB) (runs, timelines, groups []byte) {
 	}
 	sc := sim.Article()
 	sc.Clients = 200
-	c := experiments.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated)}
 	c.Mix[0] = sim.Group{Share: 0.3, Policy: sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}}
 	var s sim.Sim
 	r, err := c.Simulate(&s, sim.NewMulberry32(3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw.Append(experiments.Run{Cell: c, Seed: 3}, r)
+	gw.Append(grid.Run{Cell: c, Seed: 3}, r)
 	rw.Manifest(tw.Len(), gw.Len())
 	for _, w := range []interface{ Close() error }{rw, tw, gw} {
 		if err := w.Close(); err != nil {

@@ -6,9 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -103,24 +104,18 @@ func TestSealIsDeterministic(t *testing.T) {
 // issuePart is the runs part of the issue that found `sweep check`
 // passing parts that readers refuse: 153 candidate cells × 2 seeds.
 func issuePart(t testing.TB) []byte {
-	cfg, err := experiments.Load("m.toml", []byte(`[defaults]
-clients = 200
-capacity_rps = 300
-recover_s = 30
-seeds = [1, 2]
-[sweep.c]
-candidates = true
-capacity_rps = 300
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cfg.Sweep("c")
+	// recommend's candidates at one scenario, as a sweep with candidates =
+	// true, clients = 200, capacity_rps = 300, recover_s = 30 and seeds
+	// [1, 2] lists them (the window is recommend's).
+	sc := sim.Article()
+	sc.Clients, sc.Capacity, sc.RecoverAt = 200, 300, 30*time.Second
+	sc.Horizon = sc.RecoverAt + grid.RecommendWindow
+	cells, seeds := grid.CandidateSpace(sc), []uint32{1, 2}
 	var buf bytes.Buffer
 	w := NewRunsWriter(&buf, meta)
 	var sm sim.Sim
-	for i := range s.Len() {
-		r := s.Run(i)
+	for i := range len(cells) * len(seeds) {
+		r := grid.Run{Cell: cells[i/len(seeds)], Seed: seeds[i%len(seeds)]}
 		res, err := r.Cell.Simulate(&sm, sim.NewMulberry32(r.Seed), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +141,7 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := map[string]experiments.Cell{}
+	cells := map[string]grid.Cell{}
 	for _, r := range recs {
 		cells[r.CellKey] = r.Cell
 	}

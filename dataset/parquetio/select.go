@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // ReadRunsOf reads the rows of a runs file whose cell key is in want.Cells,
@@ -144,7 +144,7 @@ func findRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (found *foundRuns, 
 func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 	var out []arrow.Field
 	params := map[string]bool{dataset.ColLabel: true, dataset.ColPolicySpec: true}
-	for _, p := range experiments.Params {
+	for _, p := range grid.Params {
 		params[p.Key] = true
 	}
 	for _, f := range fields {
@@ -166,7 +166,7 @@ func resultFields(fields []arrow.Field, names []string) []arrow.Field {
 // ascending, and their keys. kr reads the cell_key column (index idx) as a
 // dictionary, which the Parquet library builds however the column was
 // encoded (tested with plain-encoded keys).
-func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]experiments.Cell) (rows []int, keys []string, err error) {
+func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]grid.Cell) (rows []int, keys []string, err error) {
 	row := 0
 	err = scanRowGroup(kr, idx, rg, func(rec arrow.RecordBatch) error {
 		switch a := rec.Column(0).(type) {
@@ -206,7 +206,7 @@ type foundRuns struct {
 	at     []foundAt
 	groups [][][]arrow.Array // per row group read, per field, its chunks
 	fields []arrow.Field     // the result columns read, not the cell key
-	cells  map[string]experiments.Cell
+	cells  map[string]grid.Cell
 	labels map[string]string // a cell's label, built once
 }
 

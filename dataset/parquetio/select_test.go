@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -29,15 +29,15 @@ func TestReadRunsOfSelects(t *testing.T) {
 		rows []int // of all
 		sel  dataset.Selected
 	}{
-		{"one cell", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}}, []int{0, 1}, dataset.Selected{RowGroups: 1, Read: 1}},
-		{"two cells, bounds that hold them", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0, c2.Key(): c2},
+		{"one cell", dataset.Want{Cells: map[string]grid.Cell{c0.Key(): c0}}, []int{0, 1}, dataset.Selected{RowGroups: 1, Read: 1}},
+		{"two cells, bounds that hold them", dataset.Want{Cells: map[string]grid.Cell{c0.Key(): c0, c2.Key(): c2},
 			Bounds: map[string]dataset.Bound{"clients": {Lo: 300, Hi: 2000}}}, []int{0, 1, 4, 5}, dataset.Selected{RowGroups: 1, Read: 1}},
-		{"a cell the file lacks", dataset.Want{Cells: map[string]experiments.Cell{"nope": c0}}, nil, dataset.Selected{RowGroups: 1, Scanned: 1}},
-		{"bounds outside the file's", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"clients": {Lo: 5000, Hi: 9000}}},
+		{"a cell the file lacks", dataset.Want{Cells: map[string]grid.Cell{"nope": c0}}, nil, dataset.Selected{RowGroups: 1, Scanned: 1}},
+		{"bounds outside the file's", dataset.Want{Cells: map[string]grid.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"clients": {Lo: 5000, Hi: 9000}}},
 			nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
-		{"a float bound outside", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"capacity_rps": {Lo: 121, Hi: 300}}},
+		{"a float bound outside", dataset.Want{Cells: map[string]grid.Cell{c0.Key(): c0}, Bounds: map[string]dataset.Bound{"capacity_rps": {Lo: 121, Hi: 300}}},
 			nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
-		{"another simulator", dataset.Want{Cells: map[string]experiments.Cell{c0.Key(): c0}, Sim: sim.Version + "-other"}, nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
+		{"another simulator", dataset.Want{Cells: map[string]grid.Cell{c0.Key(): c0}, Sim: sim.Version + "-other"}, nil, dataset.Selected{RowGroups: 1, Pruned: 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, m, sel, err := ReadRunsOf(bytes.NewReader(part), tt.want)
@@ -90,7 +90,7 @@ func TestReadRunsOfReadsOnlyTheResultsAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := runs[4].Cell // 2,000 clients: never finishes, null milestones
-	cells := map[string]experiments.Cell{c.Key(): c}
+	cells := map[string]grid.Cell{c.Key(): c}
 	var want []dataset.Record
 	for _, r := range all[4:6] {
 		want = append(want, dataset.Record{CellKey: r.CellKey, Seed: r.Seed, Label: r.Label, Cell: r.Cell,

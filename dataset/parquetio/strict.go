@@ -4,7 +4,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 )
 
 // ReadRunsStrict reads every row of a runs file as ReadRuns does, after
@@ -33,7 +33,7 @@ func ReadRunsStrict(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, e
 	if _, _, err := ReadRunKeys(r); err != nil {
 		return nil, meta, err
 	}
-	cells := map[string]experiments.Cell{}
+	cells := map[string]grid.Cell{}
 	for _, rec := range recs {
 		cells[rec.CellKey] = rec.Cell
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -50,7 +50,7 @@ func TestStoredTimelinesSumToTotals(t *testing.T) {
 		if err := tc.sc.Validate(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		run := experiments.Run{Cell: experiments.Cell{Scenario: tc.sc, Policy: tc.p.Normalize()}, Seed: 3}
+		run := grid.Run{Cell: grid.Cell{Scenario: tc.sc, Policy: tc.p.Normalize()}, Seed: 3}
 		var s sim.Sim
 		var tl sim.Timeline
 		res, err := s.Run(run.Cell.Scenario, run.Cell.Policy, sim.NewMulberry32(run.Seed), &tl)

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -91,13 +91,13 @@ type RunsWriter struct {
 	writer
 	str []*array.StringBuilder // by field; nil where the column is not a string
 	// nullEmpty: the string column stores "" as null (its field is
-	// nullable: experiments.Param.NullZero, the preset).
+	// nullable: grid.Param.NullZero, the preset).
 	nullEmpty []bool
 	i64       []*array.Int64Builder
 	f64       []*array.Float64Builder
 	bool      []*array.BooleanBuilder
 
-	cell experiments.Cell // the cell of the cached values below
+	cell grid.Cell // the cell of the cached values below
 	have bool
 	cc   cellColumns
 }
@@ -105,7 +105,7 @@ type RunsWriter struct {
 // cellColumns are the columns of a row that depend on its cell alone.
 type cellColumns struct {
 	canonical, key, label, spec string
-	params                      []any // by experiments.Params, as Get returns them
+	params                      []any // by grid.Params, as Get returns them
 }
 
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
@@ -156,7 +156,7 @@ func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 }
 
 // appendString appends v, or a null for "" when the column stores none
-// as null (its field is nullable: experiments.Param.NullZero, the preset).
+// as null (its field is nullable: grid.Param.NullZero, the preset).
 func appendString(b *array.StringBuilder, v string, nullEmpty bool) {
 	if nullEmpty && v == "" {
 		b.AppendNull()
@@ -174,17 +174,17 @@ func milestone(b *array.Float64Builder, m sim.Milestone) {
 }
 
 // Append adds run r with its result.
-func (w *RunsWriter) Append(r experiments.Run, res sim.Result) {
+func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
 	if !w.have || r.Cell != w.cell {
 		w.cell, w.have = r.Cell, true
 		w.cc.canonical = r.Cell.Canonical()
 		w.cc.key, w.cc.label, w.cc.spec = r.Cell.Key(), r.Cell.Label(), r.Cell.PolicySpec()
 		w.cc.params = w.cc.params[:0]
-		for pi := range experiments.Params {
-			w.cc.params = append(w.cc.params, experiments.Params[pi].Get(r.Cell))
+		for pi := range grid.Params {
+			w.cc.params = append(w.cc.params, grid.Params[pi].Get(r.Cell))
 		}
 	}
-	w.str[0].Append(experiments.RunKey(w.cc.canonical, r.Seed))
+	w.str[0].Append(grid.RunKey(w.cc.canonical, r.Seed))
 	w.str[1].Append(w.cc.key)
 	w.i64[2].Append(int64(r.Seed))
 	w.str[3].Append(w.cc.label)
@@ -252,7 +252,7 @@ func NewTimelineWriter(w io.Writer, meta dataset.Meta) *TimelineWriter {
 // the rows sum to the run's totals (sim.Timeline). Ticks where nothing did
 // are left out: a run that waits out a long backoff would otherwise write
 // thousands of rows of zeros.
-func (w *TimelineWriter) Append(r experiments.Run, tl *sim.Timeline) {
+func (w *TimelineWriter) Append(r grid.Run, tl *sim.Timeline) {
 	rk, ck := r.Key(), r.Cell.Key()
 	b := w.b
 	for k := range tl.Arrivals {
@@ -280,7 +280,7 @@ func NewGroupsWriter(w io.Writer, meta dataset.Meta) *GroupsWriter {
 }
 
 // Append adds run r's groups; a run of one policy adds none.
-func (w *GroupsWriter) Append(r experiments.Run, res sim.Result) {
+func (w *GroupsWriter) Append(r grid.Run, res sim.Result) {
 	rk, ck := r.Key(), r.Cell.Key()
 	groups := r.Cell.Groups()
 	b := w.b

@@ -1,6 +1,6 @@
 // Command windows counts the windows of five consecutive seeds under which
 // the article's rows come out to every printed digit, as they do under
-// seeds 206–210 (experiments.ArticleSeeds): how many such windows there
+// seeds 206–210 (article.Seeds): how many such windows there
 // are, and whether the rows reproduced together are independent
 // confirmations or one fit.
 //
@@ -19,20 +19,21 @@ import (
 	"os"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
 type row struct {
 	name    string
-	cell    experiments.Cell
-	metrics []experiments.Metric
-	pub     map[experiments.Metric]experiments.Published
+	cell    grid.Cell
+	metrics []article.Metric
+	pub     map[article.Metric]article.Published
 }
 
 var s sim.Sim
 
-func run(c experiments.Cell, seed uint32) sim.Result {
+func run(c grid.Cell, seed uint32) sim.Result {
 	r, err := c.Simulate(&s, sim.NewMulberry32(seed), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,12 +68,12 @@ func main() {
 	// seeds 206–210 reproduce to the digit.
 	var rows []*row
 	byKey := map[string]*row{}
-	for _, t := range experiments.ArticleTables() {
+	for _, t := range article.Tables() {
 		for _, r := range t.Rows {
 			k := r.Cell.Key()
 			rw := byKey[k]
 			if rw == nil {
-				rw = &row{name: t.ID + " " + r.Label, cell: r.Cell, pub: map[experiments.Metric]experiments.Published{}}
+				rw = &row{name: t.ID + " " + r.Label, cell: r.Cell, pub: map[article.Metric]article.Published{}}
 				byKey[k] = rw
 				rows = append(rows, rw)
 			}
@@ -86,7 +87,7 @@ func main() {
 	}
 	var exact []*row
 	for _, rw := range rows {
-		if rw.exact(rw.window(experiments.ArticleSeeds[0])) {
+		if rw.exact(rw.window(article.Seeds[0])) {
 			exact = append(exact, rw)
 		}
 	}

@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ type Param struct {
 	Key   string
 	Type  Type
 	Doc   string
-	Field string // the sim field it sets, as sim's errors name it
+	Field sim.Field // the sim field it sets, as sim's errors name it
 	// Policy is true for the policy's parameters, false for the scenario's.
 	Policy bool
 	// OmitZero leaves the parameter out of Canonical (so out of the keys)
@@ -77,7 +77,7 @@ type Param struct {
 	SettingOf string
 	// Aliases are other keys users write for this parameter, each with
 	// why it is this one: an unknown key that is one gets this key as its
-	// suggestion (suggestKey), where an edit distance would not find it.
+	// suggestion (SuggestKey), where an edit distance would not find it.
 	Aliases map[string]string
 
 	get func(c *Cell) any
@@ -104,7 +104,7 @@ func duration(v float64) (time.Duration, bool) {
 	return time.Duration(r) * time.Millisecond, true
 }
 
-func durParam(key, field, doc string, policy bool, ptr func(c *Cell) *time.Duration) Param {
+func durParam(key string, field sim.Field, doc string, policy bool, ptr func(c *Cell) *time.Duration) Param {
 	return Param{Key: key, Type: Float, Field: field, Doc: doc, Policy: policy,
 		get: func(c *Cell) any { return seconds(*ptr(c)) },
 		set: func(c *Cell, v any) { d, _ := duration(v.(float64)); *ptr(c) = d },
@@ -113,56 +113,56 @@ func durParam(key, field, doc string, policy bool, ptr func(c *Cell) *time.Durat
 
 // Params lists every parameter, in the order of the dataset's columns.
 var Params = []Param{
-	{Key: "policy", Type: String, Field: "Kind", Policy: true, Doc: "policy family (see `sweep policies`); a preset's rows hold its family (the cenkalti-backoff preset's is grpc): filter exact policies on `policy_spec`. In sweeps.toml, a family or a preset's name",
+	{Key: "policy", Type: String, Field: sim.FieldKind, Policy: true, Doc: "policy family (see `sweep policies`); a preset's rows hold its family (the cenkalti-backoff preset's is grpc): filter exact policies on `policy_spec`. In sweeps.toml, a family or a preset's name",
 		get: func(c *Cell) any { return string(c.Policy.Kind) },
-		set: func(c *Cell, v any) { c.Policy = policyNamed(v.(string)) }},
-	{Key: "preset", Type: String, Field: "Preset", Policy: true, NullZero: true, Doc: "the library whose defaults the policy is; null for none (\"\" in parts written before herdsweep stored null)",
+		set: func(c *Cell, v any) { c.Policy = PolicyNamed(v.(string)) }},
+	{Key: "preset", Type: String, Field: sim.FieldPreset, Policy: true, NullZero: true, Doc: "the library whose defaults the policy is; null for none (\"\" in parts written before herdsweep stored null)",
 		get: func(c *Cell) any { return c.Policy.Preset },
 		set: func(c *Cell, v any) { c.Policy.Preset = v.(string) }},
-	durParam("base_s", "Base", "base delay, s", true, func(c *Cell) *time.Duration { return &c.Policy.Base }),
-	durParam("cap_s", "Cap", "longest computed delay, s; 0 = no cap", true, func(c *Cell) *time.Duration { return &c.Policy.Cap }),
-	{Key: "multiplier", Type: Float, Field: "Multiplier", Policy: true, Doc: "growth per rejection",
+	durParam("base_s", sim.FieldBase, "base delay, s", true, func(c *Cell) *time.Duration { return &c.Policy.Base }),
+	durParam("cap_s", sim.FieldCap, "longest computed delay, s; 0 = no cap", true, func(c *Cell) *time.Duration { return &c.Policy.Cap }),
+	{Key: "multiplier", Type: Float, Field: sim.FieldMultiplier, Policy: true, Doc: "growth per rejection",
 		get: func(c *Cell) any { return c.Policy.Multiplier },
 		set: func(c *Cell, v any) { c.Policy.Multiplier = v.(float64) }},
-	{Key: "width", Type: Float, Field: "Width", Policy: true, Doc: "jitter width, fraction of the delay",
+	{Key: "width", Type: Float, Field: sim.FieldWidth, Policy: true, Doc: "jitter width, fraction of the delay",
 		Aliases: map[string]string{"jitter": "the jitter's width, ± a fraction of the delay"},
 		get:     func(c *Cell) any { return c.Policy.Width },
 		set:     func(c *Cell, v any) { c.Policy.Width = v.(float64) }},
-	{Key: "max_attempts", Type: Int, Field: "MaxAttempts", Policy: true, Doc: "requests per client before it gives up; 0 = unlimited",
+	{Key: "max_attempts", Type: Int, Field: sim.FieldMaxAttempts, Policy: true, Doc: "requests per client before it gives up; 0 = unlimited",
 		Aliases: map[string]string{"max_retries": retriesWhy, "retries": retriesWhy, "attempts": retriesWhy},
 		get:     func(c *Cell) any { return int64(c.Policy.MaxAttempts) },
 		set:     func(c *Cell, v any) { c.Policy.MaxAttempts = int(v.(int64)) }},
-	{Key: "honor_retry_after", Type: Bool, Field: "HonorRetryAfter", Policy: true, Doc: "http-retry waits the server's Retry-After",
+	{Key: "honor_retry_after", Type: Bool, Field: sim.FieldHonorRetryAfter, Policy: true, Doc: "http-retry waits the server's Retry-After",
 		get: func(c *Cell) any { return c.Policy.HonorRetryAfter },
 		set: func(c *Cell, v any) { c.Policy.HonorRetryAfter = v.(bool) }},
-	durParam("max_elapsed_s", "MaxElapsed", "a client gives up rather than wait past this since its first request, s; 0 = never", true, func(c *Cell) *time.Duration { return &c.Policy.MaxElapsed }),
-	{Key: "bucket_tokens", Type: Int, Field: "BucketTokens", Policy: true, Doc: "per-client retry token bucket; 0 = none",
+	durParam("max_elapsed_s", sim.FieldMaxElapsed, "a client gives up rather than wait past this since its first request, s; 0 = never", true, func(c *Cell) *time.Duration { return &c.Policy.MaxElapsed }),
+	{Key: "bucket_tokens", Type: Int, Field: sim.FieldBucketTokens, Policy: true, Doc: "per-client retry token bucket; 0 = none",
 		get: func(c *Cell) any { return int64(c.Policy.BucketTokens) },
 		set: func(c *Cell, v any) { c.Policy.BucketTokens = int(v.(int64)) }},
-	{Key: "bucket_cost", SettingOf: "bucket_tokens", Type: Int, Field: "BucketCost", Policy: true, Doc: "tokens a retry takes (5 when a bucket is set)",
+	{Key: "bucket_cost", SettingOf: "bucket_tokens", Type: Int, Field: sim.FieldBucketCost, Policy: true, Doc: "tokens a retry takes (5 when a bucket is set)",
 		get: func(c *Cell) any { return int64(c.Policy.BucketCost) },
 		set: func(c *Cell, v any) { c.Policy.BucketCost = int(v.(int64)) }},
-	{Key: "retry_budget", Type: Float, Field: "RetryBudget", Policy: true, Doc: "fleet-wide retries ≤ this fraction of requests over 10 s; 0 = none",
+	{Key: "retry_budget", Type: Float, Field: sim.FieldRetryBudget, Policy: true, Doc: "fleet-wide retries ≤ this fraction of requests over 10 s; 0 = none",
 		get: func(c *Cell) any { return c.Policy.RetryBudget },
 		set: func(c *Cell, v any) { c.Policy.RetryBudget = v.(float64) }},
-	{Key: "budget_min_rps", SettingOf: "retry_budget", Type: Float, Field: "BudgetMinRPS", Policy: true, Doc: "retries/s the budget always allows",
+	{Key: "budget_min_rps", SettingOf: "retry_budget", Type: Float, Field: sim.FieldBudgetMinRPS, Policy: true, Doc: "retries/s the budget always allows",
 		get: func(c *Cell) any { return c.Policy.BudgetMinRPS },
 		set: func(c *Cell, v any) { c.Policy.BudgetMinRPS = v.(float64) }},
-	{Key: "retry_on", Type: String, Field: "RetryOn", Policy: true, OmitZero: true, Doc: retryOnDoc(),
+	{Key: "retry_on", Type: String, Field: sim.FieldRetryOn, Policy: true, OmitZero: true, Doc: retryOnDoc(),
 		get: func(c *Cell) any { return string(c.Policy.RetryOn) },
 		set: func(c *Cell, v any) { c.Policy.RetryOn = sim.RetryOn(v.(string)) }},
-	{Key: "mix", Type: String, Field: "Mix", Policy: true, Doc: "other policy groups of a mixed fleet, `share=… policy=… …` separated by ` | `; empty for one policy",
+	{Key: "mix", Type: String, Field: sim.FieldMix, Policy: true, Doc: "other policy groups of a mixed fleet, `share=… policy=… …` separated by ` | `; empty for one policy",
 		get: func(c *Cell) any { return mixCodec.encode(c.Mix) },
 		set: func(c *Cell, v any) { c.Mix, _ = mixCodec.decode(v.(string)) }},
-	{Key: "clients", Type: Int, Field: "Clients", Doc: "clients that failed during the outage",
+	{Key: "clients", Type: Int, Field: sim.FieldClients, Doc: "clients that failed during the outage",
 		get: func(c *Cell) any { return int64(c.Scenario.Clients) },
 		set: func(c *Cell, v any) { c.Scenario.Clients = int(v.(int64)) }},
-	{Key: "tick_ms", Type: Int, Field: "Tick", Doc: "simulation step, ms",
+	{Key: "tick_ms", Type: Int, Field: sim.FieldTick, Doc: "simulation step, ms",
 		get: func(c *Cell) any { return c.Scenario.Tick.Milliseconds() },
 		set: func(c *Cell, v any) { c.Scenario.Tick = time.Duration(v.(int64)) * time.Millisecond }},
 	// recover_s keeps the window after recovery as it is, whichever of the
 	// two a grid sets first.
-	{Key: "recover_s", Type: Float, Field: "RecoverAt", Doc: "outage length: the server recovers at this time, s",
+	{Key: "recover_s", Type: Float, Field: sim.FieldRecoverAt, Doc: "outage length: the server recovers at this time, s",
 		Aliases: map[string]string{"outage_s": outageWhy, "outage": outageWhy, "outage_duration_s": outageWhy, "downtime_s": outageWhy},
 		get:     func(c *Cell) any { return seconds(c.Scenario.RecoverAt) },
 		set: func(c *Cell, v any) {
@@ -170,82 +170,82 @@ var Params = []Param{
 			c.Scenario.Horizon += d - c.Scenario.RecoverAt
 			c.Scenario.RecoverAt = d
 		}},
-	{Key: "capacity_rps", Type: Float, Field: "Capacity", Doc: "requests/s the counting server serves after recovery; a queueing server does not read it (its capacity is concurrency ÷ mean service_s), and there it need only be ≥ 0",
+	{Key: "capacity_rps", Type: Float, Field: sim.FieldCapacity, Doc: "requests/s the counting server serves after recovery; a queueing server does not read it (its capacity is concurrency ÷ mean service_s), and there it need only be ≥ 0",
 		get: func(c *Cell) any { return c.Scenario.Capacity },
 		set: func(c *Cell, v any) { c.Scenario.Capacity = v.(float64) }},
-	durParam("spread_s", "Spread", "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
+	durParam("spread_s", sim.FieldSpread, "clients first send at U(0, spread), s", false, func(c *Cell) *time.Duration { return &c.Scenario.Spread }),
 	// window_s is the horizon counted from recovery: a longer outage does
 	// not shorten the time clients have to come back.
-	{Key: "window_s", Type: Float, Field: "Window", Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
+	{Key: "window_s", Type: Float, Field: sim.FieldWindow, Doc: "the run stops this long after recovery, s; a milestone not reached by then is \"not finished\"",
 		Aliases: map[string]string{"horizon_s": windowWhy, "duration_s": windowWhy, "horizon": windowWhy},
 		get:     func(c *Cell) any { return seconds(c.Scenario.Horizon - c.Scenario.RecoverAt) },
 		set:     func(c *Cell, v any) { d, _ := duration(v.(float64)); c.Scenario.Horizon = c.Scenario.RecoverAt + d }},
-	durParam("retry_after_s", "RetryAfter", "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
-	durParam("retry_after_max_s", "RetryAfterMax", "> retry_after_s: each Retry-After drawn from U(retry_after_s, this), s; 0 = constant", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfterMax }),
-	{Key: "retry_after_backlog", Type: Bool, Field: "RetryAfterBacklog", Doc: "the Retry-After is the backlog over the capacity, whole seconds",
+	durParam("retry_after_s", sim.FieldRetryAfter, "Retry-After the server sends, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfter }),
+	durParam("retry_after_max_s", sim.FieldRetryAfterMax, "> retry_after_s: each Retry-After drawn from U(retry_after_s, this), s; 0 = constant", false, func(c *Cell) *time.Duration { return &c.Scenario.RetryAfterMax }),
+	{Key: "retry_after_backlog", Type: Bool, Field: sim.FieldRetryAfterBacklog, Doc: "the Retry-After is the backlog over the capacity, whole seconds",
 		get: func(c *Cell) any { return c.Scenario.RetryAfterBacklog },
 		set: func(c *Cell, v any) { c.Scenario.RetryAfterBacklog = v.(bool) }},
-	durParam("ramp_s", "RampUp", "capacity ramps up linearly over this after recovery, s; 0 = at once", false, func(c *Cell) *time.Duration { return &c.Scenario.RampUp }),
-	{Key: "ramp_from", Type: Float, Field: "RampFrom", Doc: "fraction of the capacity the ramp starts from",
+	durParam("ramp_s", sim.FieldRampUp, "capacity ramps up linearly over this after recovery, s; 0 = at once", false, func(c *Cell) *time.Duration { return &c.Scenario.RampUp }),
+	{Key: "ramp_from", Type: Float, Field: sim.FieldRampFrom, Doc: "fraction of the capacity the ramp starts from",
 		get: func(c *Cell) any { return c.Scenario.RampFrom },
 		set: func(c *Cell, v any) { c.Scenario.RampFrom = v.(float64) }},
-	{Key: "reject_cost", Type: Float, Field: "RejectCost", Doc: "work a 429 costs, as a fraction of a served request; 0 = free",
+	{Key: "reject_cost", Type: Float, Field: sim.FieldRejectCost, Doc: "work a 429 costs, as a fraction of a served request; 0 = free",
 		get: func(c *Cell) any { return c.Scenario.RejectCost },
 		set: func(c *Cell, v any) { c.Scenario.RejectCost = v.(float64) }},
 	// A queueing server, client timeouts and open-loop traffic (sim/queue.go).
-	{Key: "concurrency", Type: Int, Field: "Concurrency", OmitZero: true, Doc: "a queueing server with this many workers; 0 = the article's counting server",
+	{Key: "concurrency", Type: Int, Field: sim.FieldConcurrency, OmitZero: true, Doc: "a queueing server with this many workers; 0 = the article's counting server",
 		get: func(c *Cell) any { return int64(c.Scenario.Concurrency) },
 		set: func(c *Cell, v any) { c.Scenario.Concurrency = int(v.(int64)) }},
-	{Key: "service", Type: String, Field: "Service", OmitZero: true, Doc: "queueing server: service time distribution, fixed, exponential or lognormal",
+	{Key: "service", Type: String, Field: sim.FieldService, OmitZero: true, Doc: "queueing server: service time distribution, fixed, exponential or lognormal",
 		get: func(c *Cell) any { return c.Scenario.Service },
 		set: func(c *Cell, v any) { c.Scenario.Service = v.(string) }},
-	omitZero(durParam("service_s", "ServiceTime", "queueing server: mean service time (median for lognormal), s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceTime })),
-	omitZero(durParam("service_p99_s", "ServiceP99", "lognormal service: its 99th percentile, s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceP99 })),
-	{Key: "queue_limit", Type: Int, Field: "QueueLimit", OmitZero: true, Doc: "queueing server: most requests waiting; 0 = no limit",
+	omitZero(durParam("service_s", sim.FieldServiceTime, "queueing server: mean service time (median for lognormal), s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceTime })),
+	omitZero(durParam("service_p99_s", sim.FieldServiceP99, "lognormal service: its 99th percentile, s", false, func(c *Cell) *time.Duration { return &c.Scenario.ServiceP99 })),
+	{Key: "queue_limit", Type: Int, Field: sim.FieldQueueLimit, OmitZero: true, Doc: "queueing server: most requests waiting; 0 = no limit",
 		get: func(c *Cell) any { return int64(c.Scenario.QueueLimit) },
 		set: func(c *Cell, v any) { c.Scenario.QueueLimit = int(v.(int64)) }},
-	omitZero(durParam("queue_wait_s", "QueueWait", "queueing server: a request that would wait longer is rejected, s; 0 = no limit", false, func(c *Cell) *time.Duration { return &c.Scenario.QueueWait })),
-	omitZero(durParam("shed_target_s", "ShedTarget", "queueing server: shed load while the queue's delay stays above this for 100 ms (CoDel), s; 0 = never", false, func(c *Cell) *time.Duration { return &c.Scenario.ShedTarget })),
-	omitZero(durParam("timeout_s", "Timeout", "queueing server: a client stops waiting after this, counts a failure and retries, s; 0 = waits for ever", false, func(c *Cell) *time.Duration { return &c.Scenario.Timeout })),
-	{Key: "arrival_rps", Type: Float, Field: "ArrivalRate", OmitZero: true, Doc: "queueing server: new requests/s arriving throughout the run (Poisson), each with its own retries; 0 = none",
+	omitZero(durParam("queue_wait_s", sim.FieldQueueWait, "queueing server: a request that would wait longer is rejected, s; 0 = no limit", false, func(c *Cell) *time.Duration { return &c.Scenario.QueueWait })),
+	omitZero(durParam("shed_target_s", sim.FieldShedTarget, "queueing server: shed load while the queue's delay stays above this for 100 ms (CoDel), s; 0 = never", false, func(c *Cell) *time.Duration { return &c.Scenario.ShedTarget })),
+	omitZero(durParam("timeout_s", sim.FieldTimeout, "queueing server: a client stops waiting after this, counts a failure and retries, s; 0 = waits for ever", false, func(c *Cell) *time.Duration { return &c.Scenario.Timeout })),
+	{Key: "arrival_rps", Type: Float, Field: sim.FieldArrivalRate, OmitZero: true, Doc: "queueing server: new requests/s arriving throughout the run (Poisson), each with its own retries; 0 = none",
 		get: func(c *Cell) any { return c.Scenario.ArrivalRate },
 		set: func(c *Cell, v any) { c.Scenario.ArrivalRate = v.(float64) }},
-	{Key: "arrival_curve", Type: String, Field: "ArrivalCurve", OmitZero: true, Doc: "queueing server: open-loop traffic following a daily curve, multipliers of arrival_rps separated by spaces or commas, one per equal slot of the day (24: hourly), e.g. \"0.3 0.2 … 1.4\"; empty = constant",
+	{Key: "arrival_curve", Type: String, Field: sim.FieldArrivalCurve, OmitZero: true, Doc: "queueing server: open-loop traffic following a daily curve, multipliers of arrival_rps separated by spaces or commas, one per equal slot of the day (24: hourly), e.g. \"0.3 0.2 … 1.4\"; empty = constant",
 		get: func(c *Cell) any { return c.Scenario.ArrivalCurve },
 		set: func(c *Cell, v any) { c.Scenario.ArrivalCurve = v.(string) }},
-	omitZero(durParam("arrival_clock_s", "ArrivalClock", "queueing server: with arrival_curve, the time of day at time 0, s after midnight (32400 = 09:00)", false, func(c *Cell) *time.Duration { return &c.Scenario.ArrivalClock })),
-	omitZero(durParam("outage_start_s", "OutageStart", "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
+	omitZero(durParam("arrival_clock_s", sim.FieldArrivalClock, "queueing server: with arrival_curve, the time of day at time 0, s after midnight (32400 = 09:00)", false, func(c *Cell) *time.Duration { return &c.Scenario.ArrivalClock })),
+	omitZero(durParam("outage_start_s", sim.FieldOutageStart, "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
 	// Client components (sim/components.go), each off at zero.
-	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: "ClientsPerProcess", Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
+	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: sim.FieldClientsPerProcess, Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },
 		set: func(c *Cell, v any) { c.Policy.ClientsPerProcess = int(v.(int64)) }},
-	{Key: "throttle_k", Type: Float, Field: "ThrottleK", Policy: true, OmitZero: true, Doc: "adaptive throttling (SRE book): refuse locally with probability max(0, (requests − K·accepts)/(requests + 1)); K, 0 = off",
+	{Key: "throttle_k", Type: Float, Field: sim.FieldThrottleK, Policy: true, OmitZero: true, Doc: "adaptive throttling (SRE book): refuse locally with probability max(0, (requests − K·accepts)/(requests + 1)); K, 0 = off",
 		get: func(c *Cell) any { return c.Policy.ThrottleK },
 		set: func(c *Cell, v any) { c.Policy.ThrottleK = v.(float64) }},
-	settingOf("throttle_k", omitZero(durParam("throttle_window_s", "ThrottleWindow", "adaptive throttling's window, s (120 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.ThrottleWindow }))),
-	{Key: "aws_adaptive", Type: Bool, Field: "AWSAdaptive", Policy: true, OmitZero: true, Doc: "the AWS SDKs' adaptive retry mode: a CUBIC rate limiter that holds requests back after throttling",
+	settingOf("throttle_k", omitZero(durParam("throttle_window_s", sim.FieldThrottleWindow, "adaptive throttling's window, s (120 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.ThrottleWindow }))),
+	{Key: "aws_adaptive", Type: Bool, Field: sim.FieldAWSAdaptive, Policy: true, OmitZero: true, Doc: "the AWS SDKs' adaptive retry mode: a CUBIC rate limiter that holds requests back after throttling",
 		get: func(c *Cell) any { return c.Policy.AWSAdaptive },
 		set: func(c *Cell, v any) { c.Policy.AWSAdaptive = v.(bool) }},
-	{Key: "retry_tokens", Type: Float, Field: "RetryTokens", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's maxTokens per process; 0 = off",
+	{Key: "retry_tokens", Type: Float, Field: sim.FieldRetryTokens, Policy: true, OmitZero: true, Doc: "gRPC retry throttling's maxTokens per process; 0 = off",
 		get: func(c *Cell) any { return c.Policy.RetryTokens },
 		set: func(c *Cell, v any) { c.Policy.RetryTokens = v.(float64) }},
-	{Key: "retry_token_ratio", SettingOf: "retry_tokens", Type: Float, Field: "RetryTokenRatio", Policy: true, OmitZero: true, Doc: "gRPC retry throttling's tokenRatio: tokens a success gives back",
+	{Key: "retry_token_ratio", SettingOf: "retry_tokens", Type: Float, Field: sim.FieldRetryTokenRatio, Policy: true, OmitZero: true, Doc: "gRPC retry throttling's tokenRatio: tokens a success gives back",
 		get: func(c *Cell) any { return c.Policy.RetryTokenRatio },
 		set: func(c *Cell, v any) { c.Policy.RetryTokenRatio = v.(float64) }},
-	{Key: "pushback", Type: Bool, Field: "Pushback", Policy: true, OmitZero: true, Doc: "gRPC server pushback: wait exactly the Retry-After, then restart the backoff",
+	{Key: "pushback", Type: Bool, Field: sim.FieldPushback, Policy: true, OmitZero: true, Doc: "gRPC server pushback: wait exactly the Retry-After, then restart the backoff",
 		get: func(c *Cell) any { return c.Policy.Pushback },
 		set: func(c *Cell, v any) { c.Policy.Pushback = v.(bool) }},
-	{Key: "retry_cap", Type: Int, Field: "RetryCap", Policy: true, OmitZero: true, Doc: "Envoy's max_retries: most retries outstanding per process, beyond which a client gives up; 0 = none",
+	{Key: "retry_cap", Type: Int, Field: sim.FieldRetryCap, Policy: true, OmitZero: true, Doc: "Envoy's max_retries: most retries outstanding per process, beyond which a client gives up; 0 = none",
 		get: func(c *Cell) any { return int64(c.Policy.RetryCap) },
 		set: func(c *Cell, v any) { c.Policy.RetryCap = int(v.(int64)) }},
-	{Key: "breaker_ratio", Type: Float, Field: "BreakerRatio", Policy: true, OmitZero: true, Doc: "circuit breaker per process: opens at this failure ratio; 0 = none",
+	{Key: "breaker_ratio", Type: Float, Field: sim.FieldBreakerRatio, Policy: true, OmitZero: true, Doc: "circuit breaker per process: opens at this failure ratio; 0 = none",
 		get: func(c *Cell) any { return c.Policy.BreakerRatio },
 		set: func(c *Cell, v any) { c.Policy.BreakerRatio = v.(float64) }},
-	{Key: "breaker_min_throughput", SettingOf: "breaker_ratio", Type: Int, Field: "BreakerMinThroughput", Policy: true, OmitZero: true, Doc: "circuit breaker: requests in the window before it may open (100 when 0)",
+	{Key: "breaker_min_throughput", SettingOf: "breaker_ratio", Type: Int, Field: sim.FieldBreakerMinThroughput, Policy: true, OmitZero: true, Doc: "circuit breaker: requests in the window before it may open (100 when 0)",
 		get: func(c *Cell) any { return int64(c.Policy.BreakerMinThroughput) },
 		set: func(c *Cell, v any) { c.Policy.BreakerMinThroughput = int(v.(int64)) }},
-	settingOf("breaker_ratio", omitZero(durParam("breaker_window_s", "BreakerWindow", "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow }))),
-	settingOf("breaker_ratio", omitZero(durParam("breaker_break_s", "BreakerBreak", "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak }))),
+	settingOf("breaker_ratio", omitZero(durParam("breaker_window_s", sim.FieldBreakerWindow, "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow }))),
+	settingOf("breaker_ratio", omitZero(durParam("breaker_break_s", sim.FieldBreakerBreak, "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak }))),
 }
 
 // retryOnDoc describes retry_on's values, as sim defines them.
@@ -292,35 +292,11 @@ var mixCodec struct {
 	decode func(string) ([sim.MaxGroups - 1]sim.Group, error)
 }
 
-func init() { mixCodec.encode, mixCodec.decode = encodeMix, decodeMix }
+func init() { mixCodec.encode, mixCodec.decode = EncodeMix, DecodeMix }
 
-// tableBase is the policy a table {kind = NAME, …} starts from: the family
-// NAME when there is one, even where a preset has the same name (grpc): a
-// table sets parameters, and the preset would then claim to be the
-// library's defaults. A preset with parameters of its own is no longer
-// that preset.
-func tableBase(name string, params int) sim.Policy {
-	if sim.KnownKind(sim.Kind(name)) {
-		return sim.DefaultPolicy(sim.Kind(name))
-	}
-	p := policyNamed(name)
-	if params > 0 {
-		p.Preset = ""
-	}
-	return p
-}
-
-// policyNamed returns a library preset by name, else the family's defaults.
-func policyNamed(name string) sim.Policy {
-	if pr, ok := sim.PresetByName(name); ok {
-		return pr.Policy
-	}
-	return sim.DefaultPolicy(sim.Kind(name))
-}
-
-// encodeMix writes a fleet's other groups with the policy parameters, in
-// Params order: the dataset's "mix" column, which decodeMix reads back.
-func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
+// EncodeMix writes a fleet's other groups with the policy parameters, in
+// Params order: the dataset's "mix" column, which DecodeMix reads back.
+func EncodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 	var groups []string
 	for _, g := range mix {
 		if g.Share == 0 {
@@ -344,7 +320,7 @@ func encodeMix(mix [sim.MaxGroups - 1]sim.Group) string {
 	return strings.Join(groups, " | ")
 }
 
-func decodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
+func DecodeMix(s string) ([sim.MaxGroups - 1]sim.Group, error) {
 	var mix [sim.MaxGroups - 1]sim.Group
 	if s == "" {
 		return mix, nil
@@ -386,7 +362,7 @@ func formatValue(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	panic(fmt.Sprintf("experiments: value %T", v))
+	panic(fmt.Sprintf("grid: value %T", v))
 }
 
 func parseValue(t Type, s string) (any, error) {
@@ -414,7 +390,7 @@ func ParamByKey(key string) *Param {
 // paramByField returns the parameter that sets the sim field named field
 // (sim.FieldError.Field), or nil. Field names are unique across
 // sim.Scenario and sim.Policy (tested).
-func paramByField(field string) *Param {
+func paramByField(field sim.Field) *Param {
 	for i := range Params {
 		if Params[i].Field == field {
 			return &Params[i]
@@ -423,11 +399,11 @@ func paramByField(field string) *Param {
 	return nil
 }
 
-// coerce checks that v, as decoded from TOML, has p's type and converts it
+// Coerce checks that v, as decoded from TOML, has p's type and converts it
 // to p's Go type. It checks no bounds: each bound lives in the Validate of
 // the sim type that owns the field, and the loader reports its errors at
 // the key (cellError).
-func (p *Param) coerce(v any) (any, error) {
+func (p *Param) Coerce(v any) (any, error) {
 	switch p.Type {
 	case Int:
 		switch x := v.(type) {
@@ -438,7 +414,7 @@ func (p *Param) coerce(v any) (any, error) {
 			return x, nil
 		case float64:
 			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-				return p.coerce(int64(x))
+				return p.Coerce(int64(x))
 			}
 		}
 	case Float:
@@ -447,11 +423,11 @@ func (p *Param) coerce(v any) (any, error) {
 			v = float64(x)
 		case float64:
 		default:
-			return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
+			return nil, fmt.Errorf("%s: want %s", Show(v), p.Type)
 		}
 		if strings.HasSuffix(p.Key, "_s") {
 			if _, ok := duration(v.(float64)); !ok {
-				return nil, fmt.Errorf("%s: want a number of seconds in whole milliseconds", show(v))
+				return nil, fmt.Errorf("%s: want a number of seconds in whole milliseconds", Show(v))
 			}
 		}
 		return v, nil
@@ -464,13 +440,13 @@ func (p *Param) coerce(v any) (any, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: want %s", show(v), p.Type)
+	return nil, fmt.Errorf("%s: want %s", Show(v), p.Type)
 }
 
 // maxMS is the most milliseconds a time.Duration holds.
 const maxMS = math.MaxInt64 / int64(time.Millisecond)
 
-func show(v any) string {
+func Show(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
@@ -527,6 +503,11 @@ func (p *Param) Set(c *Cell, v any) {
 	p.set(c, v)
 }
 
+// Apply sets the parameter in c to v (as Get returns it) as a config
+// writes it: "policy" names a preset or a family's defaults (PolicyNamed),
+// and recover_s keeps the window after recovery as it is.
+func (p *Param) Apply(c *Cell, v any) { p.set(c, v) }
+
 // Why an alias is its parameter (Param.Aliases).
 const (
 	outageWhy  = "the outage: the server is down from time 0 (a queueing server: from outage_start_s) until recover_s"
@@ -534,9 +515,9 @@ const (
 	retriesWhy = "attempts, the first included: N retries is max_attempts = N + 1"
 )
 
-// suggestKey is an unknown key's suggestion among names: a parameter it
+// SuggestKey is an unknown key's suggestion among names: a parameter it
 // is an alias of (with why), else the nearest name by DidYouMean.
-func suggestKey(k string, names []string) string {
+func SuggestKey(k string, names []string) string {
 	for _, p := range Params {
 		if why, ok := p.Aliases[k]; ok && slices.Contains(names, p.Key) {
 			return fmt.Sprintf(" (did you mean %q? %s)", p.Key, why)
@@ -552,8 +533,8 @@ func suggestKey(k string, names []string) string {
 // in these keys' words.
 func SetPolicyParam(p *sim.Policy, key, text string) error {
 	pa := ParamByKey(key)
-	if pa == nil || !inPolicyTable(pa) {
-		return fmt.Errorf("unknown key %q%s", key, suggestKey(key, policyTableKeyList()))
+	if pa == nil || !pa.InPolicyTable() {
+		return fmt.Errorf("unknown key %q%s", key, SuggestKey(key, PolicyTableKeys()))
 	}
 	var raw any = text
 	var err error
@@ -568,7 +549,7 @@ func SetPolicyParam(p *sim.Policy, key, text string) error {
 	if err != nil {
 		return fmt.Errorf("%s=%s: want %s", key, text, pa.Type)
 	}
-	v, err := pa.coerce(raw)
+	v, err := pa.Coerce(raw)
 	if err != nil {
 		return fmt.Errorf("%s=%v", key, err)
 	}
@@ -581,6 +562,24 @@ func SetPolicyParam(p *sim.Policy, key, text string) error {
 // UserWords says a sim.FieldError in sweeps.toml's words: the key of the
 // parameter that sets its field, and what would be accepted.
 func UserWords(fe *sim.FieldError) string {
-	key, msg := userWords(fe)
+	key, msg := KeyWords(fe)
 	return key + "=" + msg
+}
+
+// InPolicyTable reports whether p may be set in a policy table
+// ({kind = "fixed", base_s = 5}) or after a policy's name in a spec: a
+// policy parameter, components included.
+func (p *Param) InPolicyTable() bool {
+	return p.Policy && p.Key != "policy" && p.Key != "mix" && p.Key != "preset"
+}
+
+// PolicyTableKeys lists the keys a policy table takes besides kind.
+func PolicyTableKeys() []string {
+	var ks []string
+	for i := range Params {
+		if Params[i].InPolicyTable() {
+			ks = append(ks, Params[i].Key)
+		}
+	}
+	return ks
 }

@@ -1,4 +1,4 @@
-package experiments
+package runner
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -14,7 +15,7 @@ import (
 // whether it may stop once provably stuck (sim.Sim.StopStuck: for a
 // caller that needs only whether the run comes back).
 type Job struct {
-	Run       Run
+	Run       grid.Run
 	Timeline  bool
 	StopStuck bool
 }
@@ -53,95 +54,124 @@ func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(
 	window := workers * 64
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var stop atomic.Bool
-	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	w := newWeights(held, weight)
-	defer context.AfterFunc(ctx, w.wake)()
+	p := &pool{ctx: ctx, cancel: cancel, n: n, window: window, job: job, emit: emit, w: newWeights(held, weight),
+		indices: make(chan int), results: make(chan done, window), tokens: make(chan struct{}, window)}
+	defer context.AfterFunc(ctx, func() { p.stop.Store(true) })()
+	defer context.AfterFunc(ctx, p.w.wake)()
 
-	type done struct {
-		i int
-		o Outcome
-	}
-	indices := make(chan int)
-	results := make(chan done, window)
-	tokens := make(chan struct{}, window)
-
-	go func() { // hand out indices, at most window ahead of emit
-		defer close(indices)
-		for i := range n {
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			if !w.take(ctx, i) {
-				return
-			}
-			select {
-			case indices <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	go p.handOut()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := sim.Sim{Stop: &stop}
-			var rng sim.Mulberry32
-			for i := range indices {
-				j := job(i)
-				o := Outcome{Job: j}
-				if ctx.Err() != nil { // no run starts after a stop
-					o.Err = sim.ErrStopped
-					results <- done{i, o}
-					continue
-				}
-				var tl *sim.Timeline
-				if j.Timeline {
-					tl = new(sim.Timeline)
-				}
-				rng.Seed(j.Run.Seed)
-				s.StopStuck = j.StopStuck
-				o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
-				o.Timeline = tl
-				results <- done{i, o}
-			}
+			p.work()
 		}()
 	}
-	go func() { wg.Wait(); close(results) }()
+	go func() { wg.Wait(); close(p.results) }()
+	return p.collect()
+}
 
-	pending := make([]*Outcome, window)
-	have := make([]bool, window)
+// pool is one ExecuteWithin: indices go out to the workers at most a
+// window ahead of the last emitted, outcomes come back in any order and
+// are emitted in index order.
+type pool struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stop    atomic.Bool // set when ctx is done: stops the runs in progress
+	n       int
+	window  int
+	job     func(i int) Job
+	emit    func(i int, o Outcome) error
+	w       *weights
+	indices chan int
+	results chan done
+	tokens  chan struct{} // one per index handed out and not yet emitted
+}
+
+type done struct {
+	i int
+	o Outcome
+}
+
+// handOut hands out indices 0 … n-1, at most a window ahead of emit and
+// within the weight bound, until ctx is done.
+func (p *pool) handOut() {
+	defer close(p.indices)
+	for i := range p.n {
+		select {
+		case p.tokens <- struct{}{}:
+		case <-p.ctx.Done():
+			return
+		}
+		if !p.w.take(p.ctx, i) {
+			return
+		}
+		select {
+		case p.indices <- i:
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// work runs the jobs of the indices it receives on one simulator, and
+// starts no run once ctx is done.
+func (p *pool) work() {
+	s := sim.Sim{Stop: &p.stop}
+	var rng sim.Mulberry32
+	for i := range p.indices {
+		j := p.job(i)
+		o := Outcome{Job: j}
+		if p.ctx.Err() != nil { // no run starts after a stop
+			o.Err = sim.ErrStopped
+			p.results <- done{i, o}
+			continue
+		}
+		var tl *sim.Timeline
+		if j.Timeline {
+			tl = new(sim.Timeline)
+		}
+		rng.Seed(j.Run.Seed)
+		s.StopStuck = j.StopStuck
+		o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
+		o.Timeline = tl
+		p.results <- done{i, o}
+	}
+}
+
+// collect emits the outcomes in index order as they complete an unbroken
+// prefix, and returns the first error: emit's, or why a run stopped.
+func (p *pool) collect() error {
+	pending := make([]*Outcome, p.window)
+	have := make([]bool, p.window)
 	next := 0
 	var err error
-	for d := range results {
-		slot := d.i % window
+	for d := range p.results {
+		slot := d.i % p.window
 		o := d.o
 		pending[slot], have[slot] = &o, true
-		for err == nil && next < n && have[next%window] {
-			s := next % window
+		for err == nil && next < p.n && have[next%p.window] {
+			s := next % p.window
 			if errors.Is(pending[s].Err, sim.ErrStopped) {
-				err = context.Cause(ctx)
+				err = context.Cause(p.ctx)
 				if err == nil {
 					err = pending[s].Err
 				}
 				break
 			}
-			if e := emit(next, *pending[s]); e != nil {
+			if e := p.emit(next, *pending[s]); e != nil {
 				err = e
-				cancel()
+				p.cancel()
 			}
 			pending[s], have[s] = nil, false
-			w.give(next)
+			p.w.give(next)
 			next++
-			<-tokens
+			<-p.tokens
 		}
 	}
-	if err == nil && next < n {
-		err = ctx.Err()
+	if err == nil && next < p.n {
+		err = p.ctx.Err()
 	}
 	return err
 }
@@ -195,9 +225,11 @@ func (w *weights) give(i int) {
 	w.cond.Broadcast()
 }
 
-// wake wakes a take waiting for a context that is now done.
+// wake wakes a take waiting for a context that is now done. It
+// broadcasts under the lock, so that a take that has checked the context
+// and is about to wait is waiting when it comes.
 func (w *weights) wake() {
 	w.mu.Lock()
-	w.mu.Unlock()
+	defer w.mu.Unlock()
 	w.cond.Broadcast()
 }

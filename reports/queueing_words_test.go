@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/experiments"
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -59,7 +59,7 @@ func TestServiceTimeWords(t *testing.T) {
 // of these has one).
 func TestQueueOnlyReportPointsToItsRanking(t *testing.T) {
 	t.Parallel()
-	var cells []experiments.Cell
+	var cells []grid.Cell
 	for _, p := range []sim.Policy{{Kind: sim.Decorrelated, Base: 100 * time.Millisecond, Cap: 5 * time.Second},
 		{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 5 * time.Second, Multiplier: 2, MaxAttempts: 3}} {
 		sc := sim.Article()
@@ -68,7 +68,7 @@ func TestQueueOnlyReportPointsToItsRanking(t *testing.T) {
 		sc.ArrivalRate = 100
 		sc.OutageStart, sc.RecoverAt = 5*time.Second, 10*time.Second
 		sc.Horizon = sc.RecoverAt + 30*time.Second
-		cells = append(cells, experiments.Cell{Scenario: sc, Policy: p})
+		cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
 	}
 	_, files := build(t, simulate(t, cells, 2, false))
 	md := files["report.md"]
@@ -130,7 +130,7 @@ func TestT99WarningLeavesOutQueueingCells(t *testing.T) {
 	sc.ArrivalRate = 300 // over the 200 requests/s it serves: the cohort's client is never answered in time
 	sc.OutageStart, sc.RecoverAt = 5*time.Second, 10*time.Second
 	sc.Horizon = sc.RecoverAt + 20*time.Second
-	cells := []experiments.Cell{{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: time.Second}}}
+	cells := []grid.Cell{{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: time.Second}}}
 	in := simulate(t, cells, 2, false)
 	aggs := analysis.Aggregates(in.Dataset.Records)
 	if len(aggs) != 1 || aggs[0].Summary(analysis.T99).Unfinished == 0 {

@@ -1,9 +1,17 @@
-package experiments
+// Package article holds the article's tables: the cells that reproduce
+// each row and the figures the article published for them, with the seeds
+// on which its non-random rows come out to the printed digit. `sweep
+// reproduce` and the report set them against the simulator's; a sweep may
+// run them as a built-in experiment (experiment = "article").
+//
+// It builds on grid's cells and reads no file.
+package article
 
 import (
 	"slices"
 	"time"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -28,7 +36,7 @@ type Published struct {
 // the article printed for it.
 type Row struct {
 	Label     string
-	Cell      Cell
+	Cell      grid.Cell
 	Published map[Metric]Published
 }
 
@@ -40,15 +48,15 @@ type Table struct {
 	Rows    []Row
 }
 
-// ArticleSeeds are seeds with which the article's non-random rows come out
+// Seeds are seeds with which the article's non-random rows come out
 // to the printed digit (found by running its code; its own seeds are not
 // published).
-var ArticleSeeds = []uint32{206, 207, 208, 209, 210}
+var Seeds = []uint32{206, 207, 208, 209, 210}
 
-func articleCell(p sim.Policy, retryAfter time.Duration) Cell {
+func articleCell(p sim.Policy, retryAfter time.Duration) grid.Cell {
 	sc := sim.Article()
 	sc.RetryAfter = retryAfter
-	return Cell{Scenario: sc, Policy: p.Normalize()}
+	return grid.Cell{Scenario: sc, Policy: p.Normalize()}
 }
 
 func pol(k sim.Kind) sim.Policy { return sim.DefaultPolicy(k) }
@@ -65,9 +73,9 @@ func figs(sent, peak, t50, t99 float64) map[Metric]Published {
 	return m
 }
 
-// ArticleTables returns tables 1–4 of the article with their published
+// Tables returns tables 1–4 of the article with their published
 // figures (see shared/reference/article-tables.md).
-func ArticleTables() []Table {
+func Tables() []Table {
 	fixed5 := sim.Policy{Kind: sim.Fixed, Base: 5 * time.Second}
 	const ra = 30 * time.Second
 	return []Table{
@@ -101,10 +109,10 @@ func ArticleTables() []Table {
 
 // Builtin returns the cells of a built-in experiment, distinct and in
 // table order: "article" (tables 1–4) or "table1" … "table4".
-func Builtin(name string) ([]Cell, bool) {
-	var cells []Cell
+func Builtin(name string) ([]grid.Cell, bool) {
+	var cells []grid.Cell
 	seen := map[string]bool{}
-	for _, t := range ArticleTables() {
+	for _, t := range Tables() {
 		if name != "article" && name != t.ID {
 			continue
 		}
@@ -121,7 +129,7 @@ func Builtin(name string) ([]Cell, bool) {
 // BuiltinNames lists the built-in experiments.
 func BuiltinNames() []string {
 	names := []string{"article"}
-	for _, t := range ArticleTables() {
+	for _, t := range Tables() {
 		names = append(names, t.ID)
 	}
 	return slices.Clip(names)

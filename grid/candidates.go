@@ -1,4 +1,4 @@
-package experiments
+package grid
 
 import (
 	"fmt"
@@ -117,7 +117,7 @@ func DescribeSpace() string {
 		}
 	}
 	n := len(CandidateSpace(sim.Article()))
-	return fmt.Sprintf(`The candidates (%d without a Retry-After, defined once in experiments/candidates.go):
+	return fmt.Sprintf(`The candidates (%d without a Retry-After, defined once in grid/candidates.go):
   - exponential backoff with uniform jitter: first retry after {%s}, {%s} per attempt,
     at most {%s}, jitter {%s}
   - exponential backoff with full jitter from the base: the same bases and caps, ×2
