@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -295,4 +298,82 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 		}
 	}
 	return ps
+}
+
+// ServerKeys are the sweeps.toml keys a server spec (--server) may set:
+// the server's own parameters, never the question's (capacity, clients,
+// outage, window) nor a policy's.
+var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s"}
+
+// ParseServer reads a server as sweeps.toml writes its parameters:
+// "reject_cost=0.25", or "concurrency=16 service=exponential
+// service_s=0.02 timeout_s=2 arrival_rps=560 queue_wait_s=0.5" (service
+// and service_s without concurrency size the workers to the capacity;
+// "free" is the counting server with free rejections). The values are
+// checked against base (the question on the counting server) by
+// sim.Scenario.Validate, the one owner of their bounds; an error names
+// the key.
+func ParseServer(spec string, base sim.Scenario) (Server, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 {
+		return Server{}, fmt.Errorf("empty: want key=value pairs of %s, or free", strings.Join(ServerKeys, ", "))
+	}
+	if len(fields) == 1 && fields[0] == "free" {
+		return Server{}, nil
+	}
+	c := grid.Cell{Scenario: base}
+	c.Scenario.Concurrency, c.Scenario.Service = 0, ""
+	seen := map[string]bool{}
+	for _, f := range fields {
+		key, text, ok := strings.Cut(f, "=")
+		if !ok || text == "" {
+			return Server{}, fmt.Errorf("%q: want key=value", f)
+		}
+		if !slices.Contains(ServerKeys, key) {
+			return Server{}, fmt.Errorf("unknown key %q%s: want one of %s", key, grid.SuggestKey(key, ServerKeys), strings.Join(ServerKeys, ", "))
+		}
+		if seen[key] {
+			return Server{}, fmt.Errorf("%s given twice", key)
+		}
+		seen[key] = true
+		p := grid.ParamByKey(key)
+		var raw any = text
+		var err error
+		switch p.Type {
+		case grid.Int:
+			raw, err = strconv.ParseInt(text, 10, 64)
+		case grid.Float:
+			raw, err = strconv.ParseFloat(text, 64)
+		}
+		if err != nil {
+			return Server{}, fmt.Errorf("%s=%s: want %s", key, text, p.Type)
+		}
+		v, err := p.Coerce(raw)
+		if err != nil {
+			return Server{}, fmt.Errorf("%s=%v", key, err)
+		}
+		p.Set(&c, v)
+	}
+	sc := c.Scenario
+	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
+		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
+		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax}
+	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
+		s.RetryAfter = 0 // the question's
+	}
+	if (s.Workers > 0 || s.Timeout > 0 || s.QueueLimit > 0 || s.QueueWait > 0 || s.ShedTarget > 0 || s.Arrival > 0) && s.Service == "" {
+		return Server{}, fmt.Errorf("a queueing server needs service and service_s (e.g. service=exponential service_s=0.02)")
+	}
+	if s.Queueing() && s.RejectCost > 0 {
+		return Server{}, fmt.Errorf("reject_cost is the counting server's; a queueing server's rejections cost what its queue does")
+	}
+	if err := s.Scenario(base).Validate(); err != nil {
+		var fe *sim.FieldError
+		if errors.As(err, &fe) {
+			return Server{}, errors.New(grid.UserWords(fe))
+		}
+		return Server{}, err
+	}
+	return s, nil
 }

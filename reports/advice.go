@@ -243,7 +243,7 @@ func writeMargins(ew *errWriter, ms []analysis.Margin) {
 func axisValue(m analysis.Margin, x float64) string {
 	switch m.Axis.Key {
 	case "timeout_s":
-		return num.Short(x) + " s"
+		return strconv.FormatFloat(x, 'g', -1, 64) + " s"
 	}
 	return pctWord(x)
 }
@@ -295,26 +295,26 @@ func writeSettings(ew *errWriter, p sim.Policy) {
 func writeOwner(ew *errWriter, v *analysis.OwnerView, base sim.Scenario) {
 	ew.printf("\nfor the server's owner, on %s (%s): time back to steady state, s after recovery, and goodput (%% of demand), for today's library defaults and the answer\n",
 		v.Server.Label(), num.Plural(v.Seeds, "seed"))
-	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  \t")
+	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  option\t")
 	for i, p := range v.Fleet {
 		name := p.Preset
-		if name == "" || i == len(v.Fleet)-1 && p.Preset == "" {
+		if i == len(v.Fleet)-1 && name == "" {
 			name = "the answer"
 		}
 		fmt.Fprintf(tw, "%s\t", name)
 	}
-	fmt.Fprintf(tw, "option\t\n")
+	fmt.Fprintf(tw, "\n")
 	for i, o := range v.Options {
-		fmt.Fprintf(tw, "  \t")
-		for _, r := range v.Back[i] {
-			fmt.Fprintf(tw, "%s\t", ownerCell(r))
-		}
 		mark := ""
 		if i == v.Best {
 			mark = " ← best"
 		}
-		fmt.Fprintf(tw, "%s%s\t\n", o.Name, mark)
+		fmt.Fprintf(tw, "  %s%s\t", o.Name, mark)
+		for _, r := range v.Back[i] {
+			fmt.Fprintf(tw, "%s\t", ownerCell(r))
+		}
+		fmt.Fprintf(tw, "\n")
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
@@ -467,8 +467,18 @@ type (
 		Margins      []jsonMargin       `json:"margins"`
 		Owner        *jsonOwner         `json:"owner,omitempty"`
 		Ranked       []jsonEnvCandidate `json:"ranked"`
+		Library      *jsonEnvVerdict    `json:"library,omitempty"`
+		Mine         *jsonEnvVerdict    `json:"mine,omitempty"`
 		Runs         int                `json:"runs"`
 		Notes        []string           `json:"notes"`
+	}
+	jsonEnvVerdict struct {
+		Policy   jsonPolicy     `json:"policy"`
+		Recovers int            `json:"recovers_on"`
+		Worst    *float64       `json:"worst_regret"`
+		Fine     bool           `json:"fine"`
+		Verdict  string         `json:"verdict"`
+		On       []jsonRecovery `json:"servers"`
 	}
 )
 
@@ -501,7 +511,9 @@ func envCandidateJSON(e *analysis.Envelope, c *analysis.Candidate) jsonEnvCandid
 }
 
 // WriteAdviceJSON writes the advice as one JSON document.
-func WriteAdviceJSON(w io.Writer, ans *AdviceAnswer) error {
+func WriteAdviceJSON(w io.Writer, ans *AdviceAnswer) error { return writeAdviceJSON(w, ans, nil) }
+
+func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error {
 	a := ans.Advice
 	e := a.Envelope
 	var j jsonAdvice
@@ -560,8 +572,58 @@ func WriteAdviceJSON(w io.Writer, ans *AdviceAnswer) error {
 		}
 		j.Owner = jo
 	}
+	if r != nil {
+		for _, v := range []struct {
+			v   *analysis.EnvelopeVerdict
+			out **jsonEnvVerdict
+		}{{r.LibraryOver, &j.Library}, {r.MineOver, &j.Mine}} {
+			if v.v == nil {
+				continue
+			}
+			jv := &jsonEnvVerdict{Policy: policyJSON(v.v.Policy, false), Recovers: v.v.Recovers, Fine: v.v.Fine, Verdict: v.v.Verdict}
+			jv.Worst = ptr(v.v.Worst)
+			for i, rec := range v.v.On {
+				jv.On = append(jv.On, recoveryJSON(e.Servers[i], rec))
+			}
+			*v.out = jv
+		}
+	}
 	j.Notes = append([]string{}, ans.Notes...)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
+}
+
+// WriteResponse writes recommend's answer as text, for a person: the
+// answer over servers, or on one counting server (or a range of them),
+// with the verdicts asked for.
+func WriteResponse(w io.Writer, r *analysis.Response, top int) error {
+	if r.Advice == nil {
+		return WriteAnswer(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Notes: r.Notes}, top)
+	}
+	ew := &errWriter{w: w}
+	if err := WriteAdvice(ew, &AdviceAnswer{Advice: r.Advice}, top); err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		name string
+		v    *analysis.EnvelopeVerdict
+	}{{r.Request.Library.Name, r.LibraryOver}, {"your policy", r.MineOver}} {
+		if v.v == nil {
+			continue
+		}
+		ew.printf("\n%s: %s\n  verdict: %s\n", v.name, v.v.Policy.Plain(), v.v.Verdict)
+	}
+	writeNotes(ew, r.Notes)
+	return ew.err
+}
+
+// WriteResponseJSON writes recommend's answer as one JSON document: the
+// answer over servers (WriteAdviceJSON's fields, with the verdicts), or
+// on one counting server (WriteAnswerJSON's).
+func WriteResponseJSON(w io.Writer, r *analysis.Response) error {
+	if r.Advice == nil {
+		return WriteAnswerJSON(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Notes: r.Notes})
+	}
+	return writeAdviceJSON(w, &AdviceAnswer{Advice: r.Advice, Notes: r.Notes}, r)
 }

@@ -38,7 +38,7 @@ func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
 		t.Fatal("advice sweep has no cells")
 	}
 	for _, c := range caps {
-		sc := recommendScenario(c, 2000, 30*time.Second, grid.RecommendWindow, 0)
+		sc := analysis.Request{Outage: 30 * time.Second, Window: grid.RecommendWindow}.Scenario(c, 2000)
 		for _, cell := range grid.CandidateSpace(sc) {
 			if !slices.Contains(s.Cells, cell) {
 				t.Fatalf("capacity %g: advice sweep lacks recommend's candidate %s", c, cell.Policy.Short())
