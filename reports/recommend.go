@@ -279,7 +279,7 @@ func writeRobust(ew *errWriter, rb *analysis.Robust) {
 }
 
 // The JSON document of `sweep recommend --json`; field names are stable
-// and documented in the README.
+// and documented in docs/recommend.md.
 type (
 	jsonStat struct {
 		Mean float64  `json:"mean"`

@@ -639,7 +639,7 @@ func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	} else {
 		for _, t := range rep.Tables {
-			fmt.Fprintf(stdout, "%s: %d parts, %d rows, %d runs\n", t.Table, t.Parts, t.Rows, t.Runs)
+			fmt.Fprintf(stdout, "%s: %s, %s, %s\n", t.Table, num.Plural(t.Parts, "part"), num.Plural(t.Rows, "row"), num.Plural(t.Runs, "run"))
 		}
 		rep.writeText(stdout)
 		if len(rep.Problems) == 0 && len(rep.Notes) > 0 {

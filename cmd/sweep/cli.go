@@ -93,7 +93,7 @@ Commands:
 	fmt.Fprint(w, `
 Run "sweep <command> -h" for a command's options. The main job:
   sweep run                  the default sweep of sweeps.toml into out/
-Exit codes: 0 done, 1 failed, 2 bad input, 130 interrupted.
+Exit codes: 0 done, 1 failed, 2 bad input, 3 inconclusive (live), 130 interrupted.
 `)
 }
 

@@ -13,7 +13,7 @@ import (
 // cmdCompletion prints a shell completion script for sweep's commands and
 // their options, read from each command's own -h so that it cannot drift.
 func cmdCompletion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("completion", "bash|zsh|fish   (then: source <(sweep completion bash), or see the README)", stderr)
+	fs := newFlags("completion", "bash|zsh|fish   (then: source <(sweep completion bash); fish: sweep completion fish > ~/.config/fish/completions/sweep.fish)", stderr)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

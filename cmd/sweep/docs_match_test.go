@@ -319,7 +319,7 @@ func TestHeadingAnchors(t *testing.T) {
 	}
 }
 
-// The README is the pitch, the two commands, a first session and where to
+// The README is the pitch, the two commands, a first sweep and where to
 // go next; neither it nor docs/ speaks of how the work was done.
 func TestDocsSpeakOfTheToolOnly(t *testing.T) {
 	root := repoRoot(t)

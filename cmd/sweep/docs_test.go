@@ -190,7 +190,7 @@ func (b mdBlock) has(word string) (string, bool) {
 // and every relative link.
 func TestDocs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the docs' examples run in go test without it (CI's race step uses -short)")
+		t.Skip("-short: the docs' examples run in go test without it")
 	}
 	// the examples run as on a workstation, not as a shard of a batch job
 	for _, v := range []string{"HERDSWEEP_SHARDS", "HERDSWEEP_MEMORY", "JOB_COMPLETION_INDEX",

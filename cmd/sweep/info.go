@@ -84,7 +84,7 @@ func cmdPolicies(_ context.Context, args []string, stdout, stderr io.Writer) err
 
 func cmdSchema(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("schema", "[--markdown | --json]", stderr)
-	markdown := fs.Bool("markdown", false, "print markdown tables (as in the README)")
+	markdown := fs.Bool("markdown", false, "print markdown tables (as in docs/dataset.md)")
 	asJSON := fs.Bool("json", false, "print the tables and their columns as one JSON document")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -288,7 +288,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // What the estimate adds to the simulation's own time, measured on 2 cores
-// (README, "Plan against run"): the Parquet of a run (building its row, then
+// (docs/performance.md, "Plan against run"): the Parquet of a run (building its row, then
 // encoding and committing its part on the committer goroutine, beside the
 // simulation: CPU the cores share with the workers), the end-of-run check of
 // the parts written (after the sweep, alone), and the workers' parallel

@@ -47,7 +47,7 @@ func main() {
 
 // cpuProfile writes a CPU profile of the command to path (for `go tool
 // pprof`) when path is not empty: HERDSWEEP_CPUPROFILE=FILE sweep … is how
-// the README's speed figures are taken apart. It returns what stops it.
+// docs/performance.md's speed figures are taken apart. It returns what stops it.
 func cpuProfile(path string, stderr io.Writer) (stop func()) {
 	if path == "" {
 		return func() {}
