@@ -296,25 +296,25 @@ func writeOwner(ew *errWriter, v *analysis.OwnerView, base sim.Scenario) {
 	ew.printf("\nfor the server's owner, on %s (%s): time back to steady state, s after recovery, and goodput (%% of demand), for today's library defaults and the answer\n",
 		v.Server.Label(), num.Plural(v.Seeds, "seed"))
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  option\t")
+	var head []string
 	for i, p := range v.Fleet {
 		name := p.Preset
 		if i == len(v.Fleet)-1 && name == "" {
 			name = "the answer"
 		}
-		fmt.Fprintf(tw, "%s\t", name)
+		head = append(head, name)
 	}
-	fmt.Fprintf(tw, "\n")
+	fmt.Fprintf(tw, "  option\t%s\n", strings.Join(head, "\t"))
 	for i, o := range v.Options {
 		mark := ""
 		if i == v.Best {
 			mark = " ← best"
 		}
-		fmt.Fprintf(tw, "  %s%s\t", o.Name, mark)
+		var cells []string
 		for _, r := range v.Back[i] {
-			fmt.Fprintf(tw, "%s\t", ownerCell(r))
+			cells = append(cells, ownerCell(r))
 		}
-		fmt.Fprintf(tw, "\n")
+		fmt.Fprintf(tw, "  %s%s\t%s\n", o.Name, mark, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err

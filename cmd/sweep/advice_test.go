@@ -58,7 +58,7 @@ func TestCandidatesSweepAnswersRecommend(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	mustRun(t, "run", "--config", cfg, "--out", out, "--no-report", "--quiet")
-	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "4", "--json"}
+	args := []string{"recommend", "--server", "free", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "4", "--json"}
 	from := mustRun(t, append(args, "--results", out)...)
 	if !regexp.MustCompile(`"0 runs simulated, \d+ reused`).MatchString(from) {
 		t.Fatalf("recommend over the candidates sweep's dataset simulated runs:\n%s", from)

@@ -29,7 +29,7 @@ import (
 // it simulates nothing, and a dataset of other scenarios is not read
 // beyond its footers.
 func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
-	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--library", "grpc", "--json"}
+	args := []string{"recommend", "--server", "free", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--library", "grpc", "--json"}
 	sc := sim.Article()
 	sc.Capacity, sc.Clients, sc.RecoverAt = 40, 300, 10*time.Second
 	sc.Horizon = sc.RecoverAt + 20*time.Minute
@@ -99,7 +99,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	}
 	// A dataset of another scenario only: every row group ruled out by
 	// its statistics, nothing read but footers.
-	far := mustRun(t, "recommend", "--capacity", "100", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "2", "--json", "--results", folder([]int{0, 1}))
+	far := mustRun(t, "recommend", "--server", "free", "--capacity", "100", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "2", "--json", "--results", folder([]int{0, 1}))
 	if !regexp.MustCompile(`0 reused from the dataset in [^ ]+ \(0 of its 2 row groups read, 2 ruled out by their statistics`).MatchString(far) {
 		t.Errorf("a dataset that cannot hold the scenario was read:\n%s", note.FindString(far))
 	}
