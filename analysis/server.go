@@ -377,3 +377,11 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	}
 	return s, nil
 }
+
+// ServerOf is the server of scenario sc, as ParseServer would read it
+// (the workers as they are, the open-loop traffic in requests/s).
+func ServerOf(sc sim.Scenario) Server {
+	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
+		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
+		Arrival: sc.ArrivalRate}
+}

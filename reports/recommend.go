@@ -85,7 +85,8 @@ func scenarioWords(sc sim.Scenario) string {
 func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) {
 	q := rec.Query
 	sc := rec.Scenario
-	ew.printf("For %s (times counted from recovery; window %v), optimising %s:\n\n", scenarioWords(sc), sc.Horizon-sc.RecoverAt, rec.Metric.Title)
+	ew.printf("For %s (times counted from recovery; window %v), optimising %s:\n", scenarioWords(sc), sc.Horizon-sc.RecoverAt, rec.Metric.Title)
+	ew.printf("judged on one server: %s (without --server the answer must hold over an envelope of servers)\n\n", analysis.ServerOf(sc).Label())
 	if rec.Best == nil {
 		ew.printf("no feasible policy: %s\n", rec.NoAnswer)
 		writeTable(ew, rec, top)
