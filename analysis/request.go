@@ -274,14 +274,17 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 		v.Verdict = fmt.Sprintf("fine: recovers on %d of %d servers, worst %.2f× the least possible time (the answer's: %.2f×)", v.Recovers, len(e.Servers), v.Worst, w.Score)
 	default:
 		msg := fmt.Sprintf("recovers on %d of %d servers (the answer: %d)", v.Recovers, len(e.Servers), w.RecoversOn())
+		if p.LetsClientsGiveUp() && v.Recovers > 0 {
+			msg += ", where it does by letting clients give up"
+		}
 		if len(fails) > 0 {
 			msg += "; not on " + fails[0]
 			if len(fails) > 1 {
 				msg += fmt.Sprintf(" and %d more", len(fails)-1)
 			}
 		}
-		if v.Recovers > 0 {
-			msg += fmt.Sprintf("; worst %.2f× the least possible time where it does (the answer's: %.2f×)", v.Worst, w.Score)
+		if v.Recovers >= w.RecoversOn() {
+			msg += fmt.Sprintf("; worst %.2f× the least possible time (the answer's: %.2f×)", v.Worst, w.Score)
 		}
 		v.Verdict = msg + "; switch to " + w.Policy.Plain()
 	}
