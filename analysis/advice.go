@@ -19,7 +19,7 @@ type Question struct {
 	Own         bool
 	Query       Query
 	Seeding     EnvelopeSeeding
-	MarginSeeds int // seeds of each margin's bisection and of the owner's view
+	MarginSeeds int // seeds of each margin's bisection
 	// Space is the candidate space; nil: EnvelopeSpace(Base).
 	Space []sim.Policy
 }
@@ -40,9 +40,12 @@ type Advice struct {
 	Took  time.Duration // set by the caller
 }
 
-// DefaultMarginSeeds are the seeds of a margin's bisection and of the
-// owner's view.
-const DefaultMarginSeeds = 3
+// DefaultMarginSeeds are the seeds of a margin's bisection;
+// DefaultOwnerSeeds those of the owner's view.
+const (
+	DefaultMarginSeeds = 3
+	DefaultOwnerSeeds  = 2
+)
 
 // Advise answers qu: the envelope's answer, its margins and the owner's
 // view, measuring every run through measure.
@@ -73,7 +76,7 @@ func Advise(ctx context.Context, qu Question, measure Measure) (*Advice, error) 
 	}
 	a.Margins, a.Runs = ms, a.Runs+runs
 	if s, ok := ownerServer(qu, env); ok {
-		v, runs, err := Owner(ctx, qu.Base, s, w.Policy, qu.Query, qu.MarginSeeds, measure)
+		v, runs, err := Owner(ctx, qu.Base, s, w.Policy, qu.Query, DefaultOwnerSeeds, measure)
 		if err != nil {
 			return nil, err
 		}

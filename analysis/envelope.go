@@ -152,9 +152,9 @@ type Envelope struct {
 // the best complete candidate's; the contenders then run Final seeds.
 type EnvelopeSeeding struct{ Screen, Final int }
 
-// DefaultEnvelopeSeeding screens on 2 seeds and ranks the contenders on
+// DefaultEnvelopeSeeding screens on 1 seed and ranks the contenders on
 // 10.
-var DefaultEnvelopeSeeding = EnvelopeSeeding{Screen: 2, Final: 10}
+var DefaultEnvelopeSeeding = EnvelopeSeeding{Screen: 1, Final: 10}
 
 // envelopeSearch holds one search's state.
 type envelopeSearch struct {
