@@ -259,7 +259,7 @@ func (p Policy) awsSetting(attempts int) row {
 		if a.MaxAttempts == 0 {
 			a.MaxAttempts = manyAttempts
 		}
-		a.QuotaTokens, a.RetryCost, a.ThrottlingRetryCost, a.NoRetryIncrement = uint(p.BucketTokens), uint(p.BucketCost), uint(p.BucketCost), 1
+		a.Quota = &AWSQuota{Tokens: uint(p.BucketTokens), RetryCost: uint(p.BucketCost), ThrottlingRetryCost: uint(p.BucketCost), NoRetryIncrement: 1}
 	case p.RetryTokens > 0:
 		// gRPC: a retryable failure takes 1 token, a success adds the
 		// ratio, no retry while the tokens are ≤ maxTokens/2. The SDK's
@@ -268,8 +268,13 @@ func (p Policy) awsSetting(attempts int) row {
 		// adds NoRetryIncrement. With a cost of 1/ratio and an increment of
 		// 1, a success pays for the same share of a retry, and the quota
 		// holds as many retries from full as gRPC lets through.
-		cost := awsTokenCost(p.RetryTokenRatio)
-		a.QuotaTokens, a.RetryCost, a.ThrottlingRetryCost, a.NoRetryIncrement = cost*uint(grpcRetriesFromFull(p.RetryTokens)), cost, cost, 1
+		// gRPC with maxTokens ≤ 2 lets no retry through, ever.
+		if k := grpcRetriesFromFull(p.RetryTokens); k == 0 {
+			a.MaxAttempts = 1
+		} else {
+			cost := awsTokenCost(p.RetryTokenRatio)
+			a.Quota = &AWSQuota{Tokens: cost * uint(k), RetryCost: cost, ThrottlingRetryCost: cost, NoRetryIncrement: 1}
+		}
 	}
 	// The SDK draws retry n from U(0, min(x·2^(n−1), MaxBackoff)), x 1 s
 	// after a throttling error (a 429) whatever BaseDelay: exactly
@@ -482,6 +487,12 @@ func (p Policy) tokenWords(r row, shared string) (bool, string) {
 		}
 		return true, fmt.Sprintf("retryThrottling is kept per channel (grpc.ClientConn): one channel %s", shared)
 	case libAWS:
+		if p.BucketTokens > 0 {
+			return false, what + ": not expressible beside the per-client retry quota"
+		}
+		if grpcRetriesFromFull(p.RetryTokens) == 0 {
+			return true, what + fmt.Sprintf(": with maxTokens ≤ 2 it lets no retry through, as MaxAttempts = 1 above; one retryer %s", shared)
+		}
 		return false, fmt.Sprintf("%s: the retry quota above works alike, not exactly: one retryer %s, %d retries from full and one more per %d successes, but a refused retry takes nothing and a successful retry gives its cost back, where gRPC takes a token for every retryable failure",
 			what, shared, grpcRetriesFromFull(p.RetryTokens), awsTokenCost(p.RetryTokenRatio))
 	case libFinagle:

@@ -95,15 +95,21 @@ type AWSRetry struct {
 	MaxBackoff time.Duration `json:"max_backoff,omitempty"`
 	// Custom: o.Backoff is a retry.BackoffDelayerFunc the caller writes.
 	Custom bool `json:"custom_backoff,omitempty"`
-	// QuotaTokens: o.RateLimiter = ratelimit.NewTokenRateLimit(QuotaTokens),
-	// the retry quota; 0: ratelimit.None, no quota. A retry takes RetryCost
-	// tokens (ThrottlingRetryCost after a throttling error) and is not made
-	// without them; a successful retry gives its cost back, a first attempt
-	// that succeeds adds NoRetryIncrement (standard.go).
-	QuotaTokens         uint `json:"quota_tokens,omitempty"`
-	RetryCost           uint `json:"retry_cost,omitempty"`
-	ThrottlingRetryCost uint `json:"throttling_retry_cost,omitempty"`
-	NoRetryIncrement    uint `json:"no_retry_increment,omitempty"`
+	// Quota is the retry quota, o.RateLimiter; nil: ratelimit.None.
+	Quota *AWSQuota `json:"quota,omitempty"`
+}
+
+// AWSQuota is the SDK's retry quota: o.RateLimiter =
+// ratelimit.NewTokenRateLimit(Tokens), a bucket that starts full. A retry
+// takes RetryCost tokens (ThrottlingRetryCost after a throttling error)
+// and is not made without them; a successful retry gives its cost back, a
+// first attempt that succeeds adds NoRetryIncrement, up to Tokens
+// (standard.go, ratelimit/token_bucket.go).
+type AWSQuota struct {
+	Tokens              uint `json:"tokens"`
+	RetryCost           uint `json:"retry_cost"`
+	ThrottlingRetryCost uint `json:"throttling_retry_cost"`
+	NoRetryIncrement    uint `json:"no_retry_increment"`
 }
 
 // Go is the retryer as Go code for retry.NewStandard.
@@ -114,12 +120,12 @@ func (a AWSRetry) Go() string {
 	} else {
 		opts = append(opts, "o.BaseDelay = "+goDuration(a.BaseDelay), "o.MaxBackoff = "+goDuration(a.MaxBackoff))
 	}
-	if a.QuotaTokens == 0 {
+	if q := a.Quota; q == nil {
 		opts = append(opts, "o.RateLimiter = ratelimit.None")
 	} else {
-		opts = append(opts, fmt.Sprintf("o.RateLimiter = ratelimit.NewTokenRateLimit(%d)", a.QuotaTokens),
-			fmt.Sprintf("o.RetryCost = %d", a.RetryCost), fmt.Sprintf("o.ThrottlingRetryCost = %d", a.ThrottlingRetryCost),
-			fmt.Sprintf("o.NoRetryIncrement = %d", a.NoRetryIncrement))
+		opts = append(opts, fmt.Sprintf("o.RateLimiter = ratelimit.NewTokenRateLimit(%d)", q.Tokens),
+			fmt.Sprintf("o.RetryCost = %d", q.RetryCost), fmt.Sprintf("o.ThrottlingRetryCost = %d", q.ThrottlingRetryCost),
+			fmt.Sprintf("o.NoRetryIncrement = %d", q.NoRetryIncrement))
 	}
 	return "retry.NewStandard(func(o *retry.StandardOptions) { " + strings.Join(opts, "; ") + " })"
 }
