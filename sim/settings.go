@@ -417,7 +417,7 @@ func (p Policy) limitWords(r row) ([]string, bool) {
 	}
 	if p.RetryCap > 0 {
 		if r.lib == libEnvoy {
-			say(true, "circuit_breakers: {thresholds: [{max_retries: %d}]}, %s (one Envoy)", p.RetryCap, scope)
+			say(true, "at most %d retries outstanding: circuit_breakers: {thresholds: [{max_retries: %d}]}, %s (one Envoy)", p.RetryCap, p.RetryCap, scope)
 		} else {
 			say(false, "no cap on retries outstanding (Envoy's max_retries has one)")
 		}
@@ -485,7 +485,7 @@ func (p Policy) tokenWords(r row, shared string) (bool, string) {
 		if r.GRPC == nil || r.GRPC.Throttling == nil {
 			return false, what + ": see above"
 		}
-		return true, fmt.Sprintf("retryThrottling is kept per channel (grpc.ClientConn): one channel %s", shared)
+		return true, fmt.Sprintf("%s: the retryThrottling above, which grpc-go keeps per channel (grpc.ClientConn): one channel %s", what, shared)
 	case libAWS:
 		if p.BucketTokens > 0 {
 			return false, what + ": not expressible beside the per-client retry quota"
