@@ -47,9 +47,12 @@ func TestClosestIsTheLibrarysOwn(t *testing.T) {
 			default:
 				t.Errorf("%s: a closest setting for %s", p.Short(), s.Library)
 			}
-			m := s.Measured(1.25, 10, 0)
-			if !strings.HasSuffix(m.How, "(t99 1.25× the answer's, measured over 10 seeds)") || strings.Contains(m.How, "not measured") || m.Measured(1.25, 10, 0).How != m.How {
+			m := s.Measured(1.25, 10, 0, 0)
+			if !strings.HasSuffix(m.How, "(t99 1.25× the answer's, measured over 10 seeds)") || strings.Contains(m.How, "not measured") || m.Measured(1.25, 10, 0, 0).How != m.How {
 				t.Errorf("%s: %s: measured %q", p.Short(), s.Library, m.How)
+			}
+			if m := m.Measured(1.25, 10, 0, 3); !strings.HasSuffix(m.How, "(not compared: the answer's t99 is not reached in 3 of 10 seeds, measured)") || m.Closest.Ratio != 0 {
+				t.Errorf("%s: %s: measured against an answer not back %q", p.Short(), s.Library, m.How)
 			}
 		}
 	}

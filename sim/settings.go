@@ -33,6 +33,9 @@ type Closest struct {
 	// Unfinished counts the seeds in which it was not back (t99 never
 	// reached); Ratio is over the others.
 	Unfinished int `json:"unfinished,omitempty"`
+	// AnswerUnfinished counts the seeds in which the answer itself was not
+	// back: then t99 compares nothing (its clients give up) and Ratio is 0.
+	AnswerUnfinished int `json:"answer_unfinished,omitempty"`
 }
 
 // words is what How says of c, at its end.
@@ -41,6 +44,8 @@ func (c *Closest) words() string {
 	switch {
 	case c.Seeds == 0:
 		return s + " (not measured)"
+	case c.AnswerUnfinished > 0:
+		return s + fmt.Sprintf(" (not compared: the answer's t99 is not reached in %d of %d seeds, measured)", c.AnswerUnfinished, c.Seeds)
 	case c.Unfinished == c.Seeds:
 		return s + fmt.Sprintf(" (never back in %d seeds, measured)", c.Seeds)
 	case c.Unfinished > 0:
@@ -49,17 +54,21 @@ func (c *Closest) words() string {
 	return s + fmt.Sprintf(" (t99 %.2f× the answer's, measured over %d seeds)", c.Ratio, c.Seeds)
 }
 
-// Measured returns s with its closest setting measured: its mean t99 is
-// ratio × the policy's over the seeds where it was back, and it was not
-// back in unfinished of seeds. How says so. A setting without a closest
-// one is returned as it is.
-func (s Setting) Measured(ratio float64, seeds, unfinished int) Setting {
+// Measured returns s with its closest setting measured over seeds: its
+// mean t99 is ratio × the policy's over the seeds where it was back, and
+// it was not back in unfinished of them; answerUnfinished > 0 says the
+// policy itself was not back in that many, and that t99 compares nothing.
+// How says so. A setting without a closest one is returned as it is.
+func (s Setting) Measured(ratio float64, seeds, unfinished, answerUnfinished int) Setting {
 	if s.Closest == nil {
 		return s
 	}
 	c := *s.Closest
 	head := strings.TrimSuffix(s.How, c.words())
-	c.Ratio, c.Seeds, c.Unfinished = ratio, seeds, unfinished
+	c.Ratio, c.Seeds, c.Unfinished, c.AnswerUnfinished = ratio, seeds, unfinished, answerUnfinished
+	if answerUnfinished > 0 {
+		c.Ratio = 0
+	}
 	s.Closest, s.How = &c, head+c.words()
 	return s
 }
