@@ -14,8 +14,8 @@ type Setting struct {
 	Exact   bool   `json:"exact"` // false: the library cannot express the policy exactly; How says what differs
 	// GRPC and AWS are the service config and the retryer How prints, as
 	// numbers (nil when it prints none): the one owner of those numbers.
-	GRPC *GRPCServiceConfig `json:"grpc_service_config,omitempty"`
-	AWS  *AWSRetry          `json:"aws_retry,omitempty"`
+	GRPC *GRPCServiceConfig `json:"-"`
+	AWS  *AWSRetry          `json:"-"`
 	// Closest is the library's nearest built-in setting where How offers
 	// one, with the policy it amounts to, for the caller to measure.
 	Closest *Closest `json:"closest,omitempty"`
