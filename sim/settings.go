@@ -297,7 +297,10 @@ func (p Policy) awsSetting(attempts int) row {
 		first = dur(p.Base.Seconds() * 2)
 	}
 	exact := first == awsThrottleBase && p.Cap > 0
-	how := "not built in: o.Backoff a retry.BackoffDelayerFunc returning the delays above (it sees the attempt number only: a curve that needs the call's previous delay needs one retryer per call, sharing one RateLimiter)"
+	how := "not built in: yours, a retry.BackoffDelayerFunc returning the delays above"
+	if p.Kind == Decorrelated || p.Kind == RAIgnore {
+		how += " (BackoffDelay sees the attempt number, not the call's previous delay that decorrelated jitter draws from: one retryer per call, sharing one RateLimiter)"
+	}
 	if exact {
 		a.Custom, a.BaseDelay, a.MaxBackoff = false, first, p.Cap
 		how = "≥ v1.48.0 (retry behaviour 2.1)"
