@@ -497,7 +497,7 @@ func (p Policy) tokenWords(r row, shared string) (bool, string) {
 		if r.GRPC == nil || r.GRPC.Throttling == nil {
 			return false, what + ": see above"
 		}
-		return true, fmt.Sprintf("%s: the retryThrottling above, which grpc-go keeps per channel (grpc.ClientConn): one channel %s", what, shared)
+		return true, fmt.Sprintf("%s: retryThrottling in the service config, which grpc-go keeps per channel (grpc.ClientConn): one channel %s", what, shared)
 	case libAWS:
 		if p.BucketTokens > 0 {
 			return false, what + ": not expressible beside the per-client retry quota"
