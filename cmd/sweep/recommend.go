@@ -110,7 +110,7 @@ func recommendFlags(stderr io.Writer) (*flag.FlagSet, *recommendOptions) {
 	o.budget = fs.Float64("budget", analysis.DefaultBudget, "most requests per client a policy may send after recovery")
 	o.allowGiveUp = fs.Bool("allow-give-up", false, "admit policies under which clients give up")
 	o.margin = fs.Float64("margin", analysis.DefaultMargin, "relative difference called equivalent, for the confidence statement")
-	o.seeds = fs.Int("seeds", analysis.DefaultSeeding.Initial, "seeds every candidate runs on one counting server (an envelope screens on 2 and ranks on 10)")
+	o.seeds = fs.Int("seeds", analysis.DefaultSeeding.Initial, "seeds every candidate runs on one counting server (over servers: screened on 1, the contenders ranked on 10)")
 	o.maxSeeds = fs.Int("max-seeds", analysis.DefaultSeeding.Max, "seeds the leading candidates may reach")
 	o.library = fs.String("library", "", "also judge this library preset's defaults (NAME from 'sweep policies')")
 	o.mine = fs.String("mine", "", "also judge your policy: a policy_spec ('FAMILY|PRESET key=value …'): keys base, cap, multiplier, jitter (full|equal|decorrelated|none|±25%), width, attempts, max_elapsed, honor_retry_after, or any policy parameter of sweeps.toml")
