@@ -60,3 +60,17 @@ func JudgeClosest(ctx context.Context, sc sim.Scenario, answer sim.Policy, seeds
 	}
 	return settings, nil
 }
+
+// ClosestCells are the cells JudgeClosest measures beside answer's on sc:
+// each library's closest built-in setting of it.
+func ClosestCells(sc sim.Scenario, answer sim.Policy) []grid.Cell {
+	var out []grid.Cell
+	seen := map[sim.Policy]bool{answer: true}
+	for _, s := range answer.Settings() {
+		if c := s.Closest; c != nil && !seen[c.Policy] {
+			seen[c.Policy] = true
+			out = append(out, grid.Cell{Scenario: sc, Policy: c.Policy})
+		}
+	}
+	return out
+}

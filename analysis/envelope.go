@@ -548,38 +548,90 @@ func gentleness(p sim.Policy) float64 {
 // everywhere. When none is complete (a compromise over servers that
 // conflict), the candidate that recovers on the most servers wins.
 func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) error {
-	var cont []*Candidate
-	for _, c := range e.cands {
-		if c.complete(skip) {
-			c.rescore(skip)
-			cont = append(cont, c)
+	final := map[*Candidate]bool{} // judged on s.Final seeds everywhere not skipped
+	for {
+		var cont []*Candidate
+		for _, c := range e.cands {
+			if !final[c] && c.complete(skip) {
+				c.rescore(skip)
+				cont = append(cont, c)
+			}
 		}
+		if len(cont) == 0 {
+			break
+		}
+		slices.SortStableFunc(cont, func(a, b *Candidate) int { return cmp.Compare(a.Score, b.Score) })
+		best := cont[0].Score
+		n := 0
+		for n < len(cont) && n < 8 && cont[n].Score <= best*(1+4*e.q.margin()) {
+			n++
+		}
+		cont = cont[:max(n, 1)]
+		for _, i := range e.order {
+			if !skip[i] {
+				if err := e.judge(cont, i, s.Final); err != nil {
+					return err
+				}
+			}
+		}
+		for _, c := range cont {
+			final[c] = true
+			if c.complete(skip) {
+				c.rescore(skip)
+				ans.Ranked = append(ans.Ranked, c)
+			}
+		}
+		if len(ans.Ranked) > 0 {
+			break
+		}
+		// Every contender failed on the extra seeds: the next ones by their
+		// screened score get them in turn.
 	}
-	if len(cont) == 0 {
+	if len(ans.Ranked) == 0 {
+		return e.lucky(skip, s, ans, final)
+	}
+	slices.SortStableFunc(ans.Ranked, func(a, b *Candidate) int {
+		if c := cmp.Compare(a.Score, b.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Policy.String(), b.Policy.String())
+	})
+	ans.Winner = ans.Ranked[0]
+	return nil
+}
+
+// lucky answers when every candidate that recovered everywhere on the
+// screened seeds failed somewhere on more: the servers on which none of
+// those recovers on every seed are left out too (named), and the best of
+// them over the rest wins.
+func (e *envelopeSearch) lucky(skip []bool, s EnvelopeSeeding, ans *Envelope, final map[*Candidate]bool) error {
+	if len(final) == 0 {
 		return e.fallback(skip, ans)
 	}
-	slices.SortStableFunc(cont, func(a, b *Candidate) int { return cmp.Compare(a.Score, b.Score) })
-	best := cont[0].Score
-	n := 0
-	for n < len(cont) && n < 8 && cont[n].Score <= best*(1+4*e.q.margin()) {
-		n++
-	}
-	cont = cont[:max(n, 1)]
 	for _, i := range e.order {
 		if skip[i] {
 			continue
 		}
-		if err := e.judge(cont, i, s.Final); err != nil {
-			return err
+		some := false
+		for c := range final {
+			if r := c.On[i]; r != nil && r.Recovers() {
+				some = true
+				break
+			}
+		}
+		if !some {
+			skip[i] = true
+			ans.Defeating = append(ans.Defeating, i)
 		}
 	}
-	for _, c := range cont {
-		if c.complete(skip) {
+	ans.Compromise = true
+	for _, c := range e.cands {
+		if final[c] && c.complete(skip) {
 			c.rescore(skip)
 			ans.Ranked = append(ans.Ranked, c)
 		}
 	}
-	if len(ans.Ranked) == 0 { // the extra seeds failed every contender: screen again on them
+	if len(ans.Ranked) == 0 {
 		return e.fallback(skip, ans)
 	}
 	slices.SortStableFunc(ans.Ranked, func(a, b *Candidate) int {

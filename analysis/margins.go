@@ -43,40 +43,55 @@ type MarginAxis struct {
 	server     func(x float64) Server
 }
 
-// MarginAxes are the axes of an answer's margins on env: the rejection
-// cost on the counting server, the shortest client timeout and the
-// highest background load on a queueing server of 20 ms exponential
-// service and an unbounded queue (the highest load of env the answer
-// recovers at, for the timeout; a 2 s timeout, for the load).
+// MarginAxes are the axes of an answer's margins on env, each from a
+// server of env the answer recovers on: the rejection cost on the
+// counting server (from the highest cost it recovers at); the client
+// timeout and the background load on the queueing server it recovers on
+// with the highest load (then the shortest timeout), shortening its
+// timeout and raising its load. An axis without such a server is left
+// out.
 func MarginAxes(env []Server, recovers func(i int) bool) []MarginAxis {
-	cost, load, timeout := 0.0, 0.0, math.Inf(1)
+	cost := math.NaN()
+	ref := -1
 	for i, s := range env {
 		if !recovers(i) {
 			continue
 		}
 		if !s.Queueing() {
-			cost = math.Max(cost, s.RejectCost)
+			if math.IsNaN(cost) || s.RejectCost > cost {
+				cost = s.RejectCost
+			}
 			continue
 		}
-		load = math.Max(load, s.Load)
-		if s.Timeout > 0 {
-			timeout = math.Min(timeout, s.Timeout.Seconds())
+		if s.Timeout == 0 || s.Arrival > 0 {
+			continue // a timeout to shorten, a load to raise as a share
+		}
+		if r := ref; r < 0 || s.Load > env[r].Load || (s.Load == env[r].Load && s.Timeout < env[r].Timeout) {
+			ref = i
 		}
 	}
-	if math.IsInf(timeout, 1) {
-		timeout = 1
+	var axes []MarginAxis
+	if !math.IsNaN(cost) {
+		axes = append(axes, MarginAxis{Key: "reject_cost", Title: "rejection cost", Unit: "share of a request", From: cost, To: 0.99, Resolution: 0.01,
+			server: func(x float64) Server { return Server{RejectCost: x} }})
 	}
-	q := func(to time.Duration, load float64) Server {
-		return Server{Service: "exponential", ServiceTime: 20 * time.Millisecond, Timeout: to, Load: load}
+	if ref >= 0 {
+		q := env[ref]
+		axes = append(axes,
+			MarginAxis{Key: "timeout_s", Title: "client timeout", Unit: "s", From: q.Timeout.Seconds(), To: 0.05, Resolution: 0.01,
+				server: func(x float64) Server {
+					s := q
+					s.Timeout = time.Duration(math.Round(x*1000)) * time.Millisecond
+					return s
+				}},
+			MarginAxis{Key: "load", Title: "background load", Unit: "share of capacity", From: q.Load, To: 0.95, Resolution: 0.01,
+				server: func(x float64) Server {
+					s := q
+					s.Load = x
+					return s
+				}})
 	}
-	return []MarginAxis{
-		{Key: "reject_cost", Title: "rejection cost", Unit: "share of a request", From: cost, To: 0.99, Resolution: 0.01,
-			server: func(x float64) Server { return Server{RejectCost: x} }},
-		{Key: "timeout_s", Title: "client timeout", Unit: "s", From: timeout, To: 0.05, Resolution: 0.01,
-			server: func(x float64) Server { return q(time.Duration(math.Round(x*1000))*time.Millisecond, load) }},
-		{Key: "load", Title: "background load", Unit: "share of capacity", From: load, To: 0.95, Resolution: 0.01,
-			server: func(x float64) Server { return q(2*time.Second, x) }},
-	}
+	return axes
 }
 
 // Margins measures the winner's margin along each axis, by bisection on

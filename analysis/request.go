@@ -77,8 +77,28 @@ func (r Request) envelope() []Server {
 }
 
 // Cells are every cell the answer may ask for, for a cache to load
-// beforehand and a memory guard to weigh.
+// beforehand and a memory guard to weigh: the candidates' on each server,
+// the verdicts', and each library's closest built-in setting of each
+// candidate (JudgeClosest).
 func (r Request) Cells() []grid.Cell {
+	cells := r.searchCells()
+	var closest []grid.Cell
+	seen := map[grid.Cell]bool{}
+	for _, c := range cells {
+		if c.Scenario.Concurrency > 0 || c.Scenario.RejectCost > 0 {
+			continue // closest settings are judged on the counting server with free rejections
+		}
+		for _, cc := range ClosestCells(c.Scenario, c.Policy) {
+			if !seen[cc] {
+				seen[cc] = true
+				closest = append(closest, cc)
+			}
+		}
+	}
+	return append(cells, closest...)
+}
+
+func (r Request) searchCells() []grid.Cell {
 	var cells []grid.Cell
 	if r.single() {
 		for _, sc := range r.Points() {
@@ -121,7 +141,10 @@ type Response struct {
 	Mine    *LibraryVerdict
 	// LibraryOver, MineOver: the verdicts over an envelope's servers.
 	LibraryOver, MineOver *EnvelopeVerdict
-	Notes                 []string
+	// Settings: how to set the answer in each library, each closest
+	// built-in setting measured against it (JudgeClosest).
+	Settings []sim.Setting
+	Notes    []string
 }
 
 // Answered reports whether the response names a policy.
@@ -152,7 +175,17 @@ func Answer(ctx context.Context, req Request, measure Measure) (*Response, error
 		resp.Robust, resp.Space = rb, len(grid.CandidateSpace(points[0]))
 		return resp, nil
 	case req.single():
-		return resp, answerOne(ctx, req, measure, resp)
+		if err := answerOne(ctx, req, measure, resp); err != nil {
+			return nil, err
+		}
+		if b := resp.Rec.Best; b != nil {
+			st, err := JudgeClosest(ctx, b.Cell.Scenario, b.Cell.Policy, len(b.Seeds), measure)
+			if err != nil {
+				return nil, err
+			}
+			resp.Settings = st
+		}
+		return resp, nil
 	}
 	base := req.Points()[0]
 	qu := Question{Base: base, Servers: req.envelope(), Own: req.Servers != nil, Query: req.Query}
@@ -161,6 +194,13 @@ func Answer(ctx context.Context, req Request, measure Measure) (*Response, error
 		return nil, err
 	}
 	resp.Advice, resp.Space = a, a.Envelope.Space
+	if w := a.Envelope.Winner; w != nil { // judged where every library's setting is comparable: free rejections
+		st, err := JudgeClosest(ctx, base, w.Policy, a.Envelope.Seeds, measure)
+		if err != nil {
+			return nil, err
+		}
+		resp.Settings = st
+	}
 	for _, v := range []struct {
 		p   sim.Policy
 		out **EnvelopeVerdict

@@ -26,8 +26,9 @@ const EnvelopeAssumes = "The answer assumes only that your server serves the cap
 // AdviceAnswer is what `sweep recommend` says when the server is part of
 // the question: the advice, and notes on where the runs came from.
 type AdviceAnswer struct {
-	Advice *analysis.Advice
-	Notes  []string
+	Advice   *analysis.Advice
+	Settings []sim.Setting // the answer's, closest built-ins measured; nil: Policy.Settings()
+	Notes    []string
 }
 
 // Answered reports whether the advice names a policy.
@@ -58,7 +59,7 @@ func WriteAdvice(w io.Writer, ans *AdviceAnswer, top int) error {
 	writeDefeating(ew, e)
 	writeMargins(ew, a.Margins)
 	ew.printf("\nhow to set it:\n")
-	writeSettings(ew, e.Winner.Policy)
+	writeSettings(ew, e.Winner.Policy, ans.Settings)
 	if a.Owner != nil {
 		writeOwner(ew, a.Owner, base)
 	}
@@ -158,7 +159,7 @@ func writeDefeating(ew *errWriter, e *analysis.Envelope) {
 	}
 	if len(giving) > 0 {
 		ex := e.GiveUpRecovers[giving[0]]
-		ew.printf("no policy that never gives up comes back on %s: %s\n", num.Plural(len(giving), "server"), serverList(e, giving))
+		ew.printf("on %s none of the policies tried that never give up came back: %s\n", num.Plural(len(giving), "server"), serverList(e, giving))
 		ew.printf("  tried there, gentlest first: %s\n", triedList(e.Tried))
 		ew.printf("  only policies that let clients give up come back there, by failing the outage's requests: e.g. %s\n", ex.Policy.Short())
 		ew.printf("  the answer there: %s\n", lossWords(e.Winner, giving))
@@ -203,13 +204,14 @@ func triedList(cs []*analysis.Candidate) string {
 
 // lossWords says how the answer does on servers it does not recover on.
 func lossWords(c *analysis.Candidate, idx []int) string {
-	stuck, slow := 0, 0
+	stuck, slow, back := 0, 0, 0
 	var why string
 	for _, i := range idx {
 		r := c.On[i]
 		switch {
 		case r == nil:
 		case r.Recovers():
+			back++
 		case strings.HasPrefix(r.Why, "stuck"):
 			stuck++
 		default:
@@ -218,6 +220,9 @@ func lossWords(c *analysis.Candidate, idx []int) string {
 		}
 	}
 	var parts []string
+	if back > 0 {
+		parts = append(parts, fmt.Sprintf("back on %d after all (on the screening seed)", back))
+	}
 	if stuck > 0 {
 		parts = append(parts, fmt.Sprintf("stuck from recovery on %d (every request times out)", stuck))
 	}
@@ -281,9 +286,12 @@ func marginWords(m analysis.Margin) string {
 	return s
 }
 
-func writeSettings(ew *errWriter, p sim.Policy) {
+func writeSettings(ew *errWriter, p sim.Policy, settings []sim.Setting) {
+	if settings == nil {
+		settings = p.Settings()
+	}
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
-	for _, s := range p.Settings() {
+	for _, s := range settings {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.Library, s.How)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
@@ -538,6 +546,9 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 	}
 	if e.Winner != nil {
 		u := envCandidateJSON(e, e.Winner)
+		if ans.Settings != nil {
+			u.Policy.Settings = ans.Settings
+		}
 		j.Use = &u
 	}
 	for _, c := range e.Ranked {
@@ -599,10 +610,10 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 // with the verdicts asked for.
 func WriteResponse(w io.Writer, r *analysis.Response, top int) error {
 	if r.Advice == nil {
-		return WriteAnswer(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Notes: r.Notes}, top)
+		return WriteAnswer(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Settings: r.Settings, Notes: r.Notes}, top)
 	}
 	ew := &errWriter{w: w}
-	if err := WriteAdvice(ew, &AdviceAnswer{Advice: r.Advice}, top); err != nil {
+	if err := WriteAdvice(ew, &AdviceAnswer{Advice: r.Advice, Settings: r.Settings}, top); err != nil {
 		return err
 	}
 	for _, v := range []struct {
@@ -623,7 +634,7 @@ func WriteResponse(w io.Writer, r *analysis.Response, top int) error {
 // on one counting server (WriteAnswerJSON's).
 func WriteResponseJSON(w io.Writer, r *analysis.Response) error {
 	if r.Advice == nil {
-		return WriteAnswerJSON(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Notes: r.Notes})
+		return WriteAnswerJSON(w, &Answer{Rec: r.Rec, Robust: r.Robust, Library: r.Library, Mine: r.Mine, Space: r.Space, Settings: r.Settings, Notes: r.Notes})
 	}
-	return writeAdviceJSON(w, &AdviceAnswer{Advice: r.Advice, Notes: r.Notes}, r)
+	return writeAdviceJSON(w, &AdviceAnswer{Advice: r.Advice, Settings: r.Settings, Notes: r.Notes}, r)
 }
