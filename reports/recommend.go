@@ -24,6 +24,7 @@ type Answer struct {
 	Library  *analysis.LibraryVerdict // --library
 	Mine     *analysis.LibraryVerdict // --mine
 	Space    int                      // candidates searched (per point)
+	Settings []sim.Setting            // the answer's, closest built-ins measured; nil: Policy.Settings()
 	Notes    []string
 	Warnings []string
 }
@@ -46,7 +47,7 @@ func WriteAnswer(w io.Writer, ans *Answer, top int) error {
 	if ans.Robust != nil {
 		writeRobust(ew, ans.Robust)
 	} else {
-		writeDecision(ew, ans.Rec, ans.Space, top)
+		writeDecision(ew, ans.Rec, ans.Space, top, ans.Settings)
 	}
 	for _, v := range []*analysis.LibraryVerdict{ans.Library, ans.Mine} {
 		if v == nil {
@@ -82,10 +83,11 @@ func scenarioWords(sc sim.Scenario) string {
 	return s
 }
 
-func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) {
+func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int, settings []sim.Setting) {
 	q := rec.Query
 	sc := rec.Scenario
-	ew.printf("For %s (times counted from recovery; window %v), optimising %s:\n\n", scenarioWords(sc), sc.Horizon-sc.RecoverAt, rec.Metric.Title)
+	ew.printf("For %s (times counted from recovery; window %v), optimising %s:\n", scenarioWords(sc), sc.Horizon-sc.RecoverAt, rec.Metric.Title)
+	ew.printf("judged on one server: %s (without --server the answer must hold over an envelope of servers)\n\n", analysis.ServerOf(sc).Label())
 	if rec.Best == nil {
 		ew.printf("no feasible policy: %s\n", rec.NoAnswer)
 		writeTable(ew, rec, top)
@@ -130,7 +132,10 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int) 
 	}
 	ew.printf("\nhow to set it:\n")
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
-	for _, s := range b.Cell.Policy.Settings() {
+	if settings == nil {
+		settings = b.Cell.Policy.Settings()
+	}
+	for _, s := range settings {
 		fmt.Fprintf(tw, "  %s\t%s\n", s.Library, s.How)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
@@ -440,6 +445,9 @@ func WriteAnswerJSON(w io.Writer, ans *Answer) error {
 		j.Answered, j.NoAnswer = rec.Best != nil, rec.NoAnswer
 		if rec.Best != nil {
 			u := candidateJSON(1, rec.Best, "", true)
+			if ans.Settings != nil {
+				u.Policy.Settings = ans.Settings
+			}
 			j.Use = &u
 			j.Separated, j.TiedWithin, j.Confidence = rec.Separated(), rec.TiedWithin(), rec.Confidence
 			for _, c := range rec.Against {

@@ -11,10 +11,13 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// Job is one run to simulate, and whether to record its timeline.
+// Job is one run to simulate, whether to record its timeline, and
+// whether it may stop once provably stuck (sim.Sim.StopStuck: for a
+// caller that needs only whether the run comes back).
 type Job struct {
-	Run      grid.Run
-	Timeline bool
+	Run       grid.Run
+	Timeline  bool
+	StopStuck bool
 }
 
 // Outcome is what a job gave.
@@ -130,6 +133,7 @@ func (p *pool) work() {
 			tl = new(sim.Timeline)
 		}
 		rng.Seed(j.Run.Seed)
+		s.StopStuck = j.StopStuck
 		o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
 		o.Timeline = tl
 		p.results <- done{i, o}

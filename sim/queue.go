@@ -90,7 +90,8 @@ type queueRun struct {
 	quitInTick          int
 	horizon             float64
 	recoveryWindowTicks int
-	rec                 recovery // the time back to steady state (recovery.go)
+	rec                 recovery  // the time back to steady state (recovery.go)
+	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
 }
 
 // start prepares a queueing server's run of sc.
@@ -319,6 +320,10 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		q.arrivalsInTick, q.quitInTick = 0, 0
 		if q.rate > 0 && k >= q.rec.k0 {
 			q.rec.observe(k, t, q, len(s.clients))
+		}
+		if q.stuck.span > 0 && q.stuck.stuck(k, t, q, st.active) {
+			st.r.Stuck = true
+			break
 		}
 		if !s.cal.empty(k) {
 			list := s.cal.take(k, &s.order)
@@ -558,7 +563,9 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
 	r.LatencyP50, r.LatencyP90, r.LatencyP99 = q.lat.quantile(0.5), q.lat.quantile(0.9), q.lat.quantile(0.99)
-	r.Recovered = q.rec.back(st, q.good)
+	if !r.Stuck {
+		r.Recovered = q.rec.back(st, q.good)
+	}
 	if tl := st.tl; tl != nil {
 		var in int64
 		for _, g := range tl.Served {

@@ -51,6 +51,10 @@ type Result struct {
 	// LocalRejections: requests a client component refused before sending
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
+
+	// Stuck: the run stopped early, provably stuck (Sim.StopStuck,
+	// stuck.go): never back to steady state; End is the stop.
+	Stuck bool
 }
 
 // WastedFraction is the share of the server's work spent on requests whose
@@ -122,6 +126,11 @@ type Sim struct {
 	// ErrStopped. It is how a caller on another goroutine interrupts a
 	// long run (a signal, a deadline).
 	Stop *atomic.Bool
+	// StopStuck stops a queueing run early once it is provably stuck
+	// (stuck.go): its Result says Stuck, is not back to steady state, and
+	// counts only what happened before the stop. For callers that need to
+	// know only whether a run comes back.
+	StopStuck bool
 
 	clients []client
 	cal     calendar

@@ -68,6 +68,10 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 		return Result{}, err
 	}
 	r := st.finish(k)
+	if r.Stuck {
+		r.End = time.Duration(k) * sc.Tick // stopped at tick k, not at the horizon
+		s.cal.clear(k, st.nt)              // the herd's retries past the stop
+	}
 	if st.cc != nil {
 		r.LocalRejections = st.cc.local
 	}
@@ -113,6 +117,9 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 
 	if sc.Concurrency > 0 {
 		st.q = s.queue.start(sc, st, &s.lat)
+		if len(groups) == 1 {
+			st.q.stuck.setup(s, sc, p, st.q, st)
+		}
 	}
 
 	if cap(s.clients) < n {

@@ -38,7 +38,7 @@ func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
 		t.Fatal("advice sweep has no cells")
 	}
 	for _, c := range caps {
-		sc := recommendScenario(c, 2000, 30*time.Second, grid.RecommendWindow, 0)
+		sc := analysis.Request{Outage: 30 * time.Second, Window: grid.RecommendWindow}.Scenario(c, 2000)
 		for _, cell := range grid.CandidateSpace(sc) {
 			if !slices.Contains(s.Cells, cell) {
 				t.Fatalf("capacity %g: advice sweep lacks recommend's candidate %s", c, cell.Policy.Short())
@@ -58,7 +58,7 @@ func TestCandidatesSweepAnswersRecommend(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	mustRun(t, "run", "--config", cfg, "--out", out, "--no-report", "--quiet")
-	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "4", "--json"}
+	args := []string{"recommend", "--server", "free", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "4", "--json"}
 	from := mustRun(t, append(args, "--results", out)...)
 	if !regexp.MustCompile(`"0 runs simulated, \d+ reused`).MatchString(from) {
 		t.Fatalf("recommend over the candidates sweep's dataset simulated runs:\n%s", from)

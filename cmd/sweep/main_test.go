@@ -606,7 +606,7 @@ func TestRecommend(t *testing.T) {
 	dir := t.TempDir()
 	res := filepath.Join(dir, "res")
 	mustRun(t, "run", "--config", "testdata/small.toml", "--out", res, "--quiet", "--no-report")
-	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--top", "5"}
+	args := []string{"recommend", "--server", "free", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--top", "5"}
 	withDS := mustRun(t, append(args, "--results", res)...)
 	use := func(s string) string {
 		i := strings.Index(s, "use: ")
@@ -766,4 +766,41 @@ func TestInterruptedWords(t *testing.T) {
 	if got := interrupted(context.Canceled); !strings.HasPrefix(got, "interrupted: what was finished is kept") {
 		t.Errorf("interrupted(canceled) = %q", got)
 	}
+}
+
+// Without --server the answer is judged over the default envelope of
+// servers: its first lines name the envelope and what it assumes, it
+// states its margins and the owner's view, and it is the same with and
+// without a dataset that holds some of its runs (the advice sweep stores
+// the free-rejection candidates of this scenario).
+func TestRecommendOverServers(t *testing.T) {
+	t.Parallel()
+	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--top", "3"}
+	plain := mustRun(t, args...)
+	lines := strings.Split(plain, "\n")
+	if !strings.HasPrefix(lines[1], "judged over 28 servers: the counting server with 429s costing 0 %, 10 %, 25 % or 50 %") ||
+		!strings.Contains(lines[2], "The answer assumes only that your server serves the capacity you give") {
+		t.Errorf("the first lines do not name the envelope and what it assumes:\n%s", strings.Join(lines[:3], "\n"))
+	}
+	for _, want := range []string{"\nuse: ", "\nmargins (bisection on the simulator", "rejection cost: ", "client timeout: ", "background load: ", "\nhow to set it:\n"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, plain)
+		}
+	}
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	cfg := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfg, []byte("[defaults]\nclients = 300\nrecover_s = 10\ncapacity_rps = 40\nseeds = {from = 1, to = 4}\n[sweep.c]\ncandidates = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "run", "--config", cfg, "--out", res, "--quiet", "--no-report")
+	cached := mustRun(t, append(args, "--results", res)...)
+	strip := func(s string) string { return s[:strings.LastIndex(s, "note: ")] }
+	if strip(cached) != strip(plain) {
+		t.Errorf("the answer moved with a dataset holding some of its runs:\n--- without\n%s\n--- with\n%s", strip(plain), strip(cached))
+	}
+	if !strings.Contains(cached, "reused from the dataset") {
+		t.Errorf("the dataset's runs were not reused:\n%s", cached)
+	}
+	golden(t, "recommend-servers.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
 }

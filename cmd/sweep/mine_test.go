@@ -13,7 +13,7 @@ import (
 func TestMineReadsAStoredSpec(t *testing.T) {
 	t.Parallel()
 	const spec = "exponential base_s=1 multiplier=2"
-	js := mustRun(t, "recommend", "--capacity", "40", "--clients", "100", "--seeds", "2", "--max-seeds", "2", "--json", "--mine", spec)
+	js := mustRun(t, "recommend", "--server", "free", "--capacity", "40", "--clients", "100", "--seeds", "2", "--max-seeds", "2", "--json", "--mine", spec)
 	var doc struct {
 		Mine *struct {
 			Candidate struct {

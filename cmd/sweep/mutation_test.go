@@ -120,7 +120,7 @@ func TestCheckFailsWheneverAReaderRefuses(t *testing.T) {
 		{"cells", "--results", dir, "--out", filepath.Join(t.TempDir(), "cells.parquet")},
 		{"compare", base, dir},
 		{"assert", "--results", dir, assertFile},
-		{"recommend", "--results", dir, "--capacity", "300", "--clients", "200", "--seeds", "2", "--max-seeds", "2"},
+		{"recommend", "--server", "free", "--results", dir, "--capacity", "300", "--clients", "200", "--seeds", "2", "--max-seeds", "2"},
 		{"diff", base, dir},
 	}
 	if _, stderr, code := sweep(t, readers[4]...); code != 0 {

@@ -29,12 +29,15 @@ import (
 // it simulates nothing, and a dataset of other scenarios is not read
 // beyond its footers.
 func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
-	args := []string{"recommend", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--library", "grpc", "--json"}
+	args := []string{"recommend", "--server", "free", "--capacity", "40", "--clients", "300", "--outage", "10s", "--seeds", "4", "--max-seeds", "8", "--library", "grpc", "--json"}
 	sc := sim.Article()
 	sc.Capacity, sc.Clients, sc.RecoverAt = 40, 300, 10*time.Second
 	sc.Horizon = sc.RecoverAt + 20*time.Minute
 	grpc, _ := sim.PresetByName("grpc")
 	cells := append(grid.CandidateSpace(sc), grid.Cell{Scenario: sc, Policy: grpc.Policy.Normalize()})
+	for _, c := range grid.CandidateSpace(sc) { // the closest built-in settings recommend judges beside its answer
+		cells = append(cells, analysis.ClosestCells(sc, c.Policy)...)
+	}
 	other := sc // a scenario the query does not ask about, stored beside it
 	other.Capacity = 80
 	cells = append(cells, grid.CandidateSpace(other)[:10]...)
@@ -99,7 +102,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	}
 	// A dataset of another scenario only: every row group ruled out by
 	// its statistics, nothing read but footers.
-	far := mustRun(t, "recommend", "--capacity", "100", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "2", "--json", "--results", folder([]int{0, 1}))
+	far := mustRun(t, "recommend", "--server", "free", "--capacity", "100", "--clients", "300", "--outage", "10s", "--seeds", "2", "--max-seeds", "2", "--json", "--results", folder([]int{0, 1}))
 	if !regexp.MustCompile(`0 reused from the dataset in [^ ]+ \(0 of its 2 row groups read, 2 ruled out by their statistics`).MatchString(far) {
 		t.Errorf("a dataset that cannot hold the scenario was read:\n%s", note.FindString(far))
 	}

@@ -1,0 +1,387 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// A Server is one model of the server an answer must hold on: the
+// counting server, whose rejections may cost work, or a queueing server
+// sized to the capacity the user gives. Its Scenario is the user's
+// question (capacity, fleet, outage, window) on that server. The fields
+// are the scenario parameters of sweeps.toml (reject_cost, service,
+// service_s, concurrency, timeout_s, queue_limit, queue_wait_s,
+// shed_target_s, arrival_rps) and are bounded by sim.Scenario.Validate,
+// the one owner of their bounds.
+type Server struct {
+	// RejectCost: each rejection costs this fraction of a served request's
+	// work (the counting server's reject_cost).
+	RejectCost float64 `json:"reject_cost,omitempty"`
+	// Service: the queueing server's service time distribution; "" for
+	// the counting server.
+	Service     string        `json:"service,omitempty"`
+	ServiceTime time.Duration `json:"service_ns,omitempty"`
+	ServiceP99  time.Duration `json:"service_p99_ns,omitempty"`
+	// Workers: 0 sizes the server to the capacity: capacity × the mean
+	// service time, rounded (at least 1).
+	Workers    int           `json:"concurrency,omitempty"`
+	Timeout    time.Duration `json:"timeout_ns,omitempty"`
+	QueueLimit int           `json:"queue_limit,omitempty"`
+	QueueWait  time.Duration `json:"queue_wait_ns,omitempty"`
+	ShedTarget time.Duration `json:"shed_target_ns,omitempty"`
+	// Load is the open-loop traffic as a share of the server's capacity,
+	// or Arrival in requests/s when that is set.
+	Load    float64 `json:"load,omitempty"`
+	Arrival float64 `json:"arrival_rps,omitempty"`
+	// RetryAfter, RetryAfterMax: what the server sends with a rejection
+	// (retry_after_s, retry_after_max_s); 0 keeps the question's.
+	RetryAfter    time.Duration `json:"retry_after_ns,omitempty"`
+	RetryAfterMax time.Duration `json:"retry_after_max_ns,omitempty"`
+}
+
+// SteadyLead is how long a queueing server with open-loop traffic runs in
+// its steady state before the outage starts.
+const SteadyLead = 30 * time.Second
+
+// Queueing reports whether s is a queueing server.
+func (s Server) Queueing() bool { return s.Service != "" }
+
+// Scenario is base (the counting server of the question: capacity,
+// clients, outage from the start, window after recovery) on server s. A
+// queueing server with open-loop traffic is up for SteadyLead first, then
+// down for the same outage; its cohort first sends when it goes down.
+func (s Server) Scenario(base sim.Scenario) sim.Scenario {
+	sc := base
+	sc.RejectCost = s.RejectCost
+	if s.RetryAfter > 0 {
+		sc.RetryAfter, sc.RetryAfterMax = s.RetryAfter, s.RetryAfterMax
+	}
+	if !s.Queueing() {
+		return sc
+	}
+	sc.RejectCost = 0
+	sc.Service, sc.ServiceTime, sc.ServiceP99 = s.Service, s.ServiceTime, s.ServiceP99
+	sc.Concurrency = s.Workers
+	if sc.Concurrency == 0 {
+		sc.Concurrency = 1 // MeanService is a queueing server's
+		sc.Concurrency = max(1, int(math.Round(base.Capacity*sc.MeanService().Seconds())))
+	}
+	sc.Timeout, sc.QueueLimit, sc.QueueWait, sc.ShedTarget = s.Timeout, s.QueueLimit, s.QueueWait, s.ShedTarget
+	sc.ArrivalRate = s.Arrival
+	if sc.ArrivalRate == 0 {
+		sc.ArrivalRate = math.Round(s.Load * ServerCapacity(sc))
+	}
+	if sc.ArrivalRate > 0 {
+		window := base.Horizon - base.RecoverAt
+		sc.OutageStart = SteadyLead
+		sc.RecoverAt = SteadyLead + base.RecoverAt
+		sc.Horizon = sc.RecoverAt + window
+	}
+	return sc
+}
+
+// ServerCapacity is the requests/s sc's server serves: Capacity for the
+// counting server, the workers over the mean service time for a queueing
+// one.
+func ServerCapacity(sc sim.Scenario) float64 {
+	if sc.Concurrency > 0 {
+		return float64(sc.Concurrency) / sc.MeanService().Seconds()
+	}
+	return sc.Capacity
+}
+
+// Label names s in a few words: "429s free", "429s cost 25 %", "queue
+// 20ms exp, 2s timeout, 50 % load".
+func (s Server) Label() string {
+	if !s.Queueing() {
+		if s.RejectCost == 0 {
+			return "counting, 429s free"
+		}
+		return "counting, 429s cost " + pct(s.RejectCost)
+	}
+	dist := map[string]string{"exponential": "exp", "fixed": "fixed", "lognormal": "lognormal"}[s.Service]
+	parts := []string{fmt.Sprintf("queue %v %s", s.ServiceTime, dist)}
+	if s.Workers > 0 {
+		parts[0] = fmt.Sprintf("queue %d × %v %s", s.Workers, s.ServiceTime, dist)
+	}
+	if s.Timeout > 0 {
+		parts = append(parts, fmt.Sprintf("%v timeout", s.Timeout))
+	} else {
+		parts = append(parts, "no timeout")
+	}
+	switch {
+	case s.QueueLimit > 0:
+		parts = append(parts, fmt.Sprintf("≤ %d waiting", s.QueueLimit))
+	case s.QueueWait > 0:
+		parts = append(parts, fmt.Sprintf("wait ≤ %v", s.QueueWait))
+	case s.ShedTarget > 0:
+		parts = append(parts, fmt.Sprintf("shed above %v", s.ShedTarget))
+	}
+	switch {
+	case s.Arrival > 0:
+		parts = append(parts, num.Short(s.Arrival)+" req/s background")
+	default:
+		parts = append(parts, pct(s.Load)+" load")
+	}
+	if s.RetryAfter > 0 {
+		ra := fmt.Sprintf("Retry-After %v", s.RetryAfter)
+		if s.RetryAfterMax > s.RetryAfter {
+			ra = fmt.Sprintf("Retry-After U(%v, %v)", s.RetryAfter, s.RetryAfterMax)
+		}
+		parts = append(parts, ra)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DefaultEnvelope is the set of servers an answer is judged on when the
+// user says nothing of theirs: the counting server with free rejections
+// and rejections costing 10, 25 and 50 % of a request; queueing servers
+// with workers = capacity × service time for 20 ms and 100 ms service,
+// exponential and fixed, client timeouts of 1, 2 and 5 s, an unbounded
+// queue, and background load 0 and 50 %. A user who does not know the
+// cost of a 429 on their server to within a factor of ten, nor how it
+// queues, gets an answer that holds on all of them.
+func DefaultEnvelope() []Server {
+	var env []Server
+	for _, c := range []float64{0, 0.1, 0.25, 0.5} {
+		env = append(env, Server{RejectCost: c})
+	}
+	for _, st := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
+		for _, dist := range []string{"exponential", "fixed"} {
+			for _, to := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second} {
+				for _, load := range []float64{0, 0.5} {
+					env = append(env, Server{Service: dist, ServiceTime: st, Timeout: to, Load: load})
+				}
+			}
+		}
+	}
+	return env
+}
+
+// DescribeEnvelope says in one line what servers env holds.
+func DescribeEnvelope(env []Server) string {
+	var counting, queueing []Server
+	for _, s := range env {
+		if s.Queueing() {
+			queueing = append(queueing, s)
+		} else {
+			counting = append(counting, s)
+		}
+	}
+	var parts []string
+	if len(counting) > 0 {
+		var costs []string
+		for _, s := range counting {
+			costs = append(costs, pct(s.RejectCost))
+		}
+		parts = append(parts, fmt.Sprintf("the counting server with 429s costing %s of a request", joinOr(costs)))
+	}
+	if len(queueing) > 0 {
+		set := func(f func(Server) string) string {
+			var xs []string
+			seen := map[string]bool{}
+			for _, s := range queueing {
+				if x := f(s); !seen[x] {
+					seen[x] = true
+					xs = append(xs, x)
+				}
+			}
+			return joinOr(xs)
+		}
+		parts = append(parts, fmt.Sprintf("%s queueing servers (%s service, %s, timeouts %s, %s queue, background load %s)",
+			num.Short(float64(len(queueing))),
+			set(func(s Server) string { return s.ServiceTime.String() }),
+			set(func(s Server) string { return s.Service }),
+			set(func(s Server) string { return s.Timeout.String() }),
+			set(func(s Server) string {
+				switch {
+				case s.QueueLimit > 0:
+					return fmt.Sprintf("≤ %d waiting", s.QueueLimit)
+				case s.QueueWait > 0:
+					return fmt.Sprintf("wait ≤ %v", s.QueueWait)
+				case s.ShedTarget > 0:
+					return fmt.Sprintf("shedding above %v", s.ShedTarget)
+				}
+				return "unbounded"
+			}),
+			set(func(s Server) string {
+				if s.Arrival > 0 {
+					return num.Short(s.Arrival) + " req/s"
+				}
+				return pct(s.Load)
+			})))
+	}
+	return fmt.Sprintf("%d servers: %s", len(env), strings.Join(parts, "; "))
+}
+
+func joinOr(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// Ideal is the least time after recovery, in seconds, in which any
+// client policy could bring sc's clients back: the server does nothing
+// but serve the waiting requests at its capacity, 99 % of the cohort on
+// a server without open-loop traffic; with open-loop traffic at rate λ,
+// the cohort and every request of the outage at the capacity that the
+// traffic leaves (capacity − λ). At least one tick. It depends on the
+// scenario alone, never on the candidates, so that a regret against it
+// (a candidate's time over Ideal) is the candidate's own: removing a
+// candidate that does not win never changes the winner.
+func Ideal(sc sim.Scenario) float64 {
+	c := ServerCapacity(sc)
+	need := 0.99 * float64(sc.Clients) / c
+	if sc.ArrivalRate > 0 && sc.Concurrency > 0 {
+		backlog := float64(sc.Clients) + sc.ArrivalRate*(sc.RecoverAt-sc.OutageStart).Seconds()
+		need = backlog / math.Max(c-sc.ArrivalRate, c*1e-3)
+	}
+	return math.Max(need, sc.Tick.Seconds())
+}
+
+// pct writes a share as a percentage: 0.25 → "25 %".
+func pct(x float64) string { return num.Short(100*x) + " %" }
+
+// BeyondBackoff are the settings besides a backoff curve that the
+// envelope's search tries on a few curves (BeyondBackoffCurves): a retry
+// budget of 10 % of requests plus 10/s per process of 100 clients
+// (Finagle's RetryBudget, failsafe-go's budget), gRPC's retryThrottling
+// with 10 tokens and a ratio of 0.1 per process of 100 clients (the AWS
+// SDKs' retry quota works alike), and an attempt limit of 4. Each lets
+// clients give up, so it recovers on a server buried by its own herd by
+// failing the outage's requests; the counting server's rule refuses
+// that unless the question allows clients to give up. A circuit breaker
+// (Polly's defaults per process of 100 clients) was measured beside them
+// and left out: it brought no server of the default envelope back that
+// its curve alone did not, and its runs on a buried server cannot stop
+// early (sim.StuckApplies), at 1–5 s of CPU each for 5,000 clients.
+var BeyondBackoff = []sim.Policy{
+	{RetryBudget: 0.1, BudgetMinRPS: 10, ClientsPerProcess: 100},
+	{RetryTokens: 10, RetryTokenRatio: 0.1, ClientsPerProcess: 100},
+	{MaxAttempts: 4},
+}
+
+// BeyondBackoffCurves are the curves BeyondBackoff is tried on.
+var BeyondBackoffCurves = []sim.Policy{
+	{Kind: sim.Decorrelated, Base: time.Second, Cap: 30 * time.Second},
+	{Kind: sim.Decorrelated, Base: 2 * time.Second, Cap: 2 * time.Minute},
+	{Kind: sim.APICore, Base: time.Second, Multiplier: 2, Cap: time.Minute},
+}
+
+// EnvelopeSpace is the candidate space of an answer over an envelope:
+// recommend's (grid.CandidateSpace) and each BeyondBackoff setting
+// on each of BeyondBackoffCurves.
+func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
+	var ps []sim.Policy
+	for _, c := range grid.CandidateSpace(sc) {
+		ps = append(ps, c.Policy)
+	}
+	for _, curve := range BeyondBackoffCurves {
+		for _, b := range BeyondBackoff {
+			p := curve
+			p.RetryBudget, p.BudgetMinRPS, p.RetryTokens, p.RetryTokenRatio = b.RetryBudget, b.BudgetMinRPS, b.RetryTokens, b.RetryTokenRatio
+			p.MaxAttempts, p.ClientsPerProcess = b.MaxAttempts, b.ClientsPerProcess
+			ps = append(ps, p.Normalize())
+		}
+	}
+	return ps
+}
+
+// ServerKeys are the sweeps.toml keys a server spec (--server) may set:
+// the server's own parameters, never the question's (capacity, clients,
+// outage, window) nor a policy's.
+var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s"}
+
+// ParseServer reads a server as sweeps.toml writes its parameters:
+// "reject_cost=0.25", or "concurrency=16 service=exponential
+// service_s=0.02 timeout_s=2 arrival_rps=560 queue_wait_s=0.5" (service
+// and service_s without concurrency size the workers to the capacity;
+// "free" is the counting server with free rejections). The values are
+// checked against base (the question on the counting server) by
+// sim.Scenario.Validate, the one owner of their bounds; an error names
+// the key.
+func ParseServer(spec string, base sim.Scenario) (Server, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 {
+		return Server{}, fmt.Errorf("empty: want key=value pairs of %s, or free", strings.Join(ServerKeys, ", "))
+	}
+	if len(fields) == 1 && fields[0] == "free" {
+		return Server{}, nil
+	}
+	c := grid.Cell{Scenario: base}
+	c.Scenario.Concurrency, c.Scenario.Service = 0, ""
+	seen := map[string]bool{}
+	for _, f := range fields {
+		key, text, ok := strings.Cut(f, "=")
+		if !ok || text == "" {
+			return Server{}, fmt.Errorf("%q: want key=value", f)
+		}
+		if !slices.Contains(ServerKeys, key) {
+			return Server{}, fmt.Errorf("unknown key %q%s: want one of %s", key, grid.SuggestKey(key, ServerKeys), strings.Join(ServerKeys, ", "))
+		}
+		if seen[key] {
+			return Server{}, fmt.Errorf("%s given twice", key)
+		}
+		seen[key] = true
+		p := grid.ParamByKey(key)
+		var raw any = text
+		var err error
+		switch p.Type {
+		case grid.Int:
+			raw, err = strconv.ParseInt(text, 10, 64)
+		case grid.Float:
+			raw, err = strconv.ParseFloat(text, 64)
+		}
+		if err != nil {
+			return Server{}, fmt.Errorf("%s=%s: want %s", key, text, p.Type)
+		}
+		v, err := p.Coerce(raw)
+		if err != nil {
+			return Server{}, fmt.Errorf("%s=%v", key, err)
+		}
+		p.Set(&c, v)
+	}
+	sc := c.Scenario
+	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
+		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
+		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax}
+	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
+		s.RetryAfter = 0 // the question's
+	}
+	if (s.Workers > 0 || s.Timeout > 0 || s.QueueLimit > 0 || s.QueueWait > 0 || s.ShedTarget > 0 || s.Arrival > 0) && s.Service == "" {
+		return Server{}, fmt.Errorf("a queueing server needs service and service_s (e.g. service=exponential service_s=0.02)")
+	}
+	if s.Queueing() && s.RejectCost > 0 {
+		return Server{}, fmt.Errorf("reject_cost is the counting server's; a queueing server's rejections cost what its queue does")
+	}
+	if err := s.Scenario(base).Validate(); err != nil {
+		var fe *sim.FieldError
+		if errors.As(err, &fe) {
+			return Server{}, errors.New(grid.UserWords(fe))
+		}
+		return Server{}, err
+	}
+	return s, nil
+}
+
+// ServerOf is the server of scenario sc, as ParseServer would read it
+// (the workers as they are, the open-loop traffic in requests/s).
+func ServerOf(sc sim.Scenario) Server {
+	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
+		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
+		Arrival: sc.ArrivalRate}
+}
