@@ -308,6 +308,14 @@ func TestSearchStoredIsSearch(t *testing.T) {
 			len(want.Best.Seeds) != len(got.Best.Seeds) || want.Separated() != got.Separated() || want.Best.Summary(T99) != got.Best.Summary(T99))) {
 			t.Fatalf("trial %d: search %+v, over stored runs %+v", trial, want.Best, got.Best)
 		}
+		if len(want.Ranked) != len(got.Ranked) {
+			t.Fatalf("trial %d: %d ranked, over stored runs %d", trial, len(want.Ranked), len(got.Ranked))
+		}
+		for i := range want.Ranked {
+			if w, g := want.Ranked[i], got.Ranked[i]; w.CellKey != g.CellKey || len(w.Seeds) != len(g.Seeds) {
+				t.Fatalf("trial %d: rank %d: %s on %d seeds, over stored runs %s on %d", trial, i, w.Cell.Policy.Short(), len(w.Seeds), g.Cell.Policy.Short(), len(g.Seeds))
+			}
+		}
 		if _, ok, _ := SearchStored(space, q, s, Aggregates(recs[:len(recs)/2])); ok {
 			t.Fatalf("trial %d: half the runs stored, yet the search found all it asked for", trial)
 		}
