@@ -259,3 +259,37 @@ func warnings(a *Aggregate) []string {
 	}
 	return w
 }
+
+// firstSeeds is a over its seeds 1…n (a's seeds are ascending): the
+// same summaries, per-seed values and warnings as a cell measured on
+// those seeds alone.
+func (a *Aggregate) firstSeeds(n int) *Aggregate {
+	k := 0
+	for k < len(a.Seeds) && int(a.Seeds[k]) <= n {
+		k++
+	}
+	if k == len(a.Seeds) {
+		return a
+	}
+	b := &Aggregate{CellKey: a.CellKey, Cell: a.Cell, Label: a.Label, Sweeps: a.Sweeps, Seeds: a.Seeds[:k:k],
+		summary: map[string]Summary{}, perSeed: map[string][]float64{}}
+	for _, m := range AllMetrics() {
+		if !a.Has(m) {
+			continue
+		}
+		per := a.PerSeed(m)[:k:k]
+		var xs []float64
+		unfinished := 0
+		for _, x := range per {
+			if math.IsNaN(x) {
+				unfinished++
+			} else {
+				xs = append(xs, x)
+			}
+		}
+		b.summary[m.Key] = m.summarize(xs, unfinished)
+		b.perSeed[m.Key] = per
+	}
+	b.Warnings = warnings(b)
+	return b
+}

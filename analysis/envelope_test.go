@@ -279,3 +279,45 @@ func TestMarginsHoldJustInsideNotOutside(t *testing.T) {
 		t.Fatalf("only %d margins with an outside: the test no longer checks both sides", checked)
 	}
 }
+
+// The search over stored runs answers what the search over the simulator
+// answers when the store holds every run it may ask for: the same winner,
+// on the same seeds, separated or not alike (the report's Use table
+// relies on it to show recommend's answer).
+func TestSearchStoredIsSearch(t *testing.T) {
+	t.Parallel()
+	rng := sim.NewMulberry32(47)
+	for trial := range 4 {
+		sc := envelopeBase(float64(30+int(rng.Float64()*100)), 100+int(rng.Float64()*400), time.Duration(5+int(rng.Float64()*30))*time.Second)
+		space := grid.CandidateSpace(sc)[:40]
+		q := Query{Capacity: sc.Capacity, Clients: sc.Clients, Outage: sc.RecoverAt, Objective: ByT99}
+		s := Seeding{Initial: 3, Max: 12}
+		want, _, err := Search(context.Background(), space, q, s, simulate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := simulate(context.Background(), Runs(space, 1, s.Max))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := SearchStored(space, q, s, Aggregates(recs))
+		if err != nil || !ok {
+			t.Fatalf("trial %d: %v, stored %v", trial, err, ok)
+		}
+		if (want.Best == nil) != (got.Best == nil) || (want.Best != nil && (want.Best.CellKey != got.Best.CellKey ||
+			len(want.Best.Seeds) != len(got.Best.Seeds) || want.Separated() != got.Separated() || want.Best.Summary(T99) != got.Best.Summary(T99))) {
+			t.Fatalf("trial %d: search %+v, over stored runs %+v", trial, want.Best, got.Best)
+		}
+		if len(want.Ranked) != len(got.Ranked) {
+			t.Fatalf("trial %d: %d ranked, over stored runs %d", trial, len(want.Ranked), len(got.Ranked))
+		}
+		for i := range want.Ranked {
+			if w, g := want.Ranked[i], got.Ranked[i]; w.CellKey != g.CellKey || len(w.Seeds) != len(g.Seeds) {
+				t.Fatalf("trial %d: rank %d: %s on %d seeds, over stored runs %s on %d", trial, i, w.Cell.Policy.Short(), len(w.Seeds), g.Cell.Policy.Short(), len(g.Seeds))
+			}
+		}
+		if _, ok, _ := SearchStored(space, q, s, Aggregates(recs[:len(recs)/2])); ok {
+			t.Fatalf("trial %d: half the runs stored, yet the search found all it asked for", trial)
+		}
+	}
+}

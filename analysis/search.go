@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/herdsweep/herdsweep/grid"
@@ -31,6 +33,87 @@ var DefaultSeeding = Seeding{Initial: 10, Max: 40}
 // contenders run twice as many seeds, up to s.Max. The answer is
 // Recommend's over every run measured.
 func Search(ctx context.Context, space []grid.Cell, q Query, s Seeding, measure Measure) (*Recommendation, []*Aggregate, error) {
+	return search(ctx, space, q, s, &measuredRuns{measure: measure})
+}
+
+// SearchStored is Search over runs already stored: aggs are cells of a
+// dataset over their seeds, and a run Search asks for is read from them
+// (its cell's seeds 1…n). It answers what `sweep recommend` answers over
+// that dataset; ok is false when the dataset lacks a run Search asks for.
+func SearchStored(space []grid.Cell, q Query, s Seeding, aggs []*Aggregate) (rec *Recommendation, ok bool, err error) {
+	src := &storedRuns{stored: map[string]*Aggregate{}, n: map[string]int{}}
+	for _, a := range aggs {
+		src.stored[a.CellKey] = a
+	}
+	rec, _, err = search(context.Background(), space, q, s, src)
+	if src.missing {
+		return nil, false, nil
+	}
+	return rec, err == nil, err
+}
+
+// runSource is where a search's runs come from: it makes the runs asked
+// for available and aggregates every run made available so far.
+type runSource interface {
+	add(ctx context.Context, runs []grid.Run) error
+	aggregates() []*Aggregate
+}
+
+// measuredRuns are runs asked of a Measure.
+type measuredRuns struct {
+	measure Measure
+	recs    []*Record // every run measured, where measure put it: records are large
+}
+
+func (m *measuredRuns) add(ctx context.Context, runs []grid.Run) error {
+	got, err := m.measure(ctx, runs)
+	if err != nil {
+		return err
+	}
+	for i := range got {
+		m.recs = append(m.recs, &got[i])
+	}
+	return nil
+}
+
+func (m *measuredRuns) aggregates() []*Aggregate { return aggregates(m.recs) }
+
+// storedRuns are runs read from stored aggregates: a cell asked for
+// seeds 1…n is its aggregate over those seeds.
+type storedRuns struct {
+	stored  map[string]*Aggregate // cell key → the cell over every stored seed
+	n       map[string]int        // cell key → seeds asked for
+	order   []string
+	missing bool // a run asked for is not stored
+}
+
+func (r *storedRuns) add(_ context.Context, runs []grid.Run) error {
+	for _, run := range runs {
+		k := run.Cell.Key()
+		a := r.stored[k]
+		if a == nil || !slices.Contains(a.Seeds, run.Seed) {
+			r.missing = true
+			return errNotStored
+		}
+		if _, seen := r.n[k]; !seen {
+			r.order = append(r.order, k)
+		}
+		r.n[k] = max(r.n[k], int(run.Seed))
+	}
+	return nil
+}
+
+func (r *storedRuns) aggregates() []*Aggregate {
+	out := make([]*Aggregate, 0, len(r.order))
+	for _, k := range r.order {
+		out = append(out, r.stored[k].firstSeeds(r.n[k]))
+	}
+	return out
+}
+
+var errNotStored = errors.New("a run the search asks for is not stored")
+
+func search(ctx context.Context, space []grid.Cell, q Query, s Seeding, src runSource) (*Recommendation, []*Aggregate, error) {
 	if s.Initial < 2 || s.Max < s.Initial {
 		return nil, nil, fmt.Errorf("seeding %d..%d: want 2 ≤ initial ≤ max", s.Initial, s.Max)
 	}
@@ -44,16 +127,11 @@ func Search(ctx context.Context, space []grid.Cell, q Query, s Seeding, measure 
 	if why := Impossible(space[0].Scenario); why != "" {
 		return &Recommendation{Query: q, Scenario: space[0].Scenario, Metric: m, NoAnswer: why, Why: map[string]string{}}, nil, nil
 	}
-	first, err := measure(ctx, Runs(space, 1, s.Initial))
-	if err != nil {
+	if err := src.add(ctx, Runs(space, 1, s.Initial)); err != nil {
 		return nil, nil, err
 	}
-	recs := make([]*Record, len(first)) // every run measured, where measure put it: records are large
-	for i := range first {
-		recs[i] = &first[i]
-	}
 	for {
-		aggs := aggregates(recs)
+		aggs := src.aggregates()
 		rec, err := Recommend(aggs, q)
 		if err != nil {
 			return nil, nil, err
@@ -76,12 +154,8 @@ func Search(ctx context.Context, space []grid.Cell, q Query, s Seeding, measure 
 		if len(more) == 0 {
 			return rec, aggs, nil
 		}
-		got, err := measure(ctx, more)
-		if err != nil {
+		if err := src.add(ctx, more); err != nil {
 			return nil, nil, err
-		}
-		for i := range got {
-			recs = append(recs, &got[i])
 		}
 	}
 }

@@ -56,6 +56,9 @@ func WriteAdvice(w io.Writer, ans *AdviceAnswer, top int) error {
 		return ew.err
 	}
 	writeUse(ew, e)
+	if line := marginLine(a.Margins); line != "" {
+		ew.printf("  %s\n", line)
+	}
 	writeDefeating(ew, e)
 	writeMargins(ew, a.Margins)
 	ew.printf("\nhow to set it:\n")
@@ -233,6 +236,29 @@ func lossWords(c *analysis.Candidate, idx []int) string {
 		return "not measured"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// marginLine sums the margins up in one line, for the answer's first
+// lines: how far along each axis it still recovers.
+func marginLine(ms []analysis.Margin) string {
+	var parts []string
+	for _, m := range ms {
+		if math.IsNaN(m.Inside) {
+			continue
+		}
+		switch m.Axis.Key {
+		case "reject_cost":
+			parts = append(parts, "429s costing up to "+pctWord(m.Inside)+" of a request")
+		case "timeout_s":
+			parts = append(parts, "client timeouts down to "+axisValue(m, m.Inside)+" at "+pctWord(m.At.Load)+" load")
+		case "load":
+			parts = append(parts, fmt.Sprintf("background load up to %s with %v timeouts", pctWord(m.Inside), m.At.Timeout))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "holds with " + strings.Join(parts, ", ") + " (margins below)"
 }
 
 func writeMargins(ew *errWriter, ms []analysis.Margin) {

@@ -57,11 +57,17 @@ type Scenario struct {
 	// recommends a policy that keeps a herd in step. All ranks every
 	// single-policy cell by the same rules, for the ranking and the
 	// verdicts on the others.
-	Rec        *analysis.Recommendation
-	All        *analysis.Recommendation
-	Situations []analysis.Situation // without Retry-After only
-	Library    []analysis.LibraryVerdict
-	File       string // "scenarios/NAME.md"
+	Rec *analysis.Recommendation
+	// Recommended: Rec is what `sweep recommend --server SERVER` answers
+	// for this scenario over the dataset (its cells hold recommend's whole
+	// candidate space on the seeds its search asks for, and Rec is that
+	// search's answer); otherwise Rec is the best of the policies measured
+	// here, and the report says so.
+	Recommended bool
+	All         *analysis.Recommendation
+	Situations  []analysis.Situation // without Retry-After only
+	Library     []analysis.LibraryVerdict
+	File        string // "scenarios/NAME.md"
 }
 
 // Figure is a figure of the report: its data, and the files it is drawn to.
@@ -192,6 +198,9 @@ func scenario(q analysis.Query, single, jittered []*analysis.Aggregate) Scenario
 	s.Family = analysis.FamilyOf(s.All.Scenario)
 	if rk, err := analysis.Recommend(jittered, q); err == nil {
 		s.Rec = rk
+		if rs, ok := recommendOver(s.All.Scenario, q, jittered); ok {
+			s.Rec, s.Recommended = rs, true
+		}
 		if q.RetryAfter == 0 { // table 5 has its own Retry-After row
 			s.Situations = analysis.Table5(jittered, q)
 		}
@@ -205,6 +214,22 @@ func scenario(q analysis.Query, single, jittered []*analysis.Aggregate) Scenario
 		})
 	}
 	return s
+}
+
+// recommendOver is recommend's answer for scenario sc over the cells
+// measured (analysis.SearchStored, with recommend's defaults), when they
+// hold every run its search asks for.
+func recommendOver(sc sim.Scenario, q analysis.Query, cells []*analysis.Aggregate) (*analysis.Recommendation, bool) {
+	space := grid.CandidateSpace(sc)
+	if len(cells) < len(space) {
+		return nil, false
+	}
+	q.Budget, q.Margin, q.AllowGiveUp = 0, 0, false // recommend's defaults
+	rec, ok, err := analysis.SearchStored(space, q, analysis.DefaultSeeding, cells)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return rec, true
 }
 
 func filter(as []*analysis.Aggregate, keep func(*analysis.Aggregate) bool) []*analysis.Aggregate {

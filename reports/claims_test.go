@@ -239,7 +239,7 @@ func pairedLo(best, other *truth) (lo float64, identical bool) {
 
 func sameScenario(a, b sim.Scenario) bool { return a == b }
 
-var useCellRE = regexp.MustCompile(`\[\*\*([A-Z]+)\*\*( ≈)? ([0-9.]+) s( \[([0-9.]+), ([0-9.]+)\])?\]\((scenarios/[^)]+)\)`)
+var useCellRE = regexp.MustCompile(`\[(?:best of ([0-9]+) measured: )?\*\*([A-Z]+)\*\*( ≈)? ([0-9.]+) s( \[([0-9.]+), ([0-9.]+)\])?\]\((scenarios/[^)]+)\)`)
 
 // TestReportClaims checks every claim the report's first screen makes
 // against the records it came from, on each config: the policy named for
@@ -254,7 +254,7 @@ func TestReportClaims(t *testing.T) {
 			r, files := build(t, in)
 			md := files["report.md"]
 			tr := truths(in)
-			checkUse(t, r, md, tr)
+			checkUse(t, r, md, tr, in)
 			checkLibraries(t, r, md, tr)
 			checkScenarioPages(t, r, files, tr)
 			checkAvoid(t, r, md, tr)
@@ -278,11 +278,13 @@ func TestReportClaims(t *testing.T) {
 	}
 }
 
-func checkUse(t *testing.T, r *Report, md string, tr map[string]*truth) {
+func checkUse(t *testing.T, r *Report, md string, tr map[string]*truth, in Input) {
 	t.Helper()
 	seen := 0
 	for _, m := range useCellRE.FindAllStringSubmatch(md, -1) {
 		seen++
+		measured := m[1]
+		m = m[1:] // the groups below as before: letter, ≈, t99, interval, file
 		var s *Scenario
 		for i := range r.Scenarios {
 			if r.Scenarios[i].File == m[7] {
@@ -307,6 +309,13 @@ func checkUse(t *testing.T, r *Report, md string, tr map[string]*truth) {
 		if best == nil {
 			t.Errorf("%s: %s names %s, which is not a feasible policy with jitter in this scenario", m[7], m[1], p.Plain())
 			continue
+		}
+		if measured == "" { // recommend's answer: its search over the stored seeds
+			checkRecommended(t, m[7], s, p, in)
+			continue
+		}
+		if s.Recommended || measured != strconv.Itoa(len(cands)) {
+			t.Errorf("%s: marked best of %s measured, with %d feasible policies with jitter measured (recommend's answer: %v)", m[7], measured, len(cands), s.Recommended)
 		}
 		for _, x := range cands {
 			if x.mean() < best.mean()-1e-9 {
@@ -651,5 +660,27 @@ func checkPareto3(t *testing.T, r *Report, files map[string]string, tr map[strin
 		if rows == 0 {
 			t.Errorf("%s: no ranking rows", s.File)
 		}
+	}
+}
+
+// checkRecommended checks a Use cell shown as recommend's answer: the
+// scenario's cells hold recommend's whole candidate space, and its search
+// over the records (aggregated apart from the report's scan) names p.
+func checkRecommended(t *testing.T, file string, s *Scenario, p sim.Policy, in Input) {
+	t.Helper()
+	if !s.Recommended {
+		t.Errorf("%s: shown as recommend's answer, but the report did not search", file)
+		return
+	}
+	space := grid.CandidateSpace(s.All.Scenario)
+	q := s.Query
+	q.Budget, q.Margin, q.AllowGiveUp = 0, 0, false
+	rec, ok, err := analysis.SearchStored(space, q, analysis.DefaultSeeding, analysis.Aggregates(in.Dataset.Records))
+	if err != nil || !ok || rec.Best == nil {
+		t.Errorf("%s: recommend's search over the records: %v, stored %v", file, err, ok)
+		return
+	}
+	if rec.Best.Cell.Policy != p {
+		t.Errorf("%s: the report names %s, recommend's search over the records %s", file, p.Short(), rec.Best.Cell.Policy.Short())
 	}
 }

@@ -81,7 +81,7 @@ func (r *Report) writeUse(ew *errWriter) {
 		}
 		return
 	}
-	ew.printf("The recommended policy (letter, described below) and its t99 after recovery, by scenario; each cell links to the scenario's page (ranking, runner-up, how to set it in each library). **≈**: another feasible policy cannot be told apart from it at these seeds (its page names them). **none**: no feasible policy (its page says why). Empty: not measured.\n\n")
+	ew.printf("The recommended policy (letter, described below) and its t99 after recovery, by scenario; each cell links to the scenario's page (ranking, runner-up, how to set it in each library). **≈**: another feasible policy cannot be told apart from it at these seeds (its page names them). **none**: no feasible policy (its page says why). Empty: not measured. A cell is what `sweep recommend --server SERVER` answers for its scenario (on this scenario's server alone) where the dataset holds recommend's whole candidate space; elsewhere it is marked *best of N measured*: the best of the N feasible policies the sweeps measured there, which recommend may not answer.\n\n")
 	ew.printf("| scenario |")
 	for _, c := range d.Capacities {
 		ew.printf(" %s req/s |", thousands(c))
@@ -129,7 +129,11 @@ func useCell(d *Decision, s Scenario) string {
 	if !s.Rec.Separated() {
 		tie = " ≈"
 	}
-	return fmt.Sprintf("[**%s**%s %s](%s)", d.Letter(b.Cell.Policy), tie, seconds(b.Summary(analysis.T99)), s.File)
+	best := ""
+	if !s.Recommended {
+		best = fmt.Sprintf("best of %d measured: ", s.Rec.Feasible)
+	}
+	return fmt.Sprintf("[%s**%s**%s %s](%s)", best, d.Letter(b.Cell.Policy), tie, seconds(b.Summary(analysis.T99)), s.File)
 }
 
 // scenarioWords names a scenario: "120 requests/s, 2,000 clients, 30s outage".

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/herdsweep/herdsweep/analysis"
+)
+
+// One decision, two views: every cell of the report's Use table that is
+// not marked "best of N measured" is what `sweep recommend --server`
+// answers for its scenario over the same dataset, and a scenario whose
+// sweep measured only some policies is marked.
+func TestReportUseIsRecommendsAnswer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfg, []byte(`[defaults]
+clients = 300
+recover_s = 10
+window_s = 600
+capacity_rps = [40, 80]
+[sweep.candidates]
+candidates = true
+seeds = {from = 1, to = 40}
+[sweep.two]
+policy = ["decorrelated", "full-jitter"]
+capacity_rps = 120
+seeds = {from = 1, to = 10}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", cfg, "--out", res, "--quiet", "--no-report")
+	rep := filepath.Join(dir, "rep")
+	mustRun(t, "report", "--results", res, "--out", rep)
+	md, err := os.ReadFile(filepath.Join(rep, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	letters := map[string]string{} // letter → the policy in words
+	for _, m := range regexp.MustCompile(`(?m)^- \*\*([A-Z]+)\*\* \([^)]*\): (.*)$`).FindAllStringSubmatch(string(md), -1) {
+		letters[m[1]] = m[2]
+	}
+	row := regexp.MustCompile(`(?m)^\| ([^|]*) \|(.*)\|$`)
+	cellRE := regexp.MustCompile(`\[(best of ([0-9]+) measured: )?\*\*([A-Z]+)\*\*.*?\]\(scenarios/c([0-9]+)-`)
+	recommended, measured := 0, 0
+	for _, r := range row.FindAllStringSubmatch(string(md), -1) {
+		for _, c := range cellRE.FindAllStringSubmatch(r[2], -1) {
+			capacity := c[4]
+			if c[1] != "" {
+				measured++
+				if capacity != "120" || c[2] != "2" {
+					t.Errorf("capacity %s: marked best of %s measured", capacity, c[2])
+				}
+				continue
+			}
+			recommended++
+			out := mustRun(t, "recommend", "--json", "--server", "free", "--results", res, "--capacity", capacity, "--clients", "300", "--outage", "10s", "--window", "10m")
+			var doc struct {
+				Use struct {
+					Policy struct {
+						Plain string `json:"plain"`
+					} `json:"policy"`
+				} `json:"use"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if got := letters[c[3]]; got != doc.Use.Policy.Plain {
+				t.Errorf("capacity %s: the report uses %s, recommend answers %s", capacity, got, doc.Use.Policy.Plain)
+			}
+			if !regexp.MustCompile(`[1-9][0-9]* reused from the dataset`).MatchString(out) {
+				t.Errorf("capacity %s: recommend read none of its runs from the dataset", capacity)
+			}
+		}
+	}
+	if recommended != 2 || measured != 1 {
+		t.Errorf("%d cells recommend's answer and %d best of measured; want 2 and 1:\n%s", recommended, measured, md)
+	}
+}
+
+// The owner's view promises what a sweep reproduces: on a queueing server
+// where the retrying fleet stays stuck, it names a wait bound or shedding,
+// and the sweep it prints, run as it is, brings each policy back at the
+// time the view says, seed for seed.
+func TestOwnerSweepReproducesItsPromise(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := mustRun(t, "recommend", "--json", "--capacity", "200", "--clients", "500", "--outage", "1m",
+		"--server", "concurrency=4 service=exponential service_s=0.02 timeout_s=2 arrival_rps=140")
+	var doc struct {
+		Owner struct {
+			Fleet   []string `json:"fleet"`
+			Options []struct {
+				Option string `json:"option"`
+				Keys   string `json:"sweeps_toml"`
+				Fleet  []struct {
+					Recovers bool     `json:"recovers"`
+					Time     *float64 `json:"time_after_s"`
+				} `json:"fleet"`
+			} `json:"options"`
+			Best  *string `json:"best"`
+			Sweep string  `json:"sweep"`
+		} `json:"owner"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	o := doc.Owner
+	if o.Best == nil || !regexp.MustCompile(`wait over|shed`).MatchString(*o.Best) {
+		t.Fatalf("the owner's view names %v, not a wait bound or shedding:\n%s", o.Best, out)
+	}
+	var best int
+	for i, opt := range o.Options {
+		if opt.Option == *o.Best {
+			best = i
+		}
+	}
+	stuck := 0
+	for _, r := range o.Options[0].Fleet {
+		if !r.Recovers {
+			stuck++
+		}
+	}
+	if stuck == 0 {
+		t.Fatalf("no policy of the fleet is stuck on the server as it is: the test shows nothing")
+	}
+	cfg := filepath.Join(dir, "owner.toml")
+	if err := os.WriteFile(cfg, []byte(o.Sweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", cfg, "--out", res, "--quiet", "--no-report")
+	ds, err := analysis.Load(os.DirFS(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range analysis.QueueAggregates(ds.Records) {
+		i := slices.Index(o.Fleet, a.Cell.PolicySpec())
+		if i < 0 {
+			t.Fatalf("the sweep ran %s, which the view does not list", a.Cell.PolicySpec())
+		}
+		want := o.Options[best].Fleet[i]
+		got := a.Summary(analysis.Recovered)
+		if back := got.Unfinished == 0 && got.N > 0; back != want.Recovers || (back && math.Abs(got.Mean-*want.Time) > 1e-9) {
+			t.Errorf("%s: the view promises back %v at %v s, the sweep gives back %v at %v s", o.Fleet[i], want.Recovers, want.Time, back, got.Mean)
+		}
+	}
+}
