@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/herdsweep/herdsweep/analysis"
