@@ -469,17 +469,6 @@ func (e *envelopeSearch) defeating(n int, ans *Envelope) (none, onlyGivingUp []i
 	return none, onlyGivingUp, nil
 }
 
-// recoversSomewhere is a candidate measured on server i that recovers
-// there, among those that let clients give up or those that never do.
-func (e *envelopeSearch) recoversSomewhere(i int, givingUp bool) *Candidate {
-	for _, c := range e.cands {
-		if r := c.On[i]; r != nil && r.Recovers() && c.Policy.LetsClientsGiveUp() == givingUp {
-			return c
-		}
-	}
-	return nil
-}
-
 // firstToRecover tries the representatives of the candidates that let
 // clients give up, or of those that never do, on server i, gentlest
 // first, and returns the first that recovers there; nil when none does.
