@@ -22,14 +22,7 @@ func JudgeClosest(ctx context.Context, sc sim.Scenario, answer sim.Policy, seeds
 		return nil, fmt.Errorf("judging the closest settings: %d seeds, want at least 1", seeds)
 	}
 	settings := answer.Settings()
-	cells := []grid.Cell{{Scenario: sc, Policy: answer}}
-	seen := map[sim.Policy]bool{answer: true}
-	for _, s := range settings {
-		if c := s.Closest; c != nil && !seen[c.Policy] {
-			seen[c.Policy] = true
-			cells = append(cells, grid.Cell{Scenario: sc, Policy: c.Policy})
-		}
-	}
+	cells := append([]grid.Cell{{Scenario: sc, Policy: answer}}, grid.ClosestCells(sc, answer)...)
 	if len(cells) == 1 {
 		return settings, nil
 	}
@@ -59,18 +52,4 @@ func JudgeClosest(ctx context.Context, sc sim.Scenario, answer sim.Policy, seeds
 		}
 	}
 	return settings, nil
-}
-
-// ClosestCells are the cells JudgeClosest measures beside answer's on sc:
-// each library's closest built-in setting of it.
-func ClosestCells(sc sim.Scenario, answer sim.Policy) []grid.Cell {
-	var out []grid.Cell
-	seen := map[sim.Policy]bool{answer: true}
-	for _, s := range answer.Settings() {
-		if c := s.Closest; c != nil && !seen[c.Policy] {
-			seen[c.Policy] = true
-			out = append(out, grid.Cell{Scenario: sc, Policy: c.Policy})
-		}
-	}
-	return out
 }

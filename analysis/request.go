@@ -85,10 +85,10 @@ func (r Request) Cells() []grid.Cell {
 	var closest []grid.Cell
 	seen := map[grid.Cell]bool{}
 	for _, c := range cells {
-		if c.Scenario.Concurrency > 0 || c.Scenario.RejectCost > 0 {
-			continue // closest settings are judged on the counting server with free rejections
+		if !grid.JudgesClosest(c.Scenario) {
+			continue
 		}
-		for _, cc := range ClosestCells(c.Scenario, c.Policy) {
+		for _, cc := range grid.ClosestCells(c.Scenario, c.Policy) {
 			if !seen[cc] {
 				seen[cc] = true
 				closest = append(closest, cc)

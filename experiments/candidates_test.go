@@ -10,8 +10,9 @@ import (
 	"github.com/herdsweep/herdsweep/sim"
 )
 
-// A sweep with candidates = true holds recommend's candidate space at every
-// scenario of its axes, and nothing else: the cells of CandidateSpace,
+// A sweep with candidates = true holds recommend's candidate space (and the
+// closest built-in settings it judges beside an answer) at every
+// scenario of its axes, and nothing else: the cells of CandidateCells,
 // scenario by scenario, with recommend's window when it sets none.
 func TestCandidatesSweepIsTheCandidateSpace(t *testing.T) {
 	cfg, err := Load("c.toml", []byte(`
@@ -35,7 +36,7 @@ retry_after_s = [0, 5]
 			sc := sim.Article()
 			sc.Clients, sc.RecoverAt, sc.Capacity, sc.RetryAfter = 300, 10*time.Second, c, ra
 			sc.Horizon = sc.RecoverAt + grid.RecommendWindow // recommend's, not the article's 20 minutes from the start
-			want = append(want, grid.CandidateSpace(sc)...)
+			want = append(want, grid.CandidateCells(sc)...)
 		}
 	}
 	if len(s.Cells) != len(want) {

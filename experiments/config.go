@@ -398,7 +398,8 @@ func (l *loader) sweepSettings(s *Sweep, t map[string]any, at func(string) []str
 }
 
 // candidates fills a sweep with candidates = true: recommend's candidate
-// space (CandidateSpace) at every scenario of its axes, so that a dataset
+// space and the closest built-in settings it judges (CandidateCells) at
+// every scenario of its axes, so that a dataset
 // holding it answers `sweep recommend` there without simulating. The
 // candidates are the policies: the sweep may not name its own.
 func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
@@ -433,7 +434,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	}
 	n := 0
 	for _, sc := range scenarios {
-		n += len(grid.CandidateSpace(sc))
+		n += len(grid.CandidateCells(sc))
 	}
 	switch {
 	case n > MaxCells:
@@ -447,7 +448,7 @@ func (l *loader) candidates(s *Sweep, t map[string]any, grids []axes) {
 	}
 	seen = map[string]bool{}
 	for _, sc := range scenarios {
-		for _, c := range grid.CandidateSpace(sc) {
+		for _, c := range grid.CandidateCells(sc) {
 			s.addCell(c, seen)
 		}
 	}

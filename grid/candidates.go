@@ -85,6 +85,52 @@ func CandidateSpace(sc sim.Scenario) []Cell {
 	return cells
 }
 
+// ClosestCells are each library's closest built-in setting of p
+// (sim.Setting.Closest) on sc: the cells recommend measures beside its
+// answer to say how far the library's own defaults are from it.
+func ClosestCells(sc sim.Scenario, p sim.Policy) []Cell {
+	var out []Cell
+	seen := map[sim.Policy]bool{p: true}
+	for _, s := range p.Settings() {
+		if c := s.Closest; c != nil && !seen[c.Policy] {
+			seen[c.Policy] = true
+			out = append(out, Cell{Scenario: sc, Policy: c.Policy})
+		}
+	}
+	return out
+}
+
+// JudgesClosest says whether recommend measures the closest built-in
+// settings of its answer on sc: on the counting server with free
+// rejections, where every library setting is judged.
+func JudgesClosest(sc sim.Scenario) bool {
+	return sc.Concurrency == 0 && sc.RejectCost == 0
+}
+
+// CandidateCells are the cells a candidates sweep holds at sc, so that a
+// dataset of them answers recommend there without simulating: the
+// candidate space, then, where recommend judges them (JudgesClosest), the
+// closest built-in setting of each candidate not already in it.
+func CandidateCells(sc sim.Scenario) []Cell {
+	cells := CandidateSpace(sc)
+	if !JudgesClosest(sc) {
+		return cells
+	}
+	seen := map[Cell]bool{}
+	for _, c := range cells {
+		seen[c] = true
+	}
+	for _, c := range cells {
+		for _, cc := range ClosestCells(sc, c.Policy) {
+			if !seen[cc] {
+				seen[cc] = true
+				cells = append(cells, cc)
+			}
+		}
+	}
+	return cells
+}
+
 // DescribeSpace says what CandidateSpace holds, for `sweep recommend -h`.
 func DescribeSpace() string {
 	ds := func(xs []time.Duration) string {

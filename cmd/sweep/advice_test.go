@@ -39,7 +39,7 @@ func TestAdviceSweepHoldsRecommendsRuns(t *testing.T) {
 	}
 	for _, c := range caps {
 		sc := analysis.Request{Outage: 30 * time.Second, Window: grid.RecommendWindow}.Scenario(c, 2000)
-		for _, cell := range grid.CandidateSpace(sc) {
+		for _, cell := range grid.CandidateCells(sc) {
 			if !slices.Contains(s.Cells, cell) {
 				t.Fatalf("capacity %g: advice sweep lacks recommend's candidate %s", c, cell.Policy.Short())
 			}

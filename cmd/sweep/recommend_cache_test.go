@@ -36,7 +36,7 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 	grpc, _ := sim.PresetByName("grpc")
 	cells := append(grid.CandidateSpace(sc), grid.Cell{Scenario: sc, Policy: grpc.Policy.Normalize()})
 	for _, c := range grid.CandidateSpace(sc) { // the closest built-in settings recommend judges beside its answer
-		cells = append(cells, analysis.ClosestCells(sc, c.Policy)...)
+		cells = append(cells, grid.ClosestCells(sc, c.Policy)...)
 	}
 	other := sc // a scenario the query does not ask about, stored beside it
 	other.Capacity = 80
