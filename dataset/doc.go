@@ -11,7 +11,8 @@
 // (config → grid of cells → simulator runs → Parquet → aggregates → plots /
 // markdown). List reads the folder layout (Hive-style sweep=NAME folders of
 // part files) from an fs.FS and says which parts are data. Writing parts
-// into that layout, the commit protocol of many writers, is cmd/sweep's.
+// into that layout, the commit protocol of many writers, and checking a
+// dataset are dataset/store's.
 //
 // Reading goes through Format (typed column batches, records, selective
 // reads), which dataset/parquetio implements with Arrow and Parquet: the
