@@ -17,7 +17,8 @@
 // Reading goes through Format (typed column batches, records, selective
 // reads), which dataset/parquetio implements with Arrow and Parquet: the
 // analysis, plots and reports import no file-format library, and a
-// program that reads datasets sets the Format once at start (SetFormat).
+// program that reads datasets passes the Format in with the folder
+// (Folder): no reader is registered process-wide.
 //
 // Parameter columns are named by grid.Params; units are in the names
 // (cap_s, capacity_rps, t99_s). "Not finished" is a null, never a number.

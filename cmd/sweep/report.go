@@ -39,7 +39,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // wrote is whole (each file is written atomically) and report.md, written
 // last, is never newer than the pages and figures it links to.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
-	fsys := os.DirFS(results)
+	data := folder(results)
 	// A part that cannot be read is bad input naming its path (exit 2), as
 	// in every command that reads a dataset (scanDataset).
 	named := func(err error) error {
@@ -81,17 +81,17 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("report interrupted: %w", err)
 	}
-	groups, err := analysis.GroupRows(fsys)
+	groups, err := analysis.GroupRows(data)
 	if err != nil {
 		return named(err)
 	}
 	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Scanned: sc, Groups: groups, Live: liveChecks(results),
 		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
-			tl, err := analysis.Timelines(fsys, keys)
+			tl, err := analysis.Timelines(data, keys)
 			return tl, named(err)
 		},
 		QueueRuns: func(sweeps []string, keys map[string]bool) ([]analysis.Record, error) {
-			recs, err := analysis.LoadRunsOf(fsys, sweeps, keys)
+			recs, err := analysis.LoadRunsOf(data, sweeps, keys)
 			return recs, named(err)
 		}})
 	if err != nil {

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/dataset/store"
 )
 
@@ -17,6 +20,12 @@ func (s shardSpec) store() store.Shard { return store.Shard{I: s.i, N: s.n} }
 // notes prints a store's notes to w as the command's own lines.
 func notes(w io.Writer, prefix string) func(string) {
 	return func(msg string) { fmt.Fprintf(w, "%s: %s\n", prefix, msg) }
+}
+
+// folder is the dataset in dir as analysis reads it: the program reads its
+// datasets as Parquet, and analysis and reports know only dataset.Format.
+func folder(dir string) dataset.Folder {
+	return dataset.Folder{FS: os.DirFS(dir), Format: parquetio.Format{}}
 }
 
 // commitHook, when set by a test, runs before each commit.

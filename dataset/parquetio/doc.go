@@ -4,7 +4,8 @@
 // GroupsWriter, CellsWriter), the readers (ReadRuns, ReadTimelines,
 // ReadGroups, ReadRunsOf/FindRunsOf with row-group pruning) and the
 // streaming scan (ScanRuns). Format is its dataset.Format, which cmd/sweep
-// sets at start. It is the only package that imports Arrow and Parquet.
+// passes to the analysis with each folder (dataset.Folder). It is the only
+// package that imports Arrow and Parquet.
 //
 // Writers write to an io.Writer and readers read from an io.ReaderAt.
 // Readers check every column's type before use and turn a panic of the
