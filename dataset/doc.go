@@ -2,10 +2,12 @@
 // file-format library: the runs table (one row per run: every parameter,
 // the seed, every metric), the timelines table (one row per tick of the
 // runs that asked for one), the groups table (one row per policy group of a
-// mixed fleet) and the cells table. Each table has one column list (names,
-// types, nulls, docs: RunsFields, RunsColumns, …) from which the file
-// format's schema, writers and readers are built, so that a column is
-// named once.
+// mixed fleet) and the cells table. Each table has one column list
+// (RunsTable, TimelineTable, GroupsTable, CellsTable: TableColumn's name,
+// type, nulls, doc, and how a writer gets its value from a row and a
+// reader puts it back) from which the file format's schema (RunsFields,
+// …), its writers and readers and the documentation (RunsColumns, …) are
+// built, so that a column is named once.
 //
 // It stands between the simulator runs and the analysis in the pipeline
 // (config → grid of cells → simulator runs → Parquet → aggregates → plots /
