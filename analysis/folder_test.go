@@ -94,9 +94,15 @@ func TestReadersUseTheFormatPassedIn(t *testing.T) {
 	}{
 		{"ReadRuns", func(d dataset.Folder) error { _, err := Load(d); return err }},
 		{"ScanRuns", func(d dataset.Folder) error { _, err := Scan(d, ScanOptions{}); return err }},
-		{"ReadTimelinesOf", func(d dataset.Folder) error { _, err := Timelines(d, map[string]bool{recs[0].RunKey: true}); return err }},
+		{"ReadTimelinesOf", func(d dataset.Folder) error {
+			_, err := Timelines(d, map[string]bool{recs[0].RunKey: true})
+			return err
+		}},
 		{"ReadGroups", func(d dataset.Folder) error { _, err := GroupRows(d); return err }},
-		{"ReadRuns", func(d dataset.Folder) error { _, err := LoadRunsOf(d, []string{"a"}, map[string]bool{recs[0].CellKey: true}); return err }},
+		{"ReadRuns", func(d dataset.Folder) error {
+			_, err := LoadRunsOf(d, []string{"a"}, map[string]bool{recs[0].CellKey: true})
+			return err
+		}},
 		{"FindRunsOf", func(d dataset.Folder) error { _, err := LoadCells(d, cells[:1]); return err }},
 	}
 	for i, r := range readers {
