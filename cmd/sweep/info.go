@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/runner"
@@ -349,7 +350,7 @@ func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) (
 			continue
 		}
 		path := filepath.Join(dir, filepath.FromSlash(p.Path()))
-		ks, meta, err := readKeys(path, dataset.RunsDir)
+		ks, meta, err := store.ReadKeys(path, dataset.RunsDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -370,7 +371,7 @@ func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) (
 			break
 		}
 	}
-	other, otherTL, err := elsewhere(dir, s.Name, wants, stderr)
+	other, otherTL, err := store.Elsewhere(dir, s.Name, wants, notes(stderr, "sweep"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -167,8 +168,8 @@ func bySequence(t *testing.T, files map[string][]byte) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for name, b := range files {
-		if _, seq, ok := owner(filepath.Base(name)); ok {
-			name = filepath.Join(filepath.Dir(name), fmt.Sprintf("#%05d", seq))
+		if p, ok := store.ParsePartName(filepath.Base(name)); ok {
+			name = filepath.Join(filepath.Dir(name), fmt.Sprintf("#%05d", p.Seq))
 		}
 		if _, dup := out[name]; dup {
 			t.Fatalf("two parts of one sequence number: %s", name)
