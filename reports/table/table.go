@@ -137,9 +137,12 @@ const Gap = 2
 // Text writes t as aligned columns of plain text, Gap spaces apart, each
 // cell without its '**': the title and a blank line, the heading row
 // unless st.NoHeader, the rows, then each note on a line of its own.
-// Widths count runes, as text/tabwriter does, and the layout is the one
-// tabwriter gives with padding Gap (flag AlignRight for right-aligned
-// columns).
+// Widths count runes, as text/tabwriter does. Each column is as wide as
+// its widest cell plus Gap, padded on the right of a left-aligned cell and
+// on the left of a right-aligned one (so that a table of one alignment is
+// laid out as tabwriter lays it out with padding Gap, flag AlignRight for
+// right); a left-aligned column after a right-aligned one starts Gap
+// spaces further on.
 func (t *Table) Text(w io.Writer, st TextStyle) error {
 	var b strings.Builder
 	if t.Title != "" {
@@ -149,7 +152,7 @@ func (t *Table) Text(w io.Writer, st TextStyle) error {
 	if !st.NoHeader {
 		names := make([]string, len(t.Columns))
 		for i, c := range t.Columns {
-			names[i] = c.Name
+			names[i] = strings.ReplaceAll(c.Name, "**", "")
 		}
 		lines = append(lines, names)
 	}
@@ -171,13 +174,19 @@ func (t *Table) Text(w io.Writer, st TextStyle) error {
 		for i, c := range l {
 			last := i == len(l)-1
 			if last && !st.PadLast {
+				if i > 0 && t.align(i, st) == Left && t.align(i-1, st) == Right {
+					b.WriteString(strings.Repeat(" ", Gap))
+				}
 				b.WriteString(c)
 				break
 			}
 			pad := strings.Repeat(" ", width[i]+Gap-utf8.RuneCountInString(c))
-			if t.Columns[i].Align == Right && !st.LeftOnly {
+			switch {
+			case t.align(i, st) == Right:
 				b.WriteString(pad + c)
-			} else {
+			case i > 0 && t.align(i-1, st) == Right: // the gap of a right-aligned column is on its left
+				b.WriteString(strings.Repeat(" ", Gap) + c + pad)
+			default:
 				b.WriteString(c + pad)
 			}
 		}
@@ -188,4 +197,12 @@ func (t *Table) Text(w io.Writer, st TextStyle) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// align is column i's alignment in text.
+func (t *Table) align(i int, st TextStyle) Align {
+	if st.LeftOnly {
+		return Left
+	}
+	return t.Columns[i].Align
 }
