@@ -74,7 +74,7 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	}
 	if len(short) > 0 {
 		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
-			results, num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"), results)
+			results, num.Plural(analysis.MissingRuns(short), "run"), num.Plural(len(short), "cell"), results)
 	}
 	ds := &sc.Dataset
 	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
