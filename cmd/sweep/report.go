@@ -39,6 +39,65 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // wrote is whole (each file is written atomically) and report.md, written
 // last, is never newer than the pages and figures it links to.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
+	// Each phase that takes more than a second says so when it ends.
+	phase := time.Now()
+	done := func(what string) {
+		if d := time.Since(phase); d >= time.Second {
+			fmt.Fprintf(stderr, "report: %s in %v\n", what, d.Round(100*time.Millisecond))
+		}
+		phase = time.Now()
+	}
+	sc, err := scanForReport(ctx, results, stderr)
+	if err != nil {
+		return err
+	}
+	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), sc.Files))
+	for _, w := range sc.Warnings {
+		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("report interrupted: %w", err)
+	}
+	r, err := buildReport(ctx, results, sc)
+	if err != nil {
+		return err
+	}
+	done(fmt.Sprintf("decided %d scenarios and drew the figures", len(r.Scenarios)))
+	defer func() { done("wrote the files") }()
+	figs, err := writeReportFiles(ctx, r, out, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
+		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
+	return nil
+}
+
+// scanForReport streams the dataset in results for its report (memory
+// grows with cells × seeds, not with rows; only the article's cells are
+// kept whole, for its comparison) and warns of the runs it lacks.
+func scanForReport(ctx context.Context, results string, stderr io.Writer) (*analysis.Scanned, error) {
+	sc, err := scanDataset(ctx, "report", "--results "+results, results, analysis.ScanOptions{Keep: articleCells()})
+	if err != nil {
+		return nil, err
+	}
+	if err := sidePartsThere(results, stderr); err != nil {
+		return nil, err
+	}
+	short, err := shortfalls("report", results, sc)
+	if err != nil {
+		return nil, err
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
+			results, num.Plural(analysis.MissingRuns(short), "run"), num.Plural(len(short), "cell"), results)
+	}
+	return sc, nil
+}
+
+// buildReport builds the report of the scanned dataset in results: one
+// library call, with the readers of its side tables.
+func buildReport(ctx context.Context, results string, sc *analysis.Scanned) (*reports.Report, error) {
 	data := folder(results)
 	// A part that cannot be read is bad input naming its path (exit 2), as
 	// in every command that reads a dataset (scanDataset).
@@ -48,44 +107,11 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		return err
 	}
-	// Each phase that takes more than a second says so when it ends.
-	phase := time.Now()
-	done := func(what string) {
-		if d := time.Since(phase); d >= time.Second {
-			fmt.Fprintf(stderr, "report: %s in %v\n", what, d.Round(100*time.Millisecond))
-		}
-		phase = time.Now()
-	}
-	// Streamed: memory grows with cells × seeds, not with rows; only the
-	// article's cells are kept whole, for its comparison.
-	sc, err := scanDataset(ctx, "report", "--results "+results, results, analysis.ScanOptions{Keep: articleCells()})
-	if err != nil {
-		return err
-	}
-	if err := sidePartsThere(results, stderr); err != nil {
-		return err
-	}
-	short, err := shortfalls("report", results, sc)
-	if err != nil {
-		return err
-	}
-	if len(short) > 0 {
-		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
-			results, num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"), results)
-	}
-	ds := &sc.Dataset
-	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
-	for _, w := range ds.Warnings {
-		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("report interrupted: %w", err)
-	}
 	groups, err := analysis.GroupRows(data)
 	if err != nil {
-		return named(err)
+		return nil, named(err)
 	}
-	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Scanned: sc, Groups: groups, Live: liveChecks(results),
+	r, err := reports.Build(ctx, reports.Input{Dataset: &sc.Dataset, Scanned: sc, Groups: groups, Live: liveChecks(results),
 		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
 			tl, err := analysis.Timelines(data, keys)
 			return tl, named(err)
@@ -94,28 +120,16 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 			recs, err := analysis.LoadRunsOf(data, sweeps, keys)
 			return recs, named(err)
 		}})
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("report interrupted: %w", ctx.Err())
-		}
-		return err
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("report interrupted: %w", ctx.Err())
 	}
-	done(fmt.Sprintf("decided %d scenarios and drew the figures", len(r.Scenarios)))
-	defer func() { done("wrote the files") }()
-	figs, err := writeReportFiles(ctx, out, r.Files(), stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
-		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
-	return nil
+	return r, err
 }
 
-// writeReportFiles writes a report's files into out, each atomically,
-// report.md last, and returns how many figures it wrote. It first removes
-// the temporary files of reports that are gone from the folders it writes
-// (store.CleanReportTemps), and refuses a folder linked out of out.
-func writeReportFiles(ctx context.Context, out string, files []reports.File, stderr io.Writer) (figs int, err error) {
+// writeReportFiles writes r's files into out, report.md last, each
+// atomically, and counts the figures written.
+func writeReportFiles(ctx context.Context, r *reports.Report, out string, stderr io.Writer) (figs int, err error) {
+	files := r.Files()
 	files = append(files[1:], files[0]) // report.md last
 	dirs := map[string]bool{}
 	for _, f := range files {
