@@ -156,6 +156,36 @@ func TestRunRemovesOnlyLeftoversOfGoneWriters(t *testing.T) {
 	}
 }
 
+// A writer that commits its part and gives up its lock while another
+// cleans is not gone with its part: the cleaner listed the side part as
+// uncommitted, then read the locks after the writer had finished. It kept
+// the side part only once it looked again for the runs part (before, four
+// shards under the race detector lost a part's timelines this way).
+func TestCleanSparesAPartCommittedWhileItLooked(t *testing.T) {
+	dir := smallDataset(t)
+	tl, _ := os.ReadFile(firstPart(t, dir, dataset.TimelinesDir))
+	runs, _ := os.ReadFile(firstPart(t, dir, dataset.RunsDir))
+	runsA, tlA := filepath.Join(dir, "runs", "sweep=a"), filepath.Join(dir, "timelines", "sweep=a")
+	name := "part-1of2-00003-elsewhere-77-11ecc0de.parquet"
+	side := plant(t, filepath.Join(tlA, name), tl, 0)
+	lock := plant(t, filepath.Join(runsA, "_lock.1of2"), []byte("host=elsewhere\nspace=x/1\npid=77\nid=11ecc0de\nshard=1of2\n"), 0)
+	cleanListedHook = func() { // the other writer commits its runs part and finishes
+		plant(t, filepath.Join(runsA, name), runs, 0)
+		os.Remove(lock.path)
+	}
+	defer func() { cleanListedHook = nil }()
+	var stderr bytes.Buffer
+	s, err := openStore(dir, "a", shardSpec{0, 2}, &stderr) // shard 0 of 2: the other writer's lock does not stop it
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	if strings.Contains(stderr.String(), "removing") {
+		t.Errorf("clean removed a part committed meanwhile:\n%s", stderr.String())
+	}
+	untouched(t, "after clean", side)
+}
+
 // A writer never writes or removes anything through a sweep folder linked
 // outside --out (it removed a hidden *.tmp there at once), nor a report
 // through plots/ linked outside its --out.

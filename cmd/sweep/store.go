@@ -206,6 +206,9 @@ func (s *store) clean(now time.Time, stderr io.Writer) error {
 			}
 		}
 	}
+	if cleanListedHook != nil {
+		cleanListedHook()
+	}
 	ws := readWriters(s.dir(dataset.RunsDir), s.id, now)
 	for _, table := range dataset.Tables {
 		for _, e := range entries[table] {
@@ -218,6 +221,14 @@ func (s *store) clean(now time.Time, stderr io.Writer) error {
 			gone, why := ws.gone(rand)
 			if !gone {
 				continue
+			}
+			// A writer commits its runs part before it gives up its lock:
+			// one gone now may have committed the side part listed as
+			// uncommitted since the listing. Its runs part is there then.
+			if table != dataset.RunsDir && dataset.IsPart(name) {
+				if _, err := os.Lstat(filepath.Join(s.dir(dataset.RunsDir), name)); err == nil {
+					continue
+				}
 			}
 			path := filepath.Join(s.dir(table), name)
 			fmt.Fprintf(stderr, "sweep: removing %s: %s of a writer that is gone (%s)\n", path, what, why)
@@ -437,6 +448,10 @@ func (s *store) commit(p *part) (string, error) {
 
 // commitHook, when set by a test, runs before each commit.
 var commitHook func(*store)
+
+// cleanListedHook, when set by a test, runs when clean has listed the
+// sweep's files and before it reads the locks.
+var cleanListedHook func()
 
 // partBuffer collects a part's bytes before they go to disk.
 type partBuffer struct{ b []byte }
