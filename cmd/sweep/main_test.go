@@ -781,5 +781,5 @@ func TestRecommendOverServers(t *testing.T) {
 	if !strings.Contains(cached, "reused from the dataset") {
 		t.Errorf("the dataset's runs were not reused:\n%s", cached)
 	}
-	golden(t, "recommend-servers.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
+	golden.CheckString(t, "testdata/recommend-servers.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
 }

@@ -98,6 +98,10 @@ func Open(o Options) (*Writer, error) {
 	return w, nil
 }
 
+// cleanListedHook, when set by a test, runs when clean has listed the
+// sweep's files and before it reads the locks.
+var cleanListedHook func()
+
 // Close releases the lock.
 func (w *Writer) Close() {
 	if w.lock != nil {
@@ -126,6 +130,9 @@ func (w *Writer) clean(now time.Time) error {
 				committed[e.Name()] = true
 			}
 		}
+	}
+	if cleanListedHook != nil {
+		cleanListedHook()
 	}
 	ws := readWriters(w.Dir(dataset.RunsDir), w.id, now)
 	for _, table := range dataset.Tables {
@@ -160,6 +167,14 @@ func (w *Writer) removeLeftover(table, name string, committed map[string]bool, w
 	gone, why := ws.gone(rand)
 	if !gone {
 		return nil
+	}
+	// A writer commits its runs part before it gives up its lock: one gone
+	// now may have committed the side part listed as uncommitted since the
+	// listing. Its runs part is there then.
+	if table != dataset.RunsDir && dataset.IsPart(name) {
+		if _, err := os.Lstat(filepath.Join(w.Dir(dataset.RunsDir), name)); err == nil {
+			return nil
+		}
 	}
 	path := filepath.Join(w.Dir(table), name)
 	w.note(fmt.Sprintf("removing %s: %s of a writer that is gone (%s)", path, what, why))
