@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -90,9 +89,3 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func addUniq(xs []string, x string) []string {
-	if x == "" || slices.Contains(xs, x) {
-		return xs
-	}
-	return append(xs, x)
-}

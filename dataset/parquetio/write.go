@@ -131,16 +131,6 @@ func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 	}
 }
 
-// appendString appends v, or a null for "" when the column stores none
-// as null (its field is nullable: grid.Param.NullZero, the preset).
-func appendString(b *array.StringBuilder, v string, nullEmpty bool) {
-	if nullEmpty && v == "" {
-		b.AppendNull()
-		return
-	}
-	b.Append(v)
-}
-
 // Append adds run r with its result.
 func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
 	fresh := !w.have || r.Cell != w.cell
