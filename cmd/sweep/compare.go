@@ -88,4 +88,3 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
-
