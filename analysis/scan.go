@@ -252,14 +252,7 @@ func Scan(d dataset.Folder, opt ScanOptions) (*Scanned, error) {
 		}
 		out.Metas = append(out.Metas, meta)
 	}
-	for _, sw := range sweepOrder {
-		seeds := make([]uint32, 0, len(sweepSeeds[sw]))
-		for s := range sweepSeeds[sw] {
-			seeds = append(seeds, s)
-		}
-		slices.Sort(seeds)
-		out.Sweeps = append(out.Sweeps, SweepSeeds{Sweep: sw, Seeds: seeds})
-	}
+	out.Sweeps = sweepSeedLists(sweepOrder, sweepSeeds)
 	out.Aggregates = make([]*Aggregate, len(order))
 	var xs []float64
 	for i, acc := range order {
@@ -289,6 +282,21 @@ func Scan(d dataset.Folder, opt ScanOptions) (*Scanned, error) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d runs are stored in more than one sweep's folder: each counted once", out.Shared))
 	}
 	return out, nil
+}
+
+// sweepSeedLists lists each sweep's seeds, sorted, in the order the
+// sweeps were met.
+func sweepSeedLists(order []string, seeds map[string]map[uint32]bool) []SweepSeeds {
+	var out []SweepSeeds
+	for _, sw := range order {
+		ss := make([]uint32, 0, len(seeds[sw]))
+		for s := range seeds[sw] {
+			ss = append(ss, s)
+		}
+		slices.Sort(ss)
+		out = append(out, SweepSeeds{Sweep: sw, Seeds: ss})
+	}
+	return out
 }
 
 func scanPart(d dataset.Folder, p string, cols []string, fn func(dataset.Batch) error) (dataset.Meta, error) {

@@ -62,9 +62,10 @@ func ExampleWriteAnswer() {
 		panic(err)
 	}
 	lines := strings.Split(b.String(), "\n")
-	fmt.Println(strings.Join(lines[:7], "\n"))
+	fmt.Println(strings.Join(lines[:8], "\n"))
 	// Output:
 	// For 50 requests/s, 1,000 clients, after a 20s outage (times counted from recovery; window 5m0s), optimising t99:
+	// judged on one server: counting, 429s free (without --server the answer must hold over an envelope of servers)
 	//
 	// use: exponential backoff with full jitter: first retry after U(0, 2s), the range ×2 per attempt, at most 20s, no attempt limit
 	//   (as --mine: 'full-jitter base_s=1 cap_s=20 multiplier=2')
