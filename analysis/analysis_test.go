@@ -221,12 +221,12 @@ func TestLoadErrors(t *testing.T) {
 		{"other schema", fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: tl.Bytes()}}, `runs/sweep=a/part-00000.parquet: schema "timelines/1": want "` + dataset.RunsSchema + `"`},
 	}
 	for _, tt := range tests {
-		if _, err := Load(tt.fs); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Load(parquet(tt.fs)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Load = %v, want %q", tt.name, err, tt.want)
 		}
 	}
-	ds, err := Load(fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: runsFile(dataset.Meta{Sim: sim.Version})},
-		"runs/sweep=a/.part-00001.parquet.123.tmp": {Data: []byte("half written")}})
+	ds, err := Load(parquet(fstest.MapFS{"runs/sweep=a/part-00000.parquet": {Data: runsFile(dataset.Meta{Sim: sim.Version})},
+		"runs/sweep=a/.part-00001.parquet.123.tmp": {Data: []byte("half written")}}))
 	if err != nil || len(ds.Records) != 1 || ds.Records[0].Sweep != "a" {
 		t.Errorf("Load of one part and a temporary file: %v, %v", ds, err)
 	}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
 
 	"github.com/herdsweep/herdsweep/dataset"
@@ -57,7 +56,8 @@ func (c *Cached) Find(cellKey string, seed uint32, r *Record) bool {
 // A run (a cell and seed) stored more than once counts once, the first
 // copy read, as in Load. A folder without runs parts holds none of them
 // (not an error: the caller simulates).
-func LoadCells(fsys fs.FS, cells []grid.Cell) (*Cached, error) {
+func LoadCells(d dataset.Folder, cells []grid.Cell) (*Cached, error) {
+	fsys, format := d.FS, formatOf(d)
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func LoadCells(fsys fs.FS, cells []grid.Cell) (*Cached, error) {
 		var sel dataset.Selected
 		var found *dataset.Found
 		_, _, err := readParquet(fsys, p, func(r dataset.File) ([]struct{}, dataset.Meta, error) {
-			f, meta, s, err := dataset.Stored().FindRunsOf(r, want)
+			f, meta, s, err := format.FindRunsOf(r, want)
 			found, sel = f, s
 			return nil, meta, err
 		})

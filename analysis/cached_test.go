@@ -14,7 +14,7 @@ import (
 func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 	t.Parallel()
 	fsys := realDataset(t)
-	ds, err := Load(fsys)
+	ds, err := Load(parquet(fsys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 			asked[a.CellKey] = true
 		}
 	}
-	c, err := LoadCells(fsys, cells)
+	c, err := LoadCells(parquet(fsys), cells)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 // builds every run's record, as recommend's measurer does.
 func BenchmarkLoadCells(b *testing.B) {
 	fsys := realDataset(b)
-	ds, err := Load(fsys)
+	ds, err := Load(parquet(fsys))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func BenchmarkLoadCells(b *testing.B) {
 	var r Record
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := LoadCells(fsys, cells)
+		c, err := LoadCells(parquet(fsys), cells)
 		if err != nil {
 			b.Fatal(err)
 		}

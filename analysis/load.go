@@ -26,12 +26,13 @@ type Dataset struct {
 }
 
 // Load reads every committed runs part of a results folder
-// (runs/sweep=NAME/*.parquet in fsys), in sweep and name order, so the same
+// (runs/sweep=NAME/*.parquet in d.FS, read with d.Format), in sweep and name order, so the same
 // folder gives the same records. A run stored more than once counts once:
 // the first copy read is kept and a warning says how many were left out.
 // A folder without parts, a file that is not Parquet and a file from
 // another schema version are errors naming the file.
-func Load(fsys fs.FS) (*Dataset, error) {
+func Load(d dataset.Folder) (*Dataset, error) {
+	fsys, format := d.FS, formatOf(d)
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
@@ -44,7 +45,7 @@ func Load(fsys fs.FS) (*Dataset, error) {
 	example := ""
 	for _, part := range l.Runs {
 		p := part.Path()
-		recs, meta, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
+		recs, meta, err := readParquet(fsys, p, format.ReadRuns)
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}
@@ -72,6 +73,14 @@ func Load(fsys fs.FS) (*Dataset, error) {
 		ds.Warnings = append(ds.Warnings, fmt.Sprintf("%d runs are stored in more than one sweep's folder: each counted once", ds.Shared))
 	}
 	return ds, nil
+}
+
+// formatOf is d's Format; a Folder without one is a programmer's error.
+func formatOf(d dataset.Folder) dataset.Format {
+	if d.Format == nil {
+		panic("analysis: a dataset.Folder without a Format")
+	}
+	return d.Format
 }
 
 // FileError is an error reading one file of a dataset.
@@ -123,11 +132,12 @@ func sideRows[T any](fsys fs.FS, table string, read func(dataset.File) ([]T, dat
 	return out, nil
 }
 
-// Timelines reads the timelines of the given runs from fsys's timelines/
+// Timelines reads the timelines of the given runs from d's timelines/
 // folders; runs without one are left out.
-func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
-	rows, err := sideRows(fsys, dataset.TimelinesDir, func(r dataset.File) ([]dataset.TimelineRow, dataset.Meta, error) {
-		return dataset.Stored().ReadTimelinesOf(r, runKeys)
+func Timelines(d dataset.Folder, runKeys map[string]bool) (map[string][]dataset.TimelineRow, error) {
+	format := formatOf(d)
+	rows, err := sideRows(d.FS, dataset.TimelinesDir, func(r dataset.File) ([]dataset.TimelineRow, dataset.Meta, error) {
+		return format.ReadTimelinesOf(r, runKeys)
 	}, func(r dataset.TimelineRow) string { return r.RunKey })
 	if err != nil {
 		return nil, err
@@ -141,8 +151,8 @@ func Timelines(fsys fs.FS, runKeys map[string]bool) (map[string][]dataset.Timeli
 	return out, nil
 }
 
-// GroupRows reads every row of fsys's groups/ folders (mixed fleets); none
+// GroupRows reads every row of d's groups/ folders (mixed fleets); none
 // when there are none.
-func GroupRows(fsys fs.FS) ([]dataset.GroupRow, error) {
-	return sideRows(fsys, dataset.GroupsDir, dataset.Stored().ReadGroups, func(r dataset.GroupRow) string { return r.RunKey })
+func GroupRows(d dataset.Folder) ([]dataset.GroupRow, error) {
+	return sideRows(d.FS, dataset.GroupsDir, formatOf(d).ReadGroups, func(r dataset.GroupRow) string { return r.RunKey })
 }

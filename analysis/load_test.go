@@ -41,7 +41,7 @@ func TestLoadDeduplicatesAndIgnoresOrphans(t *testing.T) {
 		"timelines/sweep=a/part-9.parquet": {Data: []byte("an orphan: never read")},
 		"runs/sweep=a/_lock.all":           {Data: []byte("host=h\npid=1\n")},
 	}
-	ds, err := Load(fsys)
+	ds, err := Load(parquet(fsys))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestLoadDeduplicatesAndIgnoresOrphans(t *testing.T) {
 		t.Errorf("Load: %d records, %d repeated, %d shared, warnings %q", len(ds.Records), ds.Repeated, ds.Shared, ds.Warnings)
 	}
 	keys := map[string]bool{ds.Records[0].RunKey: true, ds.Records[1].RunKey: true}
-	tls, err := Timelines(fsys, keys)
+	tls, err := Timelines(parquet(fsys), keys)
 	if err != nil {
 		t.Fatal(err)
 	}

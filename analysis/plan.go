@@ -93,3 +93,12 @@ func Shortfalls(plan *dataset.Plan, aggs []*Aggregate) ([]Shortfall, error) {
 	}
 	return out, nil
 }
+
+// MissingRuns counts the runs the shortfalls lack.
+func MissingRuns(short []Shortfall) int {
+	n := 0
+	for _, sf := range short {
+		n += len(sf.Missing)
+	}
+	return n
+}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -120,7 +119,8 @@ func QueueAggregates(recs []Record) []*Aggregate {
 // LoadRunsOf reads whole the runs of the given cells, from the parts of the
 // given sweeps only (a cell's aggregate says which sweeps hold it), each
 // (cell, seed) once as Scan counts it.
-func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, error) {
+func LoadRunsOf(d dataset.Folder, sweeps []string, cells map[string]bool) ([]Record, error) {
+	fsys, format := d.FS, formatOf(d)
 	l, err := dataset.List(fsys)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func LoadRunsOf(fsys fs.FS, sweeps []string, cells map[string]bool) ([]Record, e
 			continue
 		}
 		p := part.Path()
-		recs, _, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
+		recs, _, err := readParquet(fsys, p, format.ReadRuns)
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}

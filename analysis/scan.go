@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
 	"slices"
 	"sort"
@@ -157,7 +156,7 @@ func cellColumns() []string {
 // cell's per-seed values, which the paired comparisons need anyway.
 // Memory grows with cells × seeds × metrics, not with the runs' full rows.
 //
-// Its aggregates are Aggregates(Load(fsys).Records)'s, bit for bit (a
+// Its aggregates are Aggregates(Load(d).Records)'s, bit for bit (a
 // queueing cell's queueing metrics QueueAggregates'): the
 // same cells in the same order, labels, sweeps, seeds, per-seed values,
 // and summaries (Summarize over each cell's values in seed order, once the
@@ -166,7 +165,8 @@ func cellColumns() []string {
 // ticks, on which rankings depend). A run is its cell and seed: a (cell,
 // seed) read again counts once, as a run key read again does in Load,
 // with the same warnings.
-func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
+func Scan(d dataset.Folder, opt ScanOptions) (*Scanned, error) {
+	fsys, format := d.FS, formatOf(d)
 	metrics := opt.Metrics
 	if metrics == nil {
 		metrics = Metrics
@@ -196,7 +196,7 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 		p := part.Path()
 		row := 0
 		fresh := map[int]*cellAcc{} // row → a cell first met there, its parameters to read
-		meta, err := scanPart(fsys, p, cols, func(b dataset.Batch) error {
+		meta, err := scanPart(d, p, cols, func(b dataset.Batch) error {
 			ck := b.Strings(dataset.ColCellKey)
 			for i := range b.Len() {
 				s, err := b.Seed(i)
@@ -245,21 +245,14 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 			return nil
 		})
 		if err == nil && len(fresh) > 0 {
-			err = readCells(fsys, p, fresh)
+			err = readCells(d, p, fresh)
 		}
 		if err != nil {
 			return nil, &FileError{Path: p, Err: err}
 		}
 		out.Metas = append(out.Metas, meta)
 	}
-	for _, sw := range sweepOrder {
-		seeds := make([]uint32, 0, len(sweepSeeds[sw]))
-		for s := range sweepSeeds[sw] {
-			seeds = append(seeds, s)
-		}
-		slices.Sort(seeds)
-		out.Sweeps = append(out.Sweeps, SweepSeeds{Sweep: sw, Seeds: seeds})
-	}
+	out.Sweeps = sweepSeedLists(sweepOrder, sweepSeeds)
 	out.Aggregates = make([]*Aggregate, len(order))
 	var xs []float64
 	for i, acc := range order {
@@ -273,13 +266,13 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 		}
 	}
 	if len(keepParts) > 0 {
-		if err := out.keep(fsys, l, cells, keepParts, opt.Keep); err != nil {
+		if err := out.keep(d, l, cells, keepParts, opt.Keep); err != nil {
 			return nil, err
 		}
 	}
 	if out.Repeated > 0 {
 		p := l.Runs[example.part].Path()
-		keys, _, err := readParquet(fsys, p, dataset.Stored().ReadRunKeys)
+		keys, _, err := readParquet(fsys, p, format.ReadRunKeys)
 		if err != nil || example.row >= len(keys) {
 			return nil, &FileError{Path: p, Err: fmt.Errorf("reading its run keys again: %v", err)}
 		}
@@ -291,8 +284,23 @@ func Scan(fsys fs.FS, opt ScanOptions) (*Scanned, error) {
 	return out, nil
 }
 
-func scanPart(fsys fs.FS, p string, cols []string, fn func(dataset.Batch) error) (dataset.Meta, error) {
-	f, err := fsys.Open(p)
+// sweepSeedLists lists each sweep's seeds, sorted, in the order the
+// sweeps were met.
+func sweepSeedLists(order []string, seeds map[string]map[uint32]bool) []SweepSeeds {
+	var out []SweepSeeds
+	for _, sw := range order {
+		ss := make([]uint32, 0, len(seeds[sw]))
+		for s := range seeds[sw] {
+			ss = append(ss, s)
+		}
+		slices.Sort(ss)
+		out = append(out, SweepSeeds{Sweep: sw, Seeds: ss})
+	}
+	return out
+}
+
+func scanPart(d dataset.Folder, p string, cols []string, fn func(dataset.Batch) error) (dataset.Meta, error) {
+	f, err := d.FS.Open(p)
 	if err != nil {
 		return dataset.Meta{}, err
 	}
@@ -301,7 +309,7 @@ func scanPart(fsys fs.FS, p string, cols []string, fn func(dataset.Batch) error)
 	if !ok {
 		return dataset.Meta{}, fmt.Errorf("cannot seek in %s", p)
 	}
-	return dataset.Stored().ScanRuns(ra, cols, fn)
+	return formatOf(d).ScanRuns(ra, cols, fn)
 }
 
 // newCellAcc starts the cell of the given key; readCells sets its
@@ -316,10 +324,10 @@ func newCellAcc(key string, metrics int) *cellAcc {
 
 // readCells reads the label and parameters of the cells first met in part
 // p, at the rows given, setting them in the order of the columns as
-// dataset.Stored().ReadRuns does.
-func readCells(fsys fs.FS, p string, fresh map[int]*cellAcc) error {
+// dataset.Format.ReadRuns does.
+func readCells(d dataset.Folder, p string, fresh map[int]*cellAcc) error {
 	row := 0
-	_, err := scanPart(fsys, p, cellColumns(), func(b dataset.Batch) error {
+	_, err := scanPart(d, p, cellColumns(), func(b dataset.Batch) error {
 		for i := range b.Len() {
 			acc := fresh[row+i]
 			if acc == nil {
@@ -424,13 +432,13 @@ func (acc *cellAcc) finish(metrics []Metric, xs []float64) (*Aggregate, []float6
 
 // keep reads again the parts that hold runs of kept cells and keeps those
 // runs whole, each from the part its cell and seed were counted from.
-func (out *Scanned) keep(fsys fs.FS, l *dataset.Listing, cells map[string]*cellAcc, parts map[int32]bool, keep func(string) bool) error {
+func (out *Scanned) keep(d dataset.Folder, l *dataset.Listing, cells map[string]*cellAcc, parts map[int32]bool, keep func(string) bool) error {
 	for pi, part := range l.Runs {
 		if !parts[int32(pi)] {
 			continue
 		}
 		p := part.Path()
-		recs, _, err := readParquet(fsys, p, dataset.Stored().ReadRuns)
+		recs, _, err := readParquet(d.FS, p, formatOf(d).ReadRuns)
 		if err != nil {
 			return &FileError{Path: p, Err: err}
 		}

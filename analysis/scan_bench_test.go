@@ -74,7 +74,7 @@ func BenchmarkScanRetained(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				sc, err := Scan(fsys, ScanOptions{})
+				sc, err := Scan(parquet(fsys), ScanOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

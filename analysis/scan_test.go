@@ -145,13 +145,13 @@ func identical(a, b Summary) bool {
 func TestScanMatchesLoadAndAggregates(t *testing.T) {
 	t.Parallel()
 	fsys := realDataset(t)
-	ds, err := Load(fsys)
+	ds, err := Load(parquet(fsys))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Aggregates(ds.Records)
 	keep := func(ck string) bool { return ck == want[1].CellKey || ck == want[4].CellKey }
-	got, err := Scan(fsys, ScanOptions{Keep: keep})
+	got, err := Scan(parquet(fsys), ScanOptions{Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +224,8 @@ func TestScanErrors(t *testing.T) {
 		"corrupt":      {"runs/sweep=a/part-00000.parquet": {Data: []byte("PAR1garbagePAR1")}},
 		"other schema": {"runs/sweep=a/part-00000.parquet": {Data: tl.Bytes()}},
 	} {
-		_, lerr := Load(fsys)
-		_, serr := Scan(fsys, ScanOptions{})
+		_, lerr := Load(parquet(fsys))
+		_, serr := Scan(parquet(fsys), ScanOptions{})
 		if lerr == nil || serr == nil || lerr.Error() != serr.Error() {
 			t.Errorf("%s: Scan: %v; Load: %v", name, serr, lerr)
 		}
@@ -239,7 +239,7 @@ func BenchmarkScan(b *testing.B) {
 	fsys := realDataset(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scan(fsys, ScanOptions{}); err != nil {
+		if _, err := Scan(parquet(fsys), ScanOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -276,11 +276,11 @@ func TestScanKeepsFewBytesPerRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		fsys := fstest.MapFS{"runs/sweep=a/part-1.parquet": {Data: b.Bytes()}}
-		got, err := Scan(fsys, ScanOptions{})
+		got, err := Scan(parquet(fsys), ScanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds, err := Load(fsys)
+		ds, err := Load(parquet(fsys))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestScanKeepsFewBytesPerRun(t *testing.T) {
 		perRun[seeds] = float64(bytes) / float64(len(runs))
 		// Asked for every metric (as assert, compare and cells ask), the
 		// counting server's cells keep nothing more.
-		all, err := Scan(fsys, ScanOptions{Metrics: AllMetrics()})
+		all, err := Scan(parquet(fsys), ScanOptions{Metrics: AllMetrics()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,12 +69,12 @@ func queueDataset(t testing.TB) (fstest.MapFS, []Record) {
 func TestScanSummarisesQueueingMetrics(t *testing.T) {
 	t.Parallel()
 	fsys, _ := queueDataset(t)
-	ds, err := Load(fsys)
+	ds, err := Load(parquet(fsys))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := QueueAggregates(ds.Records)
-	got, err := Scan(fsys, ScanOptions{Metrics: AllMetrics()})
+	got, err := Scan(parquet(fsys), ScanOptions{Metrics: AllMetrics()})
 	if err != nil {
 		t.Fatal(err)
 	}

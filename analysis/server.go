@@ -326,34 +326,9 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	c.Scenario.Concurrency, c.Scenario.Service = 0, ""
 	seen := map[string]bool{}
 	for _, f := range fields {
-		key, text, ok := strings.Cut(f, "=")
-		if !ok || text == "" {
-			return Server{}, fmt.Errorf("%q: want key=value", f)
+		if err := setServerKey(&c, f, seen); err != nil {
+			return Server{}, err
 		}
-		if !slices.Contains(ServerKeys, key) {
-			return Server{}, fmt.Errorf("unknown key %q%s: want one of %s", key, grid.SuggestKey(key, ServerKeys), strings.Join(ServerKeys, ", "))
-		}
-		if seen[key] {
-			return Server{}, fmt.Errorf("%s given twice", key)
-		}
-		seen[key] = true
-		p := grid.ParamByKey(key)
-		var raw any = text
-		var err error
-		switch p.Type {
-		case grid.Int:
-			raw, err = strconv.ParseInt(text, 10, 64)
-		case grid.Float:
-			raw, err = strconv.ParseFloat(text, 64)
-		}
-		if err != nil {
-			return Server{}, fmt.Errorf("%s=%s: want %s", key, text, p.Type)
-		}
-		v, err := p.Coerce(raw)
-		if err != nil {
-			return Server{}, fmt.Errorf("%s=%v", key, err)
-		}
-		p.Set(&c, v)
 	}
 	sc := c.Scenario
 	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
@@ -376,6 +351,40 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 		return Server{}, err
 	}
 	return s, nil
+}
+
+// setServerKey sets one key=value field of a server spec on c, the
+// values read and coerced as sweeps.toml's (grid.Param).
+func setServerKey(c *grid.Cell, f string, seen map[string]bool) error {
+	key, text, ok := strings.Cut(f, "=")
+	if !ok || text == "" {
+		return fmt.Errorf("%q: want key=value", f)
+	}
+	if !slices.Contains(ServerKeys, key) {
+		return fmt.Errorf("unknown key %q%s: want one of %s", key, grid.SuggestKey(key, ServerKeys), strings.Join(ServerKeys, ", "))
+	}
+	if seen[key] {
+		return fmt.Errorf("%s given twice", key)
+	}
+	seen[key] = true
+	p := grid.ParamByKey(key)
+	var raw any = text
+	var err error
+	switch p.Type {
+	case grid.Int:
+		raw, err = strconv.ParseInt(text, 10, 64)
+	case grid.Float:
+		raw, err = strconv.ParseFloat(text, 64)
+	}
+	if err != nil {
+		return fmt.Errorf("%s=%s: want %s", key, text, p.Type)
+	}
+	v, err := p.Coerce(raw)
+	if err != nil {
+		return fmt.Errorf("%s=%v", key, err)
+	}
+	p.Set(c, v)
+	return nil
 }
 
 // ServerOf is the server of scenario sc, as ParseServer would read it

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"math"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/grid"
@@ -53,70 +54,71 @@ func IsShare(metric string) bool { return strings.HasSuffix(metric, "_share") }
 // shareLoDoc documents a share's _lo column.
 const shareLoDoc = "95 % interval of the mean, low end: the Wilson score interval at the effective sample size, within [0, 1] (a Student-t interval would reach past them); null likewise"
 
-// cellsColumns is the cells table's one column list: name, type, nullable,
-// documentation, for the given metrics (columns of the runs table).
-func cellsColumns(metrics []string) []struct {
-	f   Field
-	doc string
-} {
-	type col = struct {
-		f   Field
-		doc string
+// CellRow is a row of the cells table: a cell, the sweeps and runs it
+// was read from, and a Stat per metric, in the order of the table's.
+type CellRow struct {
+	Key, Label string
+	Cell       *grid.Cell
+	Sweeps     []string
+	Runs       int
+	Stats      []Stat
+}
+
+// CellsColumn is a column of the cells table; it is written, never read.
+type CellsColumn = TableColumn[CellRow, CellRow]
+
+// CellsTable is the cells table's one column list for the given metrics
+// (columns of the runs table): the cell's key, label, policy spec and
+// parameters, the sweeps and runs, then per metric its _n and _unfinished
+// counts and its Stat's values (EachValue).
+func CellsTable(metrics []string) []CellsColumn {
+	str := func(n, doc string, get func(*CellRow) string) CellsColumn {
+		return CellsColumn{Field: Field{Name: n, Type: Utf8}, Doc: doc, Get: func(r *CellRow) Value { return Value{Str: get(r)} }}
 	}
-	str := func(n, doc string) col { return col{Field{Name: n, Type: Utf8}, doc} }
-	i64 := func(n, doc string) col { return col{Field{Name: n, Type: Int64}, doc} }
-	cols := []col{
-		str(ColCellKey, "the cell (joins runs.cell_key)"),
-		str(ColLabel, "the policy in words, and scenario parameters that differ from the article's"),
-		str(ColPolicySpec, "exactly the policy that ran, as in the runs table"),
+	i64 := func(n, doc string, get func(*CellRow) int) CellsColumn {
+		return CellsColumn{Field: Field{Name: n, Type: Int64}, Doc: doc, Get: func(r *CellRow) Value { return Value{Int: int64(get(r))} }}
 	}
-	for _, p := range grid.Params {
-		cols = append(cols, col{Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, p.Doc})
+	cols := []CellsColumn{
+		str(ColCellKey, "the cell (joins runs.cell_key)", func(r *CellRow) string { return r.Key }),
+		str(ColLabel, "the policy in words, and scenario parameters that differ from the article's", func(r *CellRow) string { return r.Label }),
+		str(ColPolicySpec, "exactly the policy that ran, as in the runs table", func(r *CellRow) string { return r.Cell.PolicySpec() }),
+	}
+	for i := range grid.Params {
+		p := &grid.Params[i]
+		cols = append(cols, CellsColumn{Field: Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, Doc: p.Doc,
+			Get: func(r *CellRow) Value { return valueOf(p.Of(r.Cell)) }})
 	}
 	cols = append(cols,
-		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated"),
-		i64(ColRuns, "runs of the cell (its seeds), each counted once"))
-	for _, m := range metrics {
+		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated", func(r *CellRow) string { return strings.Join(r.Sweeps, ",") }),
+		i64(ColRuns, "runs of the cell (its seeds), each counted once", func(r *CellRow) int { return r.Runs }))
+	for j, m := range metrics {
 		cols = append(cols,
-			i64(m+"_n", "runs with a value of "+m),
-			i64(m+"_unfinished", "runs that never reached it (null in the runs table): counted, not dropped"))
-		for _, s := range statColumns {
-			doc := s.doc
-			if s.suffix == "_lo" && IsShare(m) {
+			i64(m+"_n", "runs with a value of "+m, func(r *CellRow) int { return r.Stats[j].N }),
+			i64(m+"_unfinished", "runs that never reached it (null in the runs table): counted, not dropped", func(r *CellRow) int { return r.Stats[j].Unfinished }))
+		for _, sc := range statColumns {
+			doc := sc.doc
+			if sc.suffix == "_lo" && IsShare(m) {
 				doc = shareLoDoc
 			}
-			cols = append(cols, col{Field{Name: m + s.suffix, Type: Float64, Nullable: true}, m + ": " + doc})
+			cols = append(cols, CellsColumn{Field: Field{Name: m + sc.suffix, Type: Float64, Nullable: true}, Doc: m + ": " + doc,
+				Get: func(r *CellRow) Value {
+					s := r.Stats[j]
+					if v := sc.get(s); s.Unfinished == 0 && s.N > 0 && !math.IsNaN(v) {
+						return Value{Float: v}
+					}
+					return Value{Null: true}
+				}})
 		}
 	}
 	return cols
 }
 
 // CellsColumns documents the cells table for the given metrics.
-func CellsColumns(metrics []string) []Column {
-	var out []Column
-	for _, c := range cellsColumns(metrics) {
-		t := string(c.f.Type)
-		if c.f.Type == Utf8 {
-			t = "string"
-		}
-		if c.f.Nullable {
-			t += " (null)"
-		}
-		out = append(out, Column{c.f.Name, t, c.doc})
-	}
-	return out
-}
+func CellsColumns(metrics []string) []Column { return docsOf(CellsTable(metrics)) }
 
 // CellsFields are the cells table's columns for the given metrics, in
-// order: after the cell's, per metric its _n and _unfinished counts and
-// its Stat's values (EachValue).
-func CellsFields(metrics []string) []Field {
-	var out []Field
-	for _, c := range cellsColumns(metrics) {
-		out = append(out, c.f)
-	}
-	return out
-}
+// order.
+func CellsFields(metrics []string) []Field { return fieldsOf(CellsTable(metrics)) }
 
 // EachValue calls fn with each of s's values stored in the cells table, in
 // the order of its columns.

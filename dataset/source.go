@@ -1,6 +1,9 @@
 package dataset
 
-import "io"
+import (
+	"io"
+	"io/fs"
+)
 
 // File is an open file of a dataset: what a Format reads.
 type File interface {
@@ -10,7 +13,7 @@ type File interface {
 
 // Format reads the files of a dataset's tables. analysis reads datasets
 // only through it, so that it needs no file-format library; the program
-// picks the implementation (SetFormat) once at start.
+// picks the implementation and passes it in with the folder (Folder).
 type Format interface {
 	// ScanRuns reads the named columns of a runs file in batches, in row
 	// order; a batch is valid only during the call that receives it.
@@ -58,16 +61,9 @@ type (
 	}
 )
 
-var format Format
-
-// SetFormat sets the Format every reader of datasets uses.
-func SetFormat(f Format) { format = f }
-
-// Stored is the Format set by SetFormat; it panics when none was set (a
-// program that reads datasets must set one at start).
-func Stored() Format {
-	if format == nil {
-		panic("dataset: no Format set: call dataset.SetFormat (dataset/parquetio) at start")
-	}
-	return format
+// Folder is a dataset to read: its folder (the root of FS holds runs/,
+// timelines/ and groups/) and the Format its parts are read with.
+type Folder struct {
+	FS     fs.FS
+	Format Format
 }

@@ -547,6 +547,28 @@ func envCandidateJSON(e *analysis.Envelope, c *analysis.Candidate) jsonEnvCandid
 // WriteAdviceJSON writes the advice as one JSON document.
 func WriteAdviceJSON(w io.Writer, ans *AdviceAnswer) error { return writeAdviceJSON(w, ans, nil) }
 
+// ownerJSON is the owner's view v of an answer over base's servers, as
+// --json writes it.
+func ownerJSON(v *analysis.OwnerView, b sim.Scenario) *jsonOwner {
+	jo := &jsonOwner{Server: v.Server.Label(), Seeds: v.Seeds}
+	for _, p := range v.Fleet {
+		jo.Fleet = append(jo.Fleet, grid.Cell{Policy: p}.PolicySpec())
+	}
+	for i, o := range v.Options {
+		row := jsonOwnerRow{Option: o.Name, Keys: o.Key}
+		for _, r := range v.Back[i] {
+			row.Fleet = append(row.Fleet, recoveryJSON(o.Server, &r))
+		}
+		jo.Rows = append(jo.Rows, row)
+	}
+	if v.Best >= 0 {
+		s := v.Options[v.Best].Name
+		jo.Best = &s
+		jo.Sweep = OwnerSweep(v, v.Best, b)
+	}
+	return jo
+}
+
 func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error {
 	a := ans.Advice
 	e := a.Envelope
@@ -590,24 +612,8 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 		}
 		j.Margins = append(j.Margins, jm)
 	}
-	if v := a.Owner; v != nil {
-		jo := &jsonOwner{Server: v.Server.Label(), Seeds: v.Seeds}
-		for _, p := range v.Fleet {
-			jo.Fleet = append(jo.Fleet, grid.Cell{Policy: p}.PolicySpec())
-		}
-		for i, o := range v.Options {
-			row := jsonOwnerRow{Option: o.Name, Keys: o.Key}
-			for _, r := range v.Back[i] {
-				row.Fleet = append(row.Fleet, recoveryJSON(o.Server, &r))
-			}
-			jo.Rows = append(jo.Rows, row)
-		}
-		if v.Best >= 0 {
-			s := v.Options[v.Best].Name
-			jo.Best = &s
-			jo.Sweep = OwnerSweep(v, v.Best, b)
-		}
-		j.Owner = jo
+	if a.Owner != nil {
+		j.Owner = ownerJSON(a.Owner, b)
 	}
 	if r != nil {
 		for _, v := range []struct {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/article"
+	"github.com/herdsweep/herdsweep/reports/table"
 )
 
 // Verdict says how one of our figures stands against the published one.
@@ -56,7 +56,20 @@ func precision(m article.Metric) int {
 // many seeds (mean ± the standard deviation of a 5-seed mean), how many of
 // those the published figure lies away, and a verdict.
 func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
-	ew := &errWriter{w: w}
+	for _, t := range articleGrids(tables) {
+		if err := t.Markdown(w); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// articleGrids are the article's tables beside ours, as WriteArticle
+// and WriteArticleText lay them out.
+func articleGrids(tables []analysis.ArticleTable) []*table.Table {
 	many := 0
 	for _, t := range tables {
 		for _, r := range t.Compared {
@@ -65,13 +78,13 @@ func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
 			}
 		}
 	}
+	var out []*table.Table
 	for _, t := range tables {
-		ew.printf("### %s — %s\n\n", t.ID, t.Title)
+		cols := []table.Column{table.L("row"), table.L("metric"), table.R("published"), table.R("ours (seeds 206–210)"), table.R("Δ")}
 		if many > 0 {
-			ew.printf("| row | metric | published | ours (seeds 206–210) | Δ | %s seeds: mean ± sd of a 5-seed mean | z | verdict |\n|---|---|--:|--:|--:|--:|--:|---|\n", thousands(float64(many)))
-		} else {
-			ew.printf("| row | metric | published | ours (seeds 206–210) | Δ | verdict |\n|---|---|--:|--:|--:|---|\n")
+			cols = append(cols, table.R(thousands(float64(many))+" seeds: mean ± sd of a 5-seed mean"), table.R("z"))
 		}
+		tb := table.New(t.ID+" — "+t.Title, append(cols, table.L("verdict"))...)
 		for _, r := range t.Compared {
 			label := r.Label
 			if r.Exact {
@@ -81,41 +94,45 @@ func WriteArticle(w io.Writer, tables []analysis.ArticleTable) error {
 				if i > 0 {
 					label = ""
 				}
-				pub, ours := r.Published[m], r.Ours[m]
-				ps, os, delta := "not finished", "not finished", "—"
-				if !pub.NotFinished {
-					ps = figure(m, pub.Value)
-				}
-				if !ours.NotFinished {
-					os = figure(m, ours.Value)
-				}
-				if !pub.NotFinished && !ours.NotFinished {
-					delta = signed(ours.Value-pub.Value, precision(m))
-				}
-				if many > 0 {
-					sp := r.Many[m]
-					ms, z := "—", "—"
-					if sp.Seeds > 0 && sp.Unfinished < sp.Seeds {
-						ms = fmt.Sprintf("%s ± %s", figure(m, sp.Mean), figure(m, sp.SD5))
-						if m != article.Sent && m != article.Peak {
-							ms = fmt.Sprintf("%.1f ± %.2f", sp.Mean, sp.SD5)
-						}
-					}
-					if sp.Unfinished > 0 {
-						ms += fmt.Sprintf(" (%s of %s not finished)", thousands(float64(sp.Unfinished)), thousands(float64(sp.Seeds)))
-					}
-					if !math.IsNaN(sp.Z) {
-						z = signed(sp.Z, 1)
-					}
-					ew.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(label), m, ps, os, delta, ms, z, Verdict(r, m))
-				} else {
-					ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(label), m, ps, os, delta, Verdict(r, m))
-				}
+				tb.Add(articleCells(r, m, label, many > 0)...)
 			}
 		}
-		ew.printf("\n")
+		out = append(out, tb)
 	}
-	return ew.err
+	return out
+}
+
+// articleCells is a row of an article table: metric m of row r.
+func articleCells(r analysis.ArticleRow, m article.Metric, label string, many bool) []string {
+	pub, ours := r.Published[m], r.Ours[m]
+	ps, os, delta := "not finished", "not finished", "—"
+	if !pub.NotFinished {
+		ps = figure(m, pub.Value)
+	}
+	if !ours.NotFinished {
+		os = figure(m, ours.Value)
+	}
+	if !pub.NotFinished && !ours.NotFinished {
+		delta = signed(ours.Value-pub.Value, precision(m))
+	}
+	if !many {
+		return []string{label, string(m), ps, os, delta, Verdict(r, m)}
+	}
+	sp := r.Many[m]
+	ms, z := "—", "—"
+	if sp.Seeds > 0 && sp.Unfinished < sp.Seeds {
+		ms = fmt.Sprintf("%s ± %s", figure(m, sp.Mean), figure(m, sp.SD5))
+		if m != article.Sent && m != article.Peak {
+			ms = fmt.Sprintf("%.1f ± %.2f", sp.Mean, sp.SD5)
+		}
+	}
+	if sp.Unfinished > 0 {
+		ms += fmt.Sprintf(" (%s of %s not finished)", thousands(float64(sp.Unfinished)), thousands(float64(sp.Seeds)))
+	}
+	if !math.IsNaN(sp.Z) {
+		z = signed(sp.Z, 1)
+	}
+	return []string{label, string(m), ps, os, delta, ms, z, Verdict(r, m)}
 }
 
 // errWriter keeps the first write error, so that formatting code stays flat.
@@ -133,27 +150,23 @@ func (e *errWriter) printf(format string, args ...any) {
 // WriteArticleText writes the same comparison as WriteArticle as aligned
 // plain text, for a terminal.
 func WriteArticleText(w io.Writer, tables []analysis.ArticleTable) error {
-	var b strings.Builder
-	if err := WriteArticle(&b, tables); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	for _, line := range strings.Split(b.String(), "\n") {
-		switch {
-		case strings.HasPrefix(line, "|---"):
-			continue
-		case strings.HasPrefix(line, "|"):
-			cells := strings.Split(strings.Trim(line, "|"), " | ")
-			for i := range cells {
-				cells[i] = strings.ReplaceAll(strings.TrimSpace(cells[i]), "**", "")
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-		default:
-			tw.Flush()
-			fmt.Fprintln(w, strings.TrimPrefix(line, "### "))
+	for _, t := range articleGrids(tables) {
+		if err := t.Text(w, table.TextStyle{PadLast: true, LeftOnly: true}); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
 		}
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// table writes t as markdown.
+func (e *errWriter) table(t *table.Table) {
+	if e.err == nil {
+		e.err = t.Markdown(e.w)
+	}
 }
 
 // Write lets an errWriter back a tabwriter; the first error sticks.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports/table"
 )
 
 // writeControls writes the section on client components: each beside the
@@ -30,25 +31,26 @@ func writeControls(ew *errWriter, tables []analysis.ControlTable) {
 			slow, num.Plural(all, "comparison"))
 	}
 	for _, t := range tables {
-		ew.printf("### %s\n\n", analysis.FamilyOf(t.Scenario))
-		ew.printf("| backoff + component |")
-		for _, c := range t.Capacities {
-			ew.printf(" %s req/s |", thousands(c))
-		}
-		ew.printf("\n|---|")
-		for range t.Capacities {
-			ew.printf("---|")
-		}
-		ew.printf("\n")
-		for _, r := range t.Rows {
-			ew.printf("| %s |", cell(analysis.ControlLabel(r.Policy)))
-			for _, p := range r.Pairs {
-				ew.printf(" %s |", controlCell(p))
-			}
-			ew.printf("\n")
-		}
+		ew.table(controlGrid(t))
 		ew.printf("\n")
 	}
+}
+
+// controlGrid is one family's table of client components: a row per
+// backoff with its component, a column per capacity.
+func controlGrid(ct analysis.ControlTable) *table.Table {
+	t := table.New(analysis.FamilyOf(ct.Scenario).String(), table.L("backoff + component"))
+	for _, c := range ct.Capacities {
+		t.Columns = append(t.Columns, table.L(thousands(c)+" req/s"))
+	}
+	for _, r := range ct.Rows {
+		row := []string{analysis.ControlLabel(r.Policy)}
+		for _, p := range r.Pairs {
+			row = append(row, controlCell(p))
+		}
+		t.Add(row...)
+	}
+	return t
 }
 
 // controlCell is one comparison: its effect, the t99 with and without the
@@ -67,7 +69,7 @@ func controlCell(p *analysis.ControlPair) string {
 		clients := float64(p.With.Cell.Scenario.Clients)
 		s = fmt.Sprintf("**%s**: %.0f %% of clients (without: %.0f %%)", e, 100*p.With.Summary(analysis.GaveUp).Mean/clients, 100*p.Without.Summary(analysis.GaveUp).Mean/clients)
 	}
-	return cell(s)
+	return s
 }
 
 // short99 is a t99 in a table cell: the mean, or "not finished" with the

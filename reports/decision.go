@@ -2,6 +2,7 @@ package reports
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,10 +19,9 @@ type Decision struct {
 	Policies   []sim.Policy // the recommended policies, lettered A, B, … in order of first use
 	Avoid      []AvoidRow
 	Libraries  []LibraryTable
-	// Reference is the scenario quoted where one example stands for all:
-	// the article's (2,000 clients, 30 s outage, 120 requests/s, a
-	// counting server) when the dataset has it, else the first with an
-	// answer; -1 when none has one.
+	// Reference is the scenario quoted where one example stands for all,
+	// chosen by analysis.Reference (the closest to the article's among
+	// those with an answer); -1 when none has one.
 	Reference int
 }
 
@@ -74,79 +74,80 @@ func letter(i int) string {
 }
 
 func decide(sc []Scenario) Decision {
-	d := Decision{Reference: -1}
-	seenCap := map[float64]bool{}
-	var fams []analysis.Family
-	seenFam := map[analysis.Family]bool{}
-	for _, s := range sc {
-		if !seenCap[s.Query.Capacity] {
-			seenCap[s.Query.Capacity] = true
-			d.Capacities = append(d.Capacities, s.Query.Capacity)
-		}
-		if !seenFam[s.Family] {
-			seenFam[s.Family] = true
-			fams = append(fams, s.Family)
-		}
-	}
-	sort.Float64s(d.Capacities)
-	sort.SliceStable(fams, func(i, j int) bool { return fams[i].Less(fams[j]) })
-	col := func(c float64) int { return sort.SearchFloat64s(d.Capacities, c) }
-	for _, f := range fams {
-		row := FamilyRow{Family: f, At: fill(len(d.Capacities))}
-		for i, s := range sc {
-			if s.Family == f {
-				row.At[col(s.Query.Capacity)] = i
-			}
-		}
-		d.Families = append(d.Families, row)
-	}
+	d := Decision{}
+	d.Capacities, d.Families = familyRows(sc)
 	for _, row := range d.Families {
 		for _, i := range row.At {
 			if i < 0 || sc[i].Rec == nil || sc[i].Rec.Best == nil {
 				continue
 			}
-			p := sc[i].Rec.Best.Cell.Policy
-			if d.Letter(p) == "?" {
+			if p := sc[i].Rec.Best.Cell.Policy; d.Letter(p) == "?" {
 				d.Policies = append(d.Policies, p)
 			}
 		}
 	}
+	scenes := make([]analysis.Scene, len(sc))
 	for i, s := range sc {
-		if s.Rec == nil || s.Rec.Best == nil {
-			continue
-		}
-		q := s.Query
-		if q.Capacity == 120 && q.Clients == 2000 && q.Outage.Seconds() == 30 && q.RetryAfter == 0 && q.Server == "" && s.Family.Window == analysis.DefaultWindow {
-			d.Reference = i
-			break
-		}
-		if d.Reference < 0 {
-			d.Reference = i
-		}
+		scenes[i] = analysis.Scene{Query: s.Query, Family: s.Family, Answered: s.Rec != nil && s.Rec.Best != nil}
 	}
+	d.Reference = analysis.Reference(scenes)
 	d.Avoid = avoid(sc, d.Reference)
 	for _, row := range d.Families {
-		lt := LibraryTable{Family: row.Family, At: row.At, Verdicts: map[string][]*analysis.LibraryVerdict{}}
-		for c, i := range row.At {
-			if i < 0 {
-				continue
-			}
-			for k := range sc[i].Library {
-				v := &sc[i].Library[k]
-				name := v.Preset.Cell.Policy.Preset
-				if lt.Verdicts[name] == nil {
-					lt.Presets = append(lt.Presets, name)
-					lt.Verdicts[name] = make([]*analysis.LibraryVerdict, len(row.At))
-				}
-				lt.Verdicts[name][c] = v
-			}
-		}
-		if len(lt.Presets) > 0 {
-			sort.Strings(lt.Presets)
+		if lt := libraryTable(sc, row); len(lt.Presets) > 0 {
 			d.Libraries = append(d.Libraries, lt)
 		}
 	}
 	return d
+}
+
+// familyRows lists every capacity of sc, ascending, and each family (in
+// analysis.Family's order) with its scenario at each of them.
+func familyRows(sc []Scenario) ([]float64, []FamilyRow) {
+	var caps []float64
+	var fams []analysis.Family
+	for _, s := range sc {
+		if !slices.Contains(caps, s.Query.Capacity) {
+			caps = append(caps, s.Query.Capacity)
+		}
+		if !slices.Contains(fams, s.Family) {
+			fams = append(fams, s.Family)
+		}
+	}
+	sort.Float64s(caps)
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].Less(fams[j]) })
+	var rows []FamilyRow
+	for _, f := range fams {
+		row := FamilyRow{Family: f, At: fill(len(caps))}
+		for i, s := range sc {
+			if s.Family == f {
+				row.At[sort.SearchFloat64s(caps, s.Query.Capacity)] = i
+			}
+		}
+		rows = append(rows, row)
+	}
+	return caps, rows
+}
+
+// libraryTable gathers the verdicts on the library presets measured in a
+// family's scenarios, presets in name order.
+func libraryTable(sc []Scenario, row FamilyRow) LibraryTable {
+	lt := LibraryTable{Family: row.Family, At: row.At, Verdicts: map[string][]*analysis.LibraryVerdict{}}
+	for c, i := range row.At {
+		if i < 0 {
+			continue
+		}
+		for k := range sc[i].Library {
+			v := &sc[i].Library[k]
+			name := v.Preset.Cell.Policy.Preset
+			if lt.Verdicts[name] == nil {
+				lt.Presets = append(lt.Presets, name)
+				lt.Verdicts[name] = make([]*analysis.LibraryVerdict, len(row.At))
+			}
+			lt.Verdicts[name][c] = v
+		}
+	}
+	sort.Strings(lt.Presets)
+	return lt
 }
 
 func fill(n int) []int {

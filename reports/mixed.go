@@ -7,6 +7,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports/table"
 )
 
 // writeMixed writes the mixed fleets' table: what an old client costs the
@@ -20,7 +21,8 @@ func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
 	}
 	ew.printf("## Mixed fleets: what an old client costs everyone else\n\n")
 	ew.printf("Each fleet splits its clients between policies (interleaved, so no group is served first). Times are t99 after recovery. **main t99** and **alone: t99** (the same policy without the old clients, same scenario) are over the same seeds, those where both brought 99 %% back, and **cost** is the first minus the second, paired seed by seed, with its 95 %% interval: main − alone = cost, to rounding. The old clients' t99 is over the seeds where they reached 99 %%.\n\n")
-	ew.printf("| scenario | main policy | old clients | old clients' t99 | main t99 | alone: t99 | cost = main − alone (s) |\n|---|---|---|--:|--:|--:|--:|\n")
+	t := table.New("", table.L("scenario"), table.L("main policy"), table.L("old clients"), table.R("old clients' t99"), table.R("main t99"),
+		table.R("alone: t99"), table.R("cost = main − alone (s)"))
 	for _, f := range fleets {
 		sc := f.Cell.Cell.Scenario
 		name := fmt.Sprintf("%s req/s, %s", thousands(sc.Capacity), num.Plural(sc.Clients, "client"))
@@ -47,8 +49,8 @@ func writeMixed(ew *errWriter, fleets []analysis.MixedFleet) {
 		} else if g0.Alone != nil {
 			alone = seconds(g0.Alone.Summary(analysis.T99)) + ", no seed in common"
 		}
-		ew.printf("| %s | %s | %s | %s | %s | %s | %s |\n", name, cell(analysis.ShortName(f.Cell.Cell.Policy)), cell(strings.Join(old, "; ")),
-			cell(strings.Join(oldT, "; ")), main, alone, cost)
+		t.Add(name, analysis.ShortName(f.Cell.Cell.Policy), strings.Join(old, "; "), strings.Join(oldT, "; "), main, alone, cost)
 	}
+	ew.table(t)
 	ew.printf("\n")
 }

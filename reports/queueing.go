@@ -11,6 +11,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/plots"
+	"github.com/herdsweep/herdsweep/reports/table"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -341,30 +342,7 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 	for si, group := range byServer(qs) {
 		server := serverWords(group[0].Scenario)
 		ew.printf("%s.\n\n", upperFirst(server))
-		ew.printf("| policy |")
-		for _, q := range group {
-			ew.printf(" %s |", columnWords(q.Scenario))
-		}
-		ew.printf("\n|---|")
-		for range group {
-			ew.printf("---|")
-		}
-		ew.printf("\n")
-		for _, p := range gridPolicies(group) {
-			name := ""
-			var cells []string
-			for k := range group {
-				q := &group[k]
-				c := ""
-				for _, a := range q.Ranked {
-					if a.Cell.Policy == p {
-						c, name = backCell(q, a), queueName(a.Cell.Policy)
-					}
-				}
-				cells = append(cells, c)
-			}
-			ew.printf("| %s | %s |\n", cell(name), strings.Join(cells, " | "))
-		}
+		ew.table(queueGrid(group))
 		ew.printf("\n")
 		if i := slices.IndexFunc(figs, func(f Figure) bool { return f.Server == si }); i >= 0 {
 			f := figs[i]
@@ -373,6 +351,31 @@ func writeQueueing(ew *errWriter, qs []analysis.QueueScenario, figs []Figure) {
 			ew.printf("%s\n\n", noQueueFigure(group))
 		}
 	}
+}
+
+// queueGrid is a server's table in report.md: a row per policy, a column
+// per (load, outage), each cell the policy's time back (backCell).
+func queueGrid(group []analysis.QueueScenario) *table.Table {
+	t := table.New("", table.L("policy"))
+	for _, q := range group {
+		t.Columns = append(t.Columns, table.L(columnWords(q.Scenario)))
+	}
+	for _, p := range gridPolicies(group) {
+		name := ""
+		var cells []string
+		for k := range group {
+			q := &group[k]
+			c := ""
+			for _, a := range q.Ranked {
+				if a.Cell.Policy == p {
+					c, name = backCell(q, a), queueName(a.Cell.Policy)
+				}
+			}
+			cells = append(cells, c)
+		}
+		t.Add(append([]string{name}, cells...)...)
+	}
+	return t
 }
 
 // gridPolicies lists the policies of a server's scenarios, in the order of
@@ -405,18 +408,7 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 			ew.printf("## %s\n\n", upperFirst(serverWords(q.Scenario)))
 		}
 		ew.printf("### %s, %v outage\n\n", upperFirst(loadWords(q.Scenario)), outageOf(q.Scenario))
-		ew.printf("| # | policy | seeds back | back after (s) | ≈ | goodput (%% of demand) | timed out (%% of sent) | wasted (%% of busy time) | p99 latency (ms) |\n")
-		ew.printf("|--:|---|--:|---|---|--:|--:|--:|--:|\n")
-		for j, a := range q.Ranked {
-			b, n := analysis.Back(a)
-			var tied []string
-			for _, k := range q.Tied(j) {
-				tied = append(tied, strconv.Itoa(k+1))
-			}
-			ew.printf("| %d | %s | %d of %d | %s | %s | %s | %s | %s | %s |\n", j+1, cell(queueName(a.Cell.Policy)), b, n, backWords(a), strings.Join(tied, ", "),
-				percent(a.Summary(analysis.GoodputShare)), percent(a.Summary(analysis.TimedOutShare)), percent(a.Summary(analysis.WastedShare)),
-				latencyWords(a.Summary(analysis.LatencyP99)))
-		}
+		ew.table(queueRanking(q))
 		ew.printf("\n")
 		if d := degraded(q); len(d) > 0 {
 			ew.printf("Not back to steady state by the horizon: %s.\n\n", strings.Join(d, "; "))
@@ -425,6 +417,24 @@ func (r *Report) writeQueueingPage(w io.Writer) error {
 		}
 	}
 	return ew.err
+}
+
+// queueRanking is a queueing scenario's table in queueing.md: every
+// policy in rank order with its metrics.
+func queueRanking(q *analysis.QueueScenario) *table.Table {
+	t := table.New("", table.R("#"), table.L("policy"), table.R("seeds back"), table.L("back after (s)"), table.L("≈"), table.R("goodput (% of demand)"),
+		table.R("timed out (% of sent)"), table.R("wasted (% of busy time)"), table.R("p99 latency (ms)"))
+	for j, a := range q.Ranked {
+		b, n := analysis.Back(a)
+		var tied []string
+		for _, k := range q.Tied(j) {
+			tied = append(tied, strconv.Itoa(k+1))
+		}
+		t.Add(strconv.Itoa(j+1), queueName(a.Cell.Policy), fmt.Sprintf("%d of %d", b, n), backWords(a), strings.Join(tied, ", "),
+			percent(a.Summary(analysis.GoodputShare)), percent(a.Summary(analysis.TimedOutShare)), percent(a.Summary(analysis.WastedShare)),
+			latencyWords(a.Summary(analysis.LatencyP99)))
+	}
+	return t
 }
 
 func percent(s analysis.Summary) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports/table"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -60,13 +61,18 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		writeArticleSummary(ew, r.Article)
 	}
 	ew.printf("## Where the data came from\n\n")
-	ew.printf("| | |\n|---|---|\n")
-	ew.printf("| tool | herdsweep %s |\n| simulator | %s |\n| config sha256 | `%s` |\n", p.Tool, p.Sim, p.ConfigHash)
-	ew.printf("| sweeps | %s |\n| seeds | %s |\n| runs | %s in %d part files |\n| created | %s |\n",
-		strings.Join(p.Sweeps, ", "), p.Seeds, thousands(float64(p.Runs)), p.Files, p.Created)
+	t := table.New("", table.L("").Tighten(), table.L("").Tighten())
+	t.Add("tool", "herdsweep "+p.Tool)
+	t.Add("simulator", p.Sim)
+	t.Add("config sha256", "`"+p.ConfigHash+"`")
+	t.Add("sweeps", strings.Join(p.Sweeps, ", "))
+	t.Add("seeds", p.Seeds)
+	t.Add("runs", fmt.Sprintf("%s in %d part files", thousands(float64(p.Runs)), p.Files))
+	t.Add("created", p.Created)
 	for _, c := range p.Commands {
-		ew.printf("| command | `%s` |\n", c)
+		t.Add("command", "`"+c+"`")
 	}
+	ew.table(t)
 	return ew.err
 }
 
@@ -149,7 +155,8 @@ func (r *Report) writeAvoid(ew *errWriter) {
 	ref := scenarioName(r.Scenarios[d.Reference])
 	ew.printf("## Avoid\n\n")
 	ew.printf("Policies that are not fine in most scenarios where they were measured, at any cap: even their best cap there is not feasible, or feasible but slower than %g× the recommended t99. The example is its best cap at %s when it is not fine there, else in the scenario named.\n\n", analysis.FineFactor, ref)
-	ew.printf("| policy (any cap) | not feasible | feasible, > %g× | example | t99 after recovery | × recommended | not feasible because |\n|---|--:|--:|---|--:|--:|---|\n", analysis.FineFactor)
+	t := table.New("", table.L("policy (any cap)"), table.R("not feasible"), table.R(fmt.Sprintf("feasible, > %g×", analysis.FineFactor)),
+		table.L("example"), table.R("t99 after recovery"), table.R("× recommended"), table.L("not feasible because"))
 	for _, a := range d.Avoid {
 		s := r.Scenarios[a.Example]
 		ex := "cap " + capWords(a.Cell.Cell.Policy)
@@ -160,9 +167,10 @@ func (r *Report) writeAvoid(ew *errWriter) {
 		if !math.IsNaN(a.Ratio) {
 			ratio = fmt2(a.Ratio) + "×"
 		}
-		ew.printf("| %s | %d of %d | %d of %d | %s | %s | %s | %s |\n", cell(analysis.ShapeLabel(a.Shape)), a.Infeasible, a.Measured, a.Slow, a.Measured,
-			cell(ex), seconds(a.Cell.Summary(analysis.T99)), ratio, cell(whyShort(s.Rec.Query, a.Cell)))
+		t.Add(analysis.ShapeLabel(a.Shape), fmt.Sprintf("%d of %d", a.Infeasible, a.Measured), fmt.Sprintf("%d of %d", a.Slow, a.Measured),
+			ex, seconds(a.Cell.Summary(analysis.T99)), ratio, whyShort(s.Rec.Query, a.Cell))
 	}
+	ew.table(t)
 	ew.printf("\n")
 }
 
@@ -199,36 +207,45 @@ func (r *Report) writeLibraries(ew *errWriter) {
 	}
 	ew.printf("## Library defaults\n\n")
 	ew.printf("Each library's retry defaults (`sweep policies` cites where they come from) against the recommended policy of the same scenario: **fine** when feasible and t99 within %g× of the recommended (the ratio follows); **× slower** when feasible but slower; **no jitter** when feasible without jitter, which keeps a herd in step and is never recommended, however fast here (the ratio follows); **all give up** / **some give up**, **not finished**, **over budget** when not feasible. The last column is what to do at the capacity it names; every scenario's page has the verdict in full.\n\n", analysis.FineFactor)
+	refCap := analysis.ReferenceCapacity // the reference scenario's capacity, where a family has it
+	if d.Reference >= 0 {
+		refCap = r.Scenarios[d.Reference].Query.Capacity
+	}
 	for _, lt := range d.Libraries {
-		ref := -1 // the column of the reference capacity, else the first measured
-		for c, i := range lt.At {
-			if i >= 0 && (ref < 0 || d.Capacities[c] == 120) {
-				ref = c
-			}
-		}
-		ew.printf("### %s\n\n| library |", lt.Family.String())
-		for c := range lt.At {
-			ew.printf(" %s req/s |", thousands(d.Capacities[c]))
-		}
-		ew.printf(" what to do at %s req/s |\n|---|", thousands(d.Capacities[ref]))
-		for range lt.At {
-			ew.printf("---|")
-		}
-		ew.printf("---|\n")
-		for _, name := range lt.Presets {
-			ew.printf("| %s |", cell(sim.Policy{Preset: name}.PresetLabel())) // what the preset is for, where it is not call retries
-			vs := lt.Verdicts[name]
-			for c, i := range lt.At {
-				if i < 0 || vs[c] == nil {
-					ew.printf(" |")
-					continue
-				}
-				ew.printf(" [%s](%s) |", shortVerdict(vs[c], r.Scenarios[i].Rec), r.Scenarios[i].File)
-			}
-			ew.printf(" %s |\n", cell(todo(d, vs[ref])))
-		}
+		ew.table(r.libraryGrid(lt, refCap))
 		ew.printf("\n")
 	}
+}
+
+// libraryGrid is one family's library table: each preset's verdict by
+// capacity, then what to do at refCap (else at the first capacity
+// measured).
+func (r *Report) libraryGrid(lt LibraryTable, refCap float64) *table.Table {
+	d := &r.Decision
+	ref := -1
+	for c, i := range lt.At {
+		if i >= 0 && (ref < 0 || d.Capacities[c] == refCap) {
+			ref = c
+		}
+	}
+	cols := []table.Column{table.L("library")}
+	for c := range lt.At {
+		cols = append(cols, table.L(thousands(d.Capacities[c])+" req/s").Tighten())
+	}
+	t := table.New(lt.Family.String(), append(cols, table.L("what to do at "+thousands(d.Capacities[ref])+" req/s"))...)
+	for _, name := range lt.Presets {
+		row := []string{sim.Policy{Preset: name}.PresetLabel()} // what the preset is for, where it is not call retries
+		vs := lt.Verdicts[name]
+		for c, i := range lt.At {
+			if i < 0 || vs[c] == nil {
+				row = append(row, "")
+				continue
+			}
+			row = append(row, fmt.Sprintf("[%s](%s)", shortVerdict(vs[c], r.Scenarios[i].Rec), r.Scenarios[i].File))
+		}
+		t.Add(append(row, todo(d, vs[ref]))...)
+	}
+	return t
 }
 
 // todo says what to do about a library's defaults in a few words.
@@ -253,6 +270,13 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 	}
 	ew.printf("## Servers that do more than count: does it ever recover?\n\n")
 	ew.printf("Share of seeds in which 99 %% of clients came back within the window, by policy, server and outage (rows) and capacity (columns). **0 %%** marks a cell that never recovers: with 429s that cost work, a herd large enough keeps the server busy rejecting (the metastable failure). **0 %%, gave up**: clients gave up (an attempt limit, or a component that refuses retries), so they never came back whatever the server did. A row with a client component is compared with the same backoff alone in the next section.\n\n")
+	ew.table(recoveryGrid(grids))
+	ew.printf("\n")
+}
+
+// recoveryGrid is the table of writeRecovery: a row per policy, server
+// and outage, a column per capacity of any grid.
+func recoveryGrid(grids []analysis.RecoveryGrid) *table.Table {
 	var caps []float64
 	for _, g := range grids {
 		for _, c := range g.Capacities {
@@ -262,44 +286,44 @@ func writeRecovery(ew *errWriter, grids []analysis.RecoveryGrid) {
 		}
 	}
 	sortF(caps)
-	ew.printf("| policy | server | outage |")
+	t := table.New("", table.L("policy"), table.L("server"), table.L("outage"))
 	for _, c := range caps {
-		ew.printf(" %s req/s |", thousands(c))
+		t.Columns = append(t.Columns, table.R(thousands(c)+" req/s").Tighten())
 	}
-	ew.printf("\n|---|---|---|")
-	for range caps {
-		ew.printf("--:|")
-	}
-	ew.printf("\n")
 	for _, g := range grids {
 		for i, o := range g.Outages {
 			pol, srv := "", ""
 			if i == 0 {
 				pol, srv = g.Policy, g.Server
 			}
-			ew.printf("| %s | %s | %v |", cell(pol), cell(srv), o)
+			row := []string{pol, srv, o.String()}
 			for _, c := range caps {
-				v, gave := math.NaN(), math.NaN()
-				for j, gc := range g.Capacities {
-					if gc == c {
-						v, gave = g.Recovered[i][j], g.GaveUp[i][j]
-					}
-				}
-				switch {
-				case math.IsNaN(v):
-					ew.printf(" |")
-				case v == 0 && gave > 0:
-					ew.printf(" **0 %%, gave up** |")
-				case v == 0:
-					ew.printf(" **0 %%** |")
-				default:
-					ew.printf(" %.0f %% |", 100*v)
-				}
+				row = append(row, recoveredCell(g, i, c))
 			}
-			ew.printf("\n")
+			t.Add(row...)
 		}
 	}
-	ew.printf("\n")
+	return t
+}
+
+// recoveredCell is the share of seeds back of outage i of g at capacity
+// c: "" when not measured.
+func recoveredCell(g analysis.RecoveryGrid, i int, c float64) string {
+	v, gave := math.NaN(), math.NaN()
+	for j, gc := range g.Capacities {
+		if gc == c {
+			v, gave = g.Recovered[i][j], g.GaveUp[i][j]
+		}
+	}
+	switch {
+	case math.IsNaN(v):
+		return ""
+	case v == 0 && gave > 0:
+		return "**0 %, gave up**"
+	case v == 0:
+		return "**0 %**"
+	}
+	return fmt.Sprintf("%.0f %%", 100*v)
 }
 
 func containsF(xs []float64, x float64) bool {

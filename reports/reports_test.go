@@ -2,39 +2,15 @@ package reports
 
 import (
 	"bytes"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/golden"
 	"github.com/herdsweep/herdsweep/sim"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
 
 func runs(t *testing.T, c grid.Cell, seeds []uint32) []sim.Result {
 	t.Helper()
@@ -67,12 +43,12 @@ func TestArticleGolden(t *testing.T) {
 	if err := WriteArticle(&b, articleTables(t, 30)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "article.golden.md", b.String())
+	golden.CheckString(t, "testdata/article.golden.md", b.String())
 	var text bytes.Buffer
 	if err := WriteArticleText(&text, articleTables(t, 0)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "article.golden.txt", text.String())
+	golden.CheckString(t, "testdata/article.golden.txt", text.String())
 }
 
 func TestFormat(t *testing.T) {

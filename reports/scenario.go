@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
 
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports/table"
 )
 
 // RankingTop is how many feasible candidates a scenario's ranking shows
@@ -61,31 +63,36 @@ func (r *Report) writeScenario(w io.Writer, i int) error {
 		for _, wn := range rec.Warnings {
 			ew.printf("- warning: %s\n", wn)
 		}
-		ew.printf("\nHow to set it:\n\n| library | setting |\n|---|---|\n")
+		ew.printf("\nHow to set it:\n\n")
+		t := table.New("", table.L("library"), table.L("setting"))
 		for _, st := range b.Cell.Policy.Settings() {
 			how := st.How
 			if !st.Exact && !strings.HasPrefix(how, "not") {
 				how = "not exact: " + how
 			}
-			ew.printf("| %s | %s |\n", cell(st.Library), cell(how))
+			t.Add(st.Library, how)
 		}
+		ew.table(t)
 		ew.printf("\n")
 	}
 	if len(s.Situations) > 0 {
-		ew.printf("## The article's table 5, from this data\n\n| situation | recommended | reason |\n|---|---|---|\n")
+		ew.printf("## The article's table 5, from this data\n\n")
+		t := table.New("", table.L("situation"), table.L("recommended"), table.L("reason"))
 		for _, st := range s.Situations {
-			ew.printf("| %s | %s | %s |\n", cell(st.Situation), cell(st.Recommended), cell(st.Reason))
+			t.Add(st.Situation, st.Recommended, st.Reason)
 		}
+		ew.table(t)
 		ew.printf("\n")
 	}
 	if len(s.Library) > 0 {
 		ew.printf("## Library defaults\n\nAgainst the recommended policy above: fine when feasible and t99 within %g× of it.\n\n", analysis.FineFactor)
-		ew.printf("| library | t99 after recovery | peak (req/s) | requests per client | not feasible because | verdict |\n|---|--:|--:|--:|---|---|\n")
+		t := table.New("", table.L("library"), table.R("t99 after recovery"), table.R("peak (req/s)"), table.R("requests per client"),
+			table.L("not feasible because"), table.L("verdict"))
 		for _, v := range s.Library {
 			a := v.Preset
-			ew.printf("| %s | %s | %s | %s | %s | %s |\n", cell(a.Cell.Policy.PresetLabel()), seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)),
-				cell(whyShort(rec.Query, a)), cell(verdictWords(&v)))
+			t.Add(a.Cell.Policy.PresetLabel(), seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)), whyShort(rec.Query, a), verdictWords(&v))
 		}
+		ew.table(t)
 		ew.printf("\n")
 	}
 	writeRanking(ew, s.All, rec.Best)
@@ -137,7 +144,7 @@ func writeRanking(ew *errWriter, rec *analysis.Recommendation, use *analysis.Agg
 		}
 	}
 	ew.printf("## Ranking\n\n%s, %d feasible, ranked by t99 after recovery (feasible first). Shown (%d): the %d fastest feasible, every one on the Pareto front of t99, peak and traffic among the feasible (marked *), and the best cap of every other policy shape. **use**: the recommended policy; *no jitter*: never recommended, however fast here.\n\n", num.Plural(len(rec.Ranked), "candidate"), rec.Feasible, n, RankingTop)
-	ew.printf("| # | policy | t99 after recovery | peak (req/s) | requests per client | not feasible because |\n|--:|---|--:|--:|--:|---|\n")
+	t := table.New("", table.R("#"), table.L("policy"), table.R("t99 after recovery"), table.R("peak (req/s)"), table.R("requests per client"), table.L("not feasible because"))
 	for i, a := range rec.Ranked {
 		if !show[i] {
 			continue
@@ -151,8 +158,9 @@ func writeRanking(ew *errWriter, rec *analysis.Recommendation, use *analysis.Agg
 		} else if !a.Cell.Policy.Jittered() {
 			mark += " *no jitter*"
 		}
-		ew.printf("| %d | %s%s | %s | %s | %s | %s |\n", i+1, cell(analysis.ShortName(a.Cell.Policy)), mark, seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)), cell(rec.Why[a.CellKey]))
+		t.Add(strconv.Itoa(i+1), analysis.ShortName(a.Cell.Policy)+mark, seconds(a.Summary(analysis.T99)), peakText(a), fmt1(perClient(a)), rec.Why[a.CellKey])
 	}
+	ew.table(t)
 	ew.printf("\n")
 }
 

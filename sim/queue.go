@@ -333,18 +333,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 			}
 		}
 		if q.rate > 0 {
-			end := float64(float64(k+1) * st.tk.tick)
-			if plain {
-				s.openPlain(st, q, k, end)
-			} else {
-				for q.nextArrival < end && q.nextArrival < q.horizon {
-					a := q.nextArrival
-					q.offered[k]++
-					q.offeredN++
-					s.arriveQueued(st, q, fresh, k, a)
-					q.nextArrival = q.arrivalAfter(a, st.rng)
-				}
-			}
+			s.openArrivals(st, q, k, plain)
 		}
 		if t >= st.recoverAt {
 			st.r.PeakArrivals = max(st.r.PeakArrivals, q.arrivalsInTick)
@@ -361,6 +350,23 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		}
 	}
 	return k, nil
+}
+
+// openArrivals admits tick k's open-loop arrivals: in openPlain's loop
+// when nothing gates, thins or traces them, else one at a time.
+func (s *Sim) openArrivals(st *runState, q *queueRun, k int, plain bool) {
+	end := float64(float64(k+1) * st.tk.tick)
+	if plain {
+		s.openPlain(st, q, k, end)
+		return
+	}
+	for q.nextArrival < end && q.nextArrival < q.horizon {
+		a := q.nextArrival
+		q.offered[k]++
+		q.offeredN++
+		s.arriveQueued(st, q, fresh, k, a)
+		q.nextArrival = q.arrivalAfter(a, st.rng)
+	}
 }
 
 // arrivalAfter returns the time (ms) of the next open-loop arrival after

@@ -2,10 +2,8 @@ package sim
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,9 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/herdsweep/herdsweep/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestScenarioValidate(t *testing.T) {
 	t.Parallel()
@@ -165,24 +162,7 @@ func TestGoldenTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&b, "# sent=%d after_recovery=%d peak_rps=%g t50=%v t99=%v all_done=%v\n", r.Sent, r.SentAfterRecovery, r.PeakRPS, r.T50.At, r.T99.At, r.AllDone.At)
-	golden(t, filepath.Join("testdata", "trace_decorrelated.golden"), b.String())
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	golden.CheckString(t, filepath.Join("testdata", "trace_decorrelated.golden"), b.String())
 }
 
 // MemoryBytes is an upper bound of what a Sim holds after a run, on random

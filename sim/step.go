@@ -137,13 +137,37 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		}
 	}
 
+	if !s.firstRequests(st, sc, groups, rng) {
+		return false
+	}
+
+	st.r = Result{Clients: n}
+	if st.fl != nil {
+		st.r.NGroups = len(groups)
+		for _, g := range st.fl.group {
+			st.r.Groups[g].Clients++
+		}
+		for g := range groups {
+			c := float64(st.r.Groups[g].Clients)
+			st.gthresh[g] = [3]float64{c * 0.5, c * 0.99, c}
+		}
+	}
+	st.half, st.ninety, st.ninetyNine = float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
+	st.nextCheck = 0 // Stop is read again before the first tick
+	return true
+}
+
+// firstRequests draws each client's first request (one draw each, in
+// index order) into the calendar. It reports false when Stop was set
+// meanwhile (read every StopEvery clients).
+func (s *Sim) firstRequests(st *runState, sc Scenario, groups []Group, rng *Mulberry32) bool {
 	var bases [MaxGroups]float64
 	for g, gr := range groups {
 		bases[g] = ms(gr.Policy.Base)
 	}
 	spread := ms(sc.Spread)
 	from := ms(sc.OutageStart) // 0 but for a queueing server's later outage
-	for i := range n {
+	for i := range st.n {
 		if i&(StopEvery-1) == StopEvery-1 && s.stopRequested(st, int64(i)) {
 			return false
 		}
@@ -161,20 +185,6 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 			st.active++
 		}
 	}
-
-	st.r = Result{Clients: n}
-	if st.fl != nil {
-		st.r.NGroups = len(groups)
-		for _, g := range st.fl.group {
-			st.r.Groups[g].Clients++
-		}
-		for g := range groups {
-			c := float64(st.r.Groups[g].Clients)
-			st.gthresh[g] = [3]float64{c * 0.5, c * 0.99, c}
-		}
-	}
-	st.half, st.ninety, st.ninetyNine = float64(n)*0.5, float64(n)*0.9, float64(n)*0.99
-	st.nextCheck = 0 // Stop is read again before the first tick
 	return true
 }
 

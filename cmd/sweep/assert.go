@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
-	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports"
 )
 
 const assertHelp = `Absolute checks a nightly job gates on: each line of each FILE is an
@@ -92,23 +91,19 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	checked := make([]analysis.Checked, len(as))
-	failed := 0
-	for i, a := range as {
-		checked[i] = a.Check(sc.Aggregates, short)
-		if !checked[i].OK() {
-			failed++
-		}
+	v := &reports.Asserted{Runs: sc.Runs, Short: short}
+	for _, a := range as {
+		v.Results = append(v.Results, reports.AssertResult{File: a.file, Line: a.line, Assertion: a.Assertion, Checked: a.Check(sc.Aggregates, short)})
 	}
 	if *asJSON {
-		err = writeJSON(stdout, assertJSON(as, checked, sc.Runs, short))
+		err = writeJSON(stdout, reports.AssertJSON(v))
 	} else {
-		writeAsserts(stdout, as, checked, sc.Runs, short)
+		err = reports.WriteAssertText(stdout, v)
 	}
 	if err != nil {
 		return err
 	}
-	if failed > 0 {
+	if failed := v.Failed(); failed > 0 {
 		return reported{fmt.Errorf("%d of %s violated", failed, num.Plural(len(as), "assertion"))}
 	}
 	return nil
@@ -159,13 +154,6 @@ func readAssertions(path string) ([]assertion, error) {
 	return out, nil
 }
 
-func number(v float64) string {
-	if math.IsInf(v, 1) {
-		return "never (a run did not reach it)"
-	}
-	return fmt.Sprintf("%.4g", v)
-}
-
 // shortfalls reads what the dataset in dir was meant to hold (its
 // intents) and returns the cells with fewer seeds; an intent that cannot be
 // read is bad input naming its file.
@@ -186,121 +174,4 @@ func shortfalls(cmd, dir string, sc *analysis.Scanned) ([]analysis.Shortfall, er
 		return nil, named(err)
 	}
 	return short, nil
-}
-
-// shortText says what a cell lacks: "1 of its 2 seeds (seed 2)".
-func shortText(sf *analysis.Shortfall) string {
-	seeds := "seed "
-	if len(sf.Missing) > 1 {
-		seeds = "seeds "
-	}
-	return fmt.Sprintf("%d of the %s it was meant to hold (%s%s)", len(sf.Missing), num.Plural(sf.Asked, "seed"), seeds, dataset.FormatSeeds(sf.Missing))
-}
-
-// missingRuns counts the runs the shortfalls lack.
-func missingRuns(short []analysis.Shortfall) int {
-	n := 0
-	for _, sf := range short {
-		n += len(sf.Missing)
-	}
-	return n
-}
-
-func writeAsserts(w io.Writer, as []assertion, cs []analysis.Checked, runs int, short []analysis.Shortfall) {
-	failed := 0
-	for i, a := range as {
-		c := cs[i]
-		verdict := "ok  "
-		if !c.OK() {
-			verdict, failed = "FAIL", failed+1
-		}
-		fmt.Fprintf(w, "%s %s:%d: %s\n", verdict, a.file, a.line, a.Text)
-		switch {
-		case c.Cells == 0:
-			fmt.Fprintf(w, "     matches no cell of the dataset\n")
-		case len(c.Violations) == 0:
-			fmt.Fprintf(w, "     %s; worst %s %s: %s\n", num.Plural(c.Cells, "cell"), a.Stat, number(c.Worst.Value), c.Worst.Agg.Label)
-		default:
-			fmt.Fprintf(w, "     %d of %s %s it:\n", len(c.Violations), num.Plural(c.Cells, "cell"), num.Agree(len(c.Violations), "violates", "violate"))
-			for j, v := range c.Violations {
-				if j == 5 {
-					fmt.Fprintf(w, "       … and %d more (--json lists them all)\n", len(c.Violations)-5)
-					break
-				}
-				switch {
-				case v.Agg == nil:
-					fmt.Fprintf(w, "       no run in the dataset, which lacks %s: %s\n", shortText(v.Short), v.Label())
-				case v.Short != nil:
-					s := v.Agg.Summary(a.Metric)
-					fmt.Fprintf(w, "       lacks %s; %s %s over %d seeds (%d unfinished): %s\n", shortText(v.Short), a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Label())
-				default:
-					s := v.Agg.Summary(a.Metric)
-					fmt.Fprintf(w, "       %s %s over %d seeds (%d unfinished): %s\n", a.Stat, number(v.Value), len(v.Agg.Seeds), s.Unfinished, v.Agg.Label)
-				}
-			}
-		}
-	}
-	fmt.Fprintf(w, "%d of %s %s (%s read)\n", len(as)-failed, num.Plural(len(as), "assertion"), num.Agree(len(as)-failed, "holds", "hold"), num.Plural(runs, "run"))
-	if len(short) > 0 {
-		fmt.Fprintf(w, "the dataset lacks %s of %s it was meant to hold (`sweep check` names them)\n", num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"))
-	}
-}
-
-func assertJSON(as []assertion, cs []analysis.Checked, runs int, short []analysis.Shortfall) any {
-	type cell struct {
-		CellKey    string   `json:"cell_key"`
-		Label      string   `json:"label"`
-		Value      *float64 `json:"value"` // null: a run never reached the milestone, or the cell has no run
-		Seeds      int      `json:"seeds"`
-		Unfinished int      `json:"unfinished"`
-		// Missing are the seeds the dataset was meant to hold and lacks.
-		Missing []uint32 `json:"missing_seeds,omitempty"`
-	}
-	type result struct {
-		File       string `json:"file"`
-		Line       int    `json:"line"`
-		Assertion  string `json:"assertion"`
-		OK         bool   `json:"ok"`
-		Cells      int    `json:"cells"`
-		Worst      *cell  `json:"worst"`
-		Violations []cell `json:"violations"`
-	}
-	mk := func(a assertion, v analysis.CellValue) cell {
-		if v.Agg == nil {
-			return cell{CellKey: v.Short.CellKey, Label: v.Short.Label, Missing: v.Short.Missing}
-		}
-		c := cell{CellKey: v.Agg.CellKey, Label: v.Agg.Label, Seeds: len(v.Agg.Seeds), Unfinished: v.Agg.Summary(a.Metric).Unfinished}
-		if v.Short != nil {
-			c.Missing = v.Short.Missing
-		}
-		if !math.IsInf(v.Value, 0) && !math.IsNaN(v.Value) {
-			x := v.Value
-			c.Value = &x
-		}
-		return c
-	}
-	doc := struct {
-		Runs     int      `json:"runs"`
-		OK       bool     `json:"ok"`
-		Violated int      `json:"violated"`
-		Missing  int      `json:"missing_runs"` // runs the dataset was meant to hold and lacks, in all
-		Results  []result `json:"results"`
-	}{Runs: runs, OK: true, Missing: missingRuns(short)}
-	for i, a := range as {
-		c := cs[i]
-		r := result{File: a.file, Line: a.line, Assertion: a.Text, OK: c.OK(), Cells: c.Cells, Violations: []cell{}}
-		if c.Worst != nil {
-			w := mk(a, *c.Worst)
-			r.Worst = &w
-		}
-		for _, v := range c.Violations {
-			r.Violations = append(r.Violations, mk(a, v))
-		}
-		if !r.OK {
-			doc.OK = false
-			doc.Violated++
-		}
-		doc.Results = append(doc.Results, r)
-	}
-	return doc
 }

@@ -95,7 +95,7 @@ func scanDataset(ctx context.Context, cmd, what, dir string, opt analysis.ScanOp
 		}
 		return nil, usagef("%s: %s: %v", cmd, what, err)
 	}
-	sc, err := analysis.Scan(os.DirFS(dir), opt)
+	sc, err := analysis.Scan(folder(dir), opt)
 	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
 		return nil, usagef("%s: %s: %v", cmd, filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
 	}

@@ -37,7 +37,7 @@ seeds = {from = 1, to = 6}
 	if !strings.Contains(out, "→ "+path) {
 		t.Errorf("cells said %q", out)
 	}
-	sc, err := analysis.Scan(os.DirFS(res), analysis.ScanOptions{})
+	sc, err := analysis.Scan(folder(res), analysis.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

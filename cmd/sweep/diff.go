@@ -92,6 +92,57 @@ func loadDiffTables(dir string) (map[string]*diffTable, error) {
 	return out, nil
 }
 
+// diffCounts is one table's line of `sweep diff`: its keys are --json's.
+type diffCounts struct {
+	Table      string `json:"table"`
+	Identical  int    `json:"identical"`
+	Differ     int    `json:"differ"`
+	OnlyA      int    `json:"only_in_a"`
+	OnlyB      int    `json:"only_in_b"`
+	DuplicateA int    `json:"stored_twice_in_a"`
+	DuplicateB int    `json:"stored_twice_in_b"`
+}
+
+// different says whether the table differs between the datasets.
+func (c diffCounts) different() bool {
+	return c.Differ+c.OnlyA+c.OnlyB+c.DuplicateA+c.DuplicateB > 0
+}
+
+// line is the table's summary line.
+func (c diffCounts) line(a, b string) string {
+	line := fmt.Sprintf("%s: %d rows identical, %d differ, %d only in %s, %d only in %s", c.Table, c.Identical, c.Differ, c.OnlyA, a, c.OnlyB, b)
+	if c.DuplicateA+c.DuplicateB > 0 {
+		line += fmt.Sprintf("; rows stored more than once: %d in %s, %d in %s", c.DuplicateA, a, c.DuplicateB, b)
+	}
+	return line
+}
+
+// diffTables compares one table of datasets a and b, row by row, and
+// shows each difference.
+func diffTables(table string, x, y *diffTable, a, b string, show func(format string, args ...any)) diffCounts {
+	c := diffCounts{Table: table, DuplicateA: x.dups, DuplicateB: y.dups}
+	for _, k := range x.order {
+		ry, ok := y.rows[k]
+		switch {
+		case !ok:
+			c.OnlyA++
+			show("%s: only in %s: %s\n", table, a, x.where[k])
+		case x.rows[k] != ry:
+			c.Differ++
+			show("%s: differs: %s:\n  %s: %s\n  %s: %s\n", table, x.where[k], a, x.rows[k], b, ry)
+		default:
+			c.Identical++
+		}
+	}
+	for _, k := range y.order {
+		if _, ok := x.rows[k]; !ok {
+			c.OnlyB++
+			show("%s: only in %s: %s\n", table, b, y.where[k])
+		}
+	}
+	return c
+}
+
 func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	flags := newFlags("diff", "A B   (two dataset folders)", stderr)
 	limit := flags.Int("n", 20, "differences to list")
@@ -121,48 +172,11 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		shown++
 	}
 	different := false
-	var summary []string
-	type counts struct {
-		Table      string `json:"table"`
-		Identical  int    `json:"identical"`
-		Differ     int    `json:"differ"`
-		OnlyA      int    `json:"only_in_a"`
-		OnlyB      int    `json:"only_in_b"`
-		DuplicateA int    `json:"stored_twice_in_a"`
-		DuplicateB int    `json:"stored_twice_in_b"`
-	}
-	var doc []counts
+	var doc []diffCounts
 	for _, table := range dataset.Tables {
-		x, y := ta[table], tb[table]
-		onlyA, onlyB, differ, same := 0, 0, 0, 0
-		for _, k := range x.order {
-			ry, ok := y.rows[k]
-			switch {
-			case !ok:
-				onlyA++
-				show("%s: only in %s: %s\n", table, a, x.where[k])
-			case x.rows[k] != ry:
-				differ++
-				show("%s: differs: %s:\n  %s: %s\n  %s: %s\n", table, x.where[k], a, x.rows[k], b, ry)
-			default:
-				same++
-			}
-		}
-		for _, k := range y.order {
-			if _, ok := x.rows[k]; !ok {
-				onlyB++
-				show("%s: only in %s: %s\n", table, b, y.where[k])
-			}
-		}
-		line := fmt.Sprintf("%s: %d rows identical, %d differ, %d only in %s, %d only in %s", table, same, differ, onlyA, a, onlyB, b)
-		if x.dups+y.dups > 0 {
-			line += fmt.Sprintf("; rows stored more than once: %d in %s, %d in %s", x.dups, a, y.dups, b)
-		}
-		summary = append(summary, line)
-		doc = append(doc, counts{string(table), same, differ, onlyA, onlyB, x.dups, y.dups})
-		if differ+onlyA+onlyB+x.dups+y.dups > 0 {
-			different = true
-		}
+		c := diffTables(string(table), ta[table], tb[table], a, b, show)
+		doc = append(doc, c)
+		different = different || c.different()
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, map[string]any{"a": a, "b": b, "same": !different, "tables": doc}); err != nil {
@@ -172,8 +186,8 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		if shown > *limit {
 			fmt.Fprintf(stdout, "… %d more\n", shown-*limit)
 		}
-		for _, l := range summary {
-			fmt.Fprintln(stdout, l)
+		for _, c := range doc {
+			fmt.Fprintln(stdout, c.line(a, b))
 		}
 	}
 	if different {

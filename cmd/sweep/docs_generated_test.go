@@ -17,6 +17,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/golden"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -69,7 +70,7 @@ func checkGenerated(t *testing.T, root, rel string, f *mdFile) {
 		want := strings.TrimSpace(gen(t, root))
 		got := strings.TrimSpace(strings.Join(f.lines[i+1:end], "\n"))
 		if got != want {
-			if *update {
+			if golden.Update() {
 				table := append(append([]string{""}, strings.Split(want, "\n")...), "")
 				if err := f.parse(slices.Replace(f.lines, i+1, end, table...)); err != nil {
 					t.Fatal(err)

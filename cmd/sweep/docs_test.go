@@ -67,6 +67,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/herdsweep/herdsweep/internal/golden"
 )
 
 // docFiles returns the README and the pages of docs/, from the repository's
@@ -211,7 +213,7 @@ func TestDocs(t *testing.T) {
 			checkGenerated(t, root, rel, f)
 			checkCommandLines(t, rel, f)
 			checkLinks(t, root, rel, f)
-			if *update {
+			if golden.Update() {
 				if err := os.WriteFile(path, []byte(strings.Join(f.lines, "\n")), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -293,7 +295,7 @@ func runExamples(t *testing.T, root, rel string, f *mdFile) int {
 			want := c.out
 			if ok, diff := matchOutput(want, got, shape); !ok {
 				exact := !shape && !alone && !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "…") })
-				if *update && exact {
+				if golden.Update() && exact {
 					edits = append(edits, edit{b.start + c.at + 1, b.start + c.at + 1 + len(want), outputLines(got)})
 					continue
 				}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
@@ -485,13 +485,9 @@ func TestRowBytesBoundTheWriters(t *testing.T) {
 			res.NGroups = 0
 		}
 		before := heapNow()
-		p := newPart(dataset.Meta{}, n)
+		p := store.NewPart(dataset.Meta{}, n)
 		for i := range n {
-			r := grid.Run{Cell: c, Seed: uint32(i)}
-			p.runs.Append(r, res)
-			if res.NGroups > 0 {
-				p.side[dataset.GroupsDir].(*parquetio.GroupsWriter).Append(r, res)
-			}
+			p.Add(grid.Run{Cell: c, Seed: uint32(i)}, res, nil)
 		}
 		per, est := (heapNow()-before)/n, c.RowBytes(false)
 		t.Logf("%s: a run's rows hold %d bytes, RowBytes %d", name, per, est)
@@ -506,8 +502,8 @@ func TestRowBytesBoundTheWriters(t *testing.T) {
 			tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, int32(1+k%7)), append(tl.Served, 1), append(tl.GaveUp, 0)
 		}
 		before := heapNow()
-		p := newPart(dataset.Meta{}, 1)
-		p.side[dataset.TimelinesDir].(*parquetio.TimelineWriter).Append(grid.Run{Cell: cells["the article's"], Seed: 1}, tl)
+		p := store.NewPart(dataset.Meta{}, 1)
+		p.Add(grid.Run{Cell: cells["the article's"], Seed: 1}, sim.Result{}, tl) // and its run's row, a few hundred bytes
 		got, est := heapNow()-before, grid.TimelineRows(tl)
 		t.Logf("a timeline of %d ticks: %d bytes in a part, TimelineRows %d", ticks, got, est)
 		if got > est+64<<10 {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/store"
 )
 
 // planted is a file a test put in a dataset: what it must still hold.
@@ -101,8 +101,8 @@ func TestRunRemovesOnlyLeftoversOfGoneWriters(t *testing.T) {
 	// A writer killed mid-commit: its lock, an uncommitted side part and a
 	// temporary file, all just written; its process is gone.
 	pid := deadPid(t)
-	killed := fmt.Sprintf("part-all-00007-%s-%d-0badc0de.parquet", hostName(), pid)
-	plant(t, filepath.Join(runsA, "_lock.all"), fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=0badc0de\nshard=all\n", hostName(), pidSpace(), pid), 0)
+	killed := fmt.Sprintf("part-all-00007-%s-%d-0badc0de.parquet", store.HostName(), pid)
+	plant(t, filepath.Join(runsA, "_lock.all"), fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=0badc0de\nshard=all\n", store.HostName(), store.PIDSpace(), pid), 0)
 	plant(t, filepath.Join(tlA, killed), tl, 0)
 	plant(t, filepath.Join(runsA, "."+killed+".4242.tmp"), []byte("half a part"), 0)
 	// A writer at work on another host: its lock is fresh.
@@ -116,9 +116,9 @@ func TestRunRemovesOnlyLeftoversOfGoneWriters(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{
-		"sweep: removing " + filepath.Join(tlA, killed) + ": a side-table part never committed of a writer that is gone (host " + hostName(),
+		"sweep: removing " + filepath.Join(tlA, killed) + ": a side-table part never committed of a writer that is gone (host " + store.HostName(),
 		"sweep: removing " + filepath.Join(runsA, "."+killed+".4242.tmp") + ": a temporary file of a writer that is gone",
-		"sweep: removing " + filepath.Join(runsA, "_lock.all") + ": the lock of a writer that is gone (host " + hostName(),
+		"sweep: removing " + filepath.Join(runsA, "_lock.all") + ": the lock of a writer that is gone (host " + store.HostName(),
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("run's messages lack %q:\n%s", want, stderr)
@@ -134,10 +134,10 @@ func TestRunRemovesOnlyLeftoversOfGoneWriters(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "orphan: "+filepath.Join(tlA, live)+": a side-table part being committed (host elsewhere, pid 77, at work)") {
 		t.Errorf("check beside a writer at work: exit %d\n%s", code, stdout)
 	}
-	// Once that writer has been silent for longer than lockStale, it is
+	// Once that writer has been silent for longer than store.LockStale, it is
 	// gone: the next writer removes its part, and check passes (but for the
 	// user's files, which it names).
-	old := time.Now().Add(-lockStale - time.Minute)
+	old := time.Now().Add(-store.LockStale - time.Minute)
 	os.Chtimes(liveLock.path, old, old)
 	_, stderr, code = sweep(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", dir, "--no-report", "--quiet")
 	if code != 0 || !strings.Contains(stderr, "sweep: removing "+filepath.Join(tlA, live)) || !strings.Contains(stderr, "sweep: removing "+liveLock.path+": the lock of a writer that is gone (host elsewhere, pid 77)") {
@@ -154,36 +154,6 @@ func TestRunRemovesOnlyLeftoversOfGoneWriters(t *testing.T) {
 	if stdout, _, code := sweep(t, "check", dir); code != 0 {
 		t.Errorf("check once the leftovers are gone: exit %d\n%s", code, stdout)
 	}
-}
-
-// A writer that commits its part and gives up its lock while another
-// cleans is not gone with its part: the cleaner listed the side part as
-// uncommitted, then read the locks after the writer had finished. It kept
-// the side part only once it looked again for the runs part (before, four
-// shards under the race detector lost a part's timelines this way).
-func TestCleanSparesAPartCommittedWhileItLooked(t *testing.T) {
-	dir := smallDataset(t)
-	tl, _ := os.ReadFile(firstPart(t, dir, dataset.TimelinesDir))
-	runs, _ := os.ReadFile(firstPart(t, dir, dataset.RunsDir))
-	runsA, tlA := filepath.Join(dir, "runs", "sweep=a"), filepath.Join(dir, "timelines", "sweep=a")
-	name := "part-1of2-00003-elsewhere-77-11ecc0de.parquet"
-	side := plant(t, filepath.Join(tlA, name), tl, 0)
-	lock := plant(t, filepath.Join(runsA, "_lock.1of2"), []byte("host=elsewhere\nspace=x/1\npid=77\nid=11ecc0de\nshard=1of2\n"), 0)
-	cleanListedHook = func() { // the other writer commits its runs part and finishes
-		plant(t, filepath.Join(runsA, name), runs, 0)
-		os.Remove(lock.path)
-	}
-	defer func() { cleanListedHook = nil }()
-	var stderr bytes.Buffer
-	s, err := openStore(dir, "a", shardSpec{0, 2}, &stderr) // shard 0 of 2: the other writer's lock does not stop it
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.close()
-	if strings.Contains(stderr.String(), "removing") {
-		t.Errorf("clean removed a part committed meanwhile:\n%s", stderr.String())
-	}
-	untouched(t, "after clean", side)
 }
 
 // A writer never writes or removes anything through a sweep folder linked
@@ -247,7 +217,7 @@ func TestCheckAgreesWithReaders(t *testing.T) {
 	os.Remove(link)
 
 	lock := filepath.Join(runsA, "_lock.0of2")
-	os.WriteFile(lock, fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=0badc0de\nshard=0of2\n", hostName(), pidSpace(), deadPid(t)), 0o644)
+	os.WriteFile(lock, fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=0badc0de\nshard=0of2\n", store.HostName(), store.PIDSpace(), deadPid(t)), 0o644)
 	stdout, _, code = sweep(t, "check", dir)
 	if code != 0 || !strings.Contains(stdout, "note: leftover: "+lock+": the lock of a writer that is gone") || !strings.Contains(stdout, "no problems (1 note)") {
 		t.Errorf("check with the lock of a writer that is gone: exit %d\n%s", code, stdout)
@@ -276,9 +246,9 @@ func TestReportRefusesAMissingSidePart(t *testing.T) {
 func TestRemovedSweepFolderIsNamed(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	commits := 0
-	commitHook = func(s *store) {
+	commitHook = func(s *store.Writer) {
 		if commits++; commits == 2 {
-			os.RemoveAll(s.dir(dataset.RunsDir))
+			os.RemoveAll(s.Dir(dataset.RunsDir))
 		}
 	}
 	defer func() { commitHook = nil }()
@@ -295,12 +265,17 @@ func TestRemovedSweepFolderIsNamed(t *testing.T) {
 func TestReportRemovesTheTempFilesOfAKilledReport(t *testing.T) {
 	res := smallDataset(t)
 	out := t.TempDir()
-	space := spaceHash(pidSpace())
-	if space == "none" {
+	// This process's temporary files are ".NAME."+store.ReportTemp(),
+	// whose pid is this process's: another's differ in it.
+	ours := fmt.Sprintf("-%d-*.tmp", os.Getpid())
+	if !strings.HasSuffix(store.ReportTemp(), ours) || strings.HasSuffix(store.ReportTemp(), "-none"+ours) {
 		t.Skip("no pid space here: a report cannot tell whether another is alive")
 	}
-	killed := plant(t, filepath.Join(out, "plots", fmt.Sprintf(".t99.png.report-%s-%s-%d-123.tmp", hostName(), space, deadPid(t))), []byte("half a figure"), 0)
-	alive := plant(t, filepath.Join(out, "plots", fmt.Sprintf(".t99.png.report-%s-%s-%d-124.tmp", hostName(), space, os.Getppid())), []byte("a figure being written"), 0)
+	tempOf := func(pid, n int) string {
+		return ".t99.png." + strings.Replace(store.ReportTemp(), ours, fmt.Sprintf("-%d-%d.tmp", pid, n), 1)
+	}
+	killed := plant(t, filepath.Join(out, "plots", tempOf(deadPid(t), 123)), []byte("half a figure"), 0)
+	alive := plant(t, filepath.Join(out, "plots", tempOf(os.Getppid(), 124)), []byte("a figure being written"), 0)
 	other := plant(t, filepath.Join(out, ".report.md.5678.tmp"), []byte("not named as ours"), 2*time.Hour)
 	_, stderr, code := sweep(t, "report", "--results", res, "--out", out)
 	if code != 0 || !strings.Contains(stderr, "report: removing "+killed.path+": a temporary file of a report that is gone") {
@@ -315,68 +290,5 @@ func TestReportRemovesTheTempFilesOfAKilledReport(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".tmp") && filepath.Join(out, "plots", e.Name()) != alive.path {
 			t.Errorf("report left %s", e.Name())
 		}
-	}
-	if !reportTempName.MatchString("." + "report.md." + strings.Replace(reportTemp(), "*", "42", 1)) {
-		t.Errorf("this report's temporary files (%s) are not named as the next one looks for them", reportTemp())
-	}
-}
-
-// Locks: one dated in the future by more than lockStale is abandoned (it
-// blocked every writer for as long as it was ahead); one dated less far
-// ahead is abandoned once a waiting writer has watched it unchanged for
-// lockStale; a live writer of another pid space with this host's name and
-// this process's pid (two containers, each pid 1) is not displaced.
-func TestLockLiveness(t *testing.T) {
-	defer func(w time.Duration, s func(time.Duration)) { lockWait, lockSleep = w, s }(lockWait, lockSleep)
-	dir := t.TempDir()
-	lock := filepath.Join(dir, "_lock.all")
-	id := newWriterID(shardSpec{})
-	acquire := func() (*sweepLock, error) { return acquireLock(dir, id, io.Discard) }
-
-	lockWait, lockSleep = 0, func(time.Duration) {}
-	plant(t, lock, []byte("host=elsewhere\nspace=x/1\npid=1\nid=12345678\n"), -24*time.Hour)
-	l, err := acquire()
-	if err != nil {
-		t.Fatalf("a lock dated a day ahead: %v", err)
-	}
-	l.release()
-
-	plant(t, lock, fmt.Appendf(nil, "host=%s\nspace=another/4026531836\npid=%d\nid=12345678\n", hostName(), os.Getpid()), 0)
-	if _, err := acquire(); err == nil || !strings.Contains(err.Error(), "is being written by another sweep run") {
-		t.Errorf("a live writer of another pid space with this host's name and pid: %v, want it not displaced", err)
-	}
-	// As the same process (no pid space known, as before), an earlier
-	// process with this pid is taken for gone, as it was.
-	plant(t, lock, fmt.Appendf(nil, "host=%s\npid=%d\nid=12345678\n", hostName(), os.Getpid()), 0)
-	if l, err := acquire(); err != nil {
-		t.Errorf("a lock of an earlier process with this pid, of herdsweep before pid spaces: %v", err)
-	} else {
-		l.release()
-	}
-
-	// A minute ahead, never rewritten: taken once watched for lockStale.
-	lockWait = time.Hour
-	polls := 0
-	lockSleep = func(time.Duration) { polls++ }
-	plant(t, lock, []byte("host=elsewhere\nspace=x/1\npid=1\nid=12345678\n"), -time.Minute)
-	l, err = acquire()
-	if err != nil {
-		t.Fatalf("a lock a minute ahead, unchanged: %v", err)
-	}
-	l.release()
-	if want := int(lockStale/lockPoll) + 1; polls != want {
-		t.Errorf("taken after %d polls, want %d (lockStale watched)", polls, want)
-	}
-	// A lock a minute ahead that its writer rewrites is never taken.
-	polls = 0
-	lockWait = 10 * lockStale
-	lockSleep = func(time.Duration) {
-		polls++
-		mod := time.Now().Add(time.Minute).Add(time.Duration(polls) * time.Millisecond) // its clock a minute ahead
-		os.Chtimes(lock, mod, mod)
-	}
-	plant(t, lock, []byte("host=elsewhere\nspace=x/1\npid=1\nid=12345678\n"), -time.Minute)
-	if _, err := acquire(); err == nil {
-		t.Error("a lock rewritten every poll was taken over")
 	}
 }

@@ -58,83 +58,82 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return runLive(ctx, o, stdout, stderr)
 }
 
+// liveFlagValues are `sweep live`'s flags as read.
+type liveFlagValues struct {
+	library, down, out            string
+	article, asJSON               bool
+	clients, seeds, maxAttempts   int
+	capacity, tail, scale         float64
+	outage, tick, spread, horizon time.Duration
+	retryAfter, grace             time.Duration
+	seed                          uint
+	policies                      listFlag
+	set                           map[string]bool // the flags given
+}
+
+// liveFlagSet declares `sweep live`'s flags into v.
+func liveFlagSet(v *liveFlagValues, stderr io.Writer) *flag.FlagSet {
+	fs := newFlagsDoc("live", "--library NAME [--clients 300] [--outage 5s] [--capacity 100] [--policy P,…] [--out out/live] [--json]", liveHelp, stderr)
+	fs.StringVar(&v.library, "library", "", "the client: a library with its defaults, or sim:PRESET for the simulator's own clients of a preset (--library list lists them)")
+	fs.BoolVar(&v.article, "article", false, "the article's scenario (2,000 clients, 30 s outage, 120 requests/s, 2 s spread); the flags below then change it")
+	fs.IntVar(&v.clients, "clients", 300, "clients that failed during the outage (goroutines, a connection each)")
+	fs.DurationVar(&v.outage, "outage", 5*time.Second, "outage length: the server recovers at this time (real time)")
+	fs.Float64Var(&v.capacity, "capacity", 100, "requests/s served after recovery: floor(capacity × tick) per tick")
+	fs.DurationVar(&v.tick, "tick", 100*time.Millisecond, "the server's tick")
+	fs.DurationVar(&v.spread, "spread", 2*time.Second, "clients first send at U(0, spread)")
+	fs.DurationVar(&v.horizon, "horizon", 5*time.Minute, "the run stops at this time at the latest (the simulator stops there too); more than --outage")
+	fs.DurationVar(&v.retryAfter, "retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
+	fs.StringVar(&v.down, "down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
+	fs.DurationVar(&v.grace, "grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
+	fs.UintVar(&v.seed, "seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of every metric")
+	fs.IntVar(&v.seeds, "seeds", 200, "simulated seeds to compare against")
+	fs.Float64Var(&v.tail, "band", 5, "the band runs from this percentile to 100 minus it")
+	fs.Var(&v.policies, "policy", "simulated policies to compare against: presets, family:NAME for a family's defaults, or any policy spec as the dataset's policy_spec writes it ('decorrelated base_s=1 cap_s=30') (default: the library's preset)")
+	fs.StringVar(&v.out, "out", "out/live", "folder for the figures")
+	fs.BoolVar(&v.asJSON, "json", false, "print the report as JSON")
+	fs.IntVar(&v.maxAttempts, "max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
+	fs.Float64Var(&v.scale, "scale", 1, "run this many times faster than real time: only for clients on a clock we can hand them (cenkalti-backoff-v4, sim:*); the tick must stay above the timer error")
+	return fs
+}
+
 // parseLive reads the flags into a run; nil (and no error) when there is
 // nothing to run (--library list).
 func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
-	fs := newFlagsDoc("live", "--library NAME [--clients 300] [--outage 5s] [--capacity 100] [--policy P,…] [--out out/live] [--json]", liveHelp, stderr)
-	library := fs.String("library", "", "the client: a library with its defaults, or sim:PRESET for the simulator's own clients of a preset (--library list lists them)")
-	article := fs.Bool("article", false, "the article's scenario (2,000 clients, 30 s outage, 120 requests/s, 2 s spread); the flags below then change it")
-	clients := fs.Int("clients", 300, "clients that failed during the outage (goroutines, a connection each)")
-	outage := fs.Duration("outage", 5*time.Second, "outage length: the server recovers at this time (real time)")
-	capacity := fs.Float64("capacity", 100, "requests/s served after recovery: floor(capacity × tick) per tick")
-	tick := fs.Duration("tick", 100*time.Millisecond, "the server's tick")
-	spread := fs.Duration("spread", 2*time.Second, "clients first send at U(0, spread)")
-	horizon := fs.Duration("horizon", 5*time.Minute, "the run stops at this time at the latest (the simulator stops there too); more than --outage")
-	retryAfter := fs.Duration("retry-after", 0, "Retry-After the server sends with every rejection, whole seconds (0: none)")
-	down := fs.String("down", "503", "how the server is down before recovery: 503 or refused (connection refused)")
-	grace := fs.Duration("grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
-	seed := fs.Uint("seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of every metric")
-	seeds := fs.Int("seeds", 200, "simulated seeds to compare against")
-	tail := fs.Float64("band", 5, "the band runs from this percentile to 100 minus it")
-	var policies listFlag
-	fs.Var(&policies, "policy", "simulated policies to compare against: presets, family:NAME for a family's defaults, or any policy spec as the dataset's policy_spec writes it ('decorrelated base_s=1 cap_s=30') (default: the library's preset)")
-	out := fs.String("out", "out/live", "folder for the figures")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	maxAttempts := fs.Int("max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
-	scale := fs.Float64("scale", 1, "run this many times faster than real time: only for clients on a clock we can hand them (cenkalti-backoff-v4, sim:*); the tick must stay above the timer error")
+	v := &liveFlagValues{set: map[string]bool{}}
+	fs := liveFlagSet(v, stderr)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	if *library == "list" {
+	fs.Visit(func(f *flag.Flag) { v.set[f.Name] = true })
+	if v.library == "list" {
 		for _, d := range live.Drivers() {
 			fmt.Fprintf(stdout, "%s — model %s, %s\n  %s\n  source: %s\n", d.Name, d.ModelName(), d.Module, d.Note, d.Source)
 		}
 		fmt.Fprintln(stdout, "not here: Polly (.NET), Envoy (C++ proxy) and the second source's Delphi component cannot run in a Go process; their presets run only as sim:NAME.")
 		return nil, nil
 	}
-	if *library == "" {
+	if v.library == "" {
 		return nil, usagef("live: --library is required (--library list lists them)")
 	}
-	drv, err := live.DriverByName(*library)
+	drv, err := live.DriverByName(v.library)
 	if err != nil {
 		return nil, usagef("live: --library %v", err)
 	}
-	sc := sim.Scenario{Clients: 300, Tick: 100 * time.Millisecond, Spread: 2 * time.Second}
-	if *article {
-		sc = sim.Article()
+	sc := v.scenario()
+	if v.seeds < 2 || v.seeds > 100000 {
+		return nil, usagef("live: --seeds %d: want 2 to 100000", v.seeds)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !*article || set["clients"] {
-		sc.Clients = *clients
+	if v.seed > 1<<32-1 {
+		return nil, usagef("live: --seed %d: want a 32-bit seed", v.seed)
 	}
-	if !*article || set["outage"] {
-		sc.RecoverAt = *outage
-	}
-	if !*article || set["capacity"] {
-		sc.Capacity = *capacity
-	}
-	if !*article || set["tick"] {
-		sc.Tick = *tick
-	}
-	if !*article || set["spread"] {
-		sc.Spread = *spread
-	}
-	sc.Horizon, sc.RetryAfter = *horizon, *retryAfter
-	if *seeds < 2 || *seeds > 100000 {
-		return nil, usagef("live: --seeds %d: want 2 to 100000", *seeds)
-	}
-	if *seed > 1<<32-1 {
-		return nil, usagef("live: --seed %d: want a 32-bit seed", *seed)
-	}
-	if *scale == 0 { // live.Config's 0 means real time; a person typing 0 means no speed at all
+	if v.scale == 0 { // live.Config's 0 means real time; a person typing 0 means no speed at all
 		return nil, usagef("live: --scale 0: want 1 (real time) to %d", live.MaxScale)
 	}
-	if *grace == 0 && *scale > 0 {
-		*grace = min(10*time.Millisecond, time.Duration(float64(sc.Tick) / *scale / 10))
+	if v.grace == 0 && v.scale > 0 {
+		v.grace = min(10*time.Millisecond, time.Duration(float64(sc.Tick)/v.scale/10))
 	}
-	o := &liveRun{cfg: live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(*down), Grace: *grace, Seed: uint32(*seed), MaxAttempts: *maxAttempts, Scale: *scale},
-		tail: *tail, out: *out, asJSON: *asJSON}
+	o := &liveRun{cfg: live.Config{Scenario: sc, Driver: drv, Down: live.DownMode(v.down), Grace: v.grace, Seed: uint32(v.seed), MaxAttempts: v.maxAttempts, Scale: v.scale},
+		tail: v.tail, out: v.out, asJSON: v.asJSON}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		lim.Cur = 0
@@ -142,25 +141,62 @@ func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
 	if err := o.cfg.Validate(lim.Cur); err != nil {
 		return nil, usagef("live: %v", liveFlagName(err, sc))
 	}
-	if len(policies) == 0 {
-		p, err := drv.Policy()
-		if err != nil {
-			return nil, err
-		}
-		o.pols = append(o.pols, p)
+	if o.pols, err = livePolicies(drv, v.policies); err != nil {
+		return nil, err
 	}
-	for _, name := range policies {
-		p, err := grid.ParsePolicy(name)
-		if err != nil {
-			return nil, usagef("live: --policy %q: %v", name, err)
-		}
-		o.pols = append(o.pols, p)
-	}
-	o.seeds = make([]uint32, *seeds)
+	o.seeds = make([]uint32, v.seeds)
 	for i := range o.seeds {
 		o.seeds[i] = uint32(i + 1)
 	}
 	return o, nil
+}
+
+// scenario is the scenario the flags ask for: the article's with --article
+// (the flags given change it), else the flags' own.
+func (v *liveFlagValues) scenario() sim.Scenario {
+	sc := sim.Scenario{Clients: 300, Tick: 100 * time.Millisecond, Spread: 2 * time.Second}
+	if v.article {
+		sc = sim.Article()
+	}
+	given := func(name string) bool { return !v.article || v.set[name] }
+	if given("clients") {
+		sc.Clients = v.clients
+	}
+	if given("outage") {
+		sc.RecoverAt = v.outage
+	}
+	if given("capacity") {
+		sc.Capacity = v.capacity
+	}
+	if given("tick") {
+		sc.Tick = v.tick
+	}
+	if given("spread") {
+		sc.Spread = v.spread
+	}
+	sc.Horizon, sc.RetryAfter = v.horizon, v.retryAfter
+	return sc
+}
+
+// livePolicies are the simulated policies to compare against: those
+// named, else the library's preset.
+func livePolicies(drv live.Driver, names []string) ([]sim.Policy, error) {
+	if len(names) == 0 {
+		p, err := drv.Policy()
+		if err != nil {
+			return nil, err
+		}
+		return []sim.Policy{p}, nil
+	}
+	var out []sim.Policy
+	for _, name := range names {
+		p, err := grid.ParsePolicy(name)
+		if err != nil {
+			return nil, usagef("live: --policy %q: %v", name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // runLive runs o, writes its figures and pages, prints the report and

@@ -15,14 +15,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
-
-	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/dataset/parquetio"
 )
-
-// The program reads its datasets as Parquet: analysis and reports know
-// only dataset.Format.
-func init() { dataset.SetFormat(parquetio.Format{}) }
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,15 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/golden"
 	"github.com/herdsweep/herdsweep/sim"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // TestMain lets the test binary stand in for the sweep command, so that a
 // test can run (and kill) it as a real process without building it.
@@ -45,24 +42,6 @@ func sweep(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		e.WriteString("sweep: " + err.Error() + "\n")
 	}
 	return o.String(), e.String(), exitCode(err)
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
 }
 
 func TestCLIGolden(t *testing.T) {
@@ -91,7 +70,7 @@ func TestCLIGolden(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("%s: exit %d, want %d\n%s", tt.name, code, tt.code, stderr)
 		}
-		golden(t, tt.name+".golden", "$ sweep "+strings.Join(tt.args, " ")+"\n"+stdout+"-- stderr --\n"+stderr)
+		golden.CheckString(t, "testdata/"+tt.name+".golden", "$ sweep "+strings.Join(tt.args, " ")+"\n"+stdout+"-- stderr --\n"+stderr)
 	}
 	if _, err := os.Stat("testdata/never-written"); err == nil {
 		t.Error("a refused run created its output folder")
@@ -111,7 +90,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 				t.Errorf("sweep %s %s: a format verb printed as text (%%%% or %%!): %q", c.name, h, stdout)
 			}
 			if h == "-h" {
-				golden(t, "help-"+c.name+".golden", "$ sweep "+c.name+" -h\n"+stdout)
+				golden.CheckString(t, "testdata/help-"+c.name+".golden", "$ sweep "+c.name+" -h\n"+stdout)
 			}
 		}
 	}
@@ -167,8 +146,8 @@ func bySequence(t *testing.T, files map[string][]byte) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for name, b := range files {
-		if _, seq, ok := owner(filepath.Base(name)); ok {
-			name = filepath.Join(filepath.Dir(name), fmt.Sprintf("#%05d", seq))
+		if p, ok := store.ParsePartName(filepath.Base(name)); ok {
+			name = filepath.Join(filepath.Dir(name), fmt.Sprintf("#%05d", p.Seq))
 		}
 		if _, dup := out[name]; dup {
 			t.Fatalf("two parts of one sequence number: %s", name)
@@ -625,7 +604,7 @@ func TestRecommend(t *testing.T) {
 			t.Errorf("--library %s changed the answer or gave no verdict:\n%s", lib, out)
 		}
 	}
-	golden(t, "recommend.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
+	golden.CheckString(t, "testdata/recommend.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
 	jsonArgs := append(append([]string{}, args...), "--json", "--library", "grpc")
 	jsonOut := timing.ReplaceAllString(mustRun(t, jsonArgs...), "in …")
 	if i := strings.Index(jsonOut, `  "against_best": [`); i > 0 { // the head and the tail; the lists are checked below
@@ -633,7 +612,7 @@ func TestRecommend(t *testing.T) {
 			jsonOut = jsonOut[:i] + "  \"against_best\": [ … ],\n  \"candidates\": [ … ],\n" + jsonOut[j:]
 		}
 	}
-	golden(t, "recommend-json.golden", "$ sweep "+strings.Join(jsonArgs, " ")+"\n"+jsonOut)
+	golden.CheckString(t, "testdata/recommend-json.golden", "$ sweep "+strings.Join(jsonArgs, " ")+"\n"+jsonOut)
 
 	var doc struct {
 		Answered bool `json:"answered"`
@@ -802,5 +781,5 @@ func TestRecommendOverServers(t *testing.T) {
 	if !strings.Contains(cached, "reused from the dataset") {
 		t.Errorf("the dataset's runs were not reused:\n%s", cached)
 	}
-	golden(t, "recommend-servers.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
+	golden.CheckString(t, "testdata/recommend-servers.golden", "$ sweep "+strings.Join(args, " ")+"\n"+timing.ReplaceAllString(plain, "in …"))
 }

@@ -137,7 +137,7 @@ func TestOwnerSweepReproducesItsPromise(t *testing.T) {
 	}
 	res := filepath.Join(dir, "res")
 	mustRun(t, "run", "--config", cfg, "--out", res, "--quiet", "--no-report")
-	ds, err := analysis.Load(os.DirFS(res))
+	ds, err := analysis.Load(folder(res))
 	if err != nil {
 		t.Fatal(err)
 	}

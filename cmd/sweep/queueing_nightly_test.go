@@ -28,7 +28,7 @@ type queueRuns struct {
 
 func loadQueueRuns(t *testing.T, dir string) queueRuns {
 	t.Helper()
-	ds, err := analysis.Load(os.DirFS(dir))
+	ds, err := analysis.Load(folder(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

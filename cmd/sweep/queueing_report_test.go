@@ -27,7 +27,7 @@ func TestReportRanksQueueingCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := analysis.Load(os.DirFS(res))
+	ds, err := analysis.Load(folder(res))
 	if err != nil {
 		t.Fatal(err)
 	}

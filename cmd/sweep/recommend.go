@@ -347,7 +347,7 @@ func (m *measurer) open(dir string, explicit bool, cells []grid.Cell) error {
 	}
 	// A part that cannot be read, or a folder without runs the user named,
 	// is bad input (exit 2), as in every command that reads a dataset.
-	c, err := analysis.LoadCells(os.DirFS(dir), cells)
+	c, err := analysis.LoadCells(folder(dir), cells)
 	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
 		return usagef("recommend: %s: %v", filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
 	}

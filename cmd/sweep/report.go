@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +15,7 @@ import (
 	"github.com/herdsweep/herdsweep/article"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
 )
@@ -42,15 +39,6 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // wrote is whole (each file is written atomically) and report.md, written
 // last, is never newer than the pages and figures it links to.
 func writeReport(ctx context.Context, results, out string, stdout, stderr io.Writer) error {
-	fsys := os.DirFS(results)
-	// A part that cannot be read is bad input naming its path (exit 2), as
-	// in every command that reads a dataset (scanDataset).
-	named := func(err error) error {
-		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-			return usagef("report: %s: %v", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
-		}
-		return err
-	}
 	// Each phase that takes more than a second says so when it ends.
 	phase := time.Now()
 	done := func(what string) {
@@ -59,52 +47,88 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 		}
 		phase = time.Now()
 	}
-	// Streamed: memory grows with cells × seeds, not with rows; only the
-	// article's cells are kept whole, for its comparison.
-	sc, err := scanDataset(ctx, "report", "--results "+results, results, analysis.ScanOptions{Keep: articleCells()})
+	sc, err := scanForReport(ctx, results, stderr)
 	if err != nil {
 		return err
 	}
-	if err := sidePartsThere(results, stderr); err != nil {
-		return err
-	}
-	short, err := shortfalls("report", results, sc)
-	if err != nil {
-		return err
-	}
-	if len(short) > 0 {
-		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
-			results, num.Plural(missingRuns(short), "run"), num.Plural(len(short), "cell"), results)
-	}
-	ds := &sc.Dataset
-	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), ds.Files))
-	for _, w := range ds.Warnings {
+	done(fmt.Sprintf("read %s runs from %d parts", num.Int(sc.Runs), sc.Files))
+	for _, w := range sc.Warnings {
 		fmt.Fprintf(stderr, "sweep: warning: %s: %s\n", results, w)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("report interrupted: %w", err)
 	}
-	groups, err := analysis.GroupRows(fsys)
+	r, err := buildReport(ctx, results, sc)
 	if err != nil {
-		return named(err)
-	}
-	r, err := reports.Build(ctx, reports.Input{Dataset: ds, Scanned: sc, Groups: groups, Live: liveChecks(results),
-		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
-			tl, err := analysis.Timelines(fsys, keys)
-			return tl, named(err)
-		},
-		QueueRuns: func(sweeps []string, keys map[string]bool) ([]analysis.Record, error) {
-			recs, err := analysis.LoadRunsOf(fsys, sweeps, keys)
-			return recs, named(err)
-		}})
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("report interrupted: %w", ctx.Err())
-		}
 		return err
 	}
 	done(fmt.Sprintf("decided %d scenarios and drew the figures", len(r.Scenarios)))
 	defer func() { done("wrote the files") }()
+	figs, err := writeReportFiles(ctx, r, out, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
+		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
+	return nil
+}
+
+// scanForReport streams the dataset in results for its report (memory
+// grows with cells × seeds, not with rows; only the article's cells are
+// kept whole, for its comparison) and warns of the runs it lacks.
+func scanForReport(ctx context.Context, results string, stderr io.Writer) (*analysis.Scanned, error) {
+	sc, err := scanDataset(ctx, "report", "--results "+results, results, analysis.ScanOptions{Keep: articleCells()})
+	if err != nil {
+		return nil, err
+	}
+	if err := sidePartsThere(results, stderr); err != nil {
+		return nil, err
+	}
+	short, err := shortfalls("report", results, sc)
+	if err != nil {
+		return nil, err
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(stderr, "sweep: warning: %s lacks %s of %s it was meant to hold (`sweep check %s` names them): the report is of the runs that are there\n",
+			results, num.Plural(analysis.MissingRuns(short), "run"), num.Plural(len(short), "cell"), results)
+	}
+	return sc, nil
+}
+
+// buildReport builds the report of the scanned dataset in results: one
+// library call, with the readers of its side tables.
+func buildReport(ctx context.Context, results string, sc *analysis.Scanned) (*reports.Report, error) {
+	data := folder(results)
+	// A part that cannot be read is bad input naming its path (exit 2), as
+	// in every command that reads a dataset (scanDataset).
+	named := func(err error) error {
+		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
+			return usagef("report: %s: %v", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
+		}
+		return err
+	}
+	groups, err := analysis.GroupRows(data)
+	if err != nil {
+		return nil, named(err)
+	}
+	r, err := reports.Build(ctx, reports.Input{Dataset: &sc.Dataset, Scanned: sc, Groups: groups, Live: liveChecks(results),
+		Timelines: func(keys map[string]bool) (map[string][]dataset.TimelineRow, error) {
+			tl, err := analysis.Timelines(data, keys)
+			return tl, named(err)
+		},
+		QueueRuns: func(sweeps []string, keys map[string]bool) ([]analysis.Record, error) {
+			recs, err := analysis.LoadRunsOf(data, sweeps, keys)
+			return recs, named(err)
+		}})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("report interrupted: %w", ctx.Err())
+	}
+	return r, err
+}
+
+// writeReportFiles writes r's files into out, report.md last, each
+// atomically, and counts the figures written.
+func writeReportFiles(ctx context.Context, r *reports.Report, out string, stderr io.Writer) (figs int, err error) {
 	files := r.Files()
 	files = append(files[1:], files[0]) // report.md last
 	dirs := map[string]bool{}
@@ -114,35 +138,32 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 			continue
 		}
 		dirs[dir] = true
-		if err := within(out, dir); err != nil {
-			return usagef("report: %v: report neither writes nor removes anything through it; make it a folder", err)
+		if err := store.Within(out, dir); err != nil {
+			return 0, usagef("report: %v: report neither writes nor removes anything through it; make it a folder", err)
 		}
-		cleanReportTemps(dir, stderr)
+		store.CleanReportTemps(dir, notes(stderr, "report"))
 	}
-	tmp := reportTemp()
-	figs := 0
+	tmp := store.ReportTemp()
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("report interrupted: %w", err)
+			return figs, fmt.Errorf("report interrupted: %w", err)
 		}
 		buf := &partBuffer{}
 		if err := f.Write(buf); err != nil {
-			return err
+			return figs, err
 		}
 		dir := filepath.Join(out, filepath.FromSlash(path.Dir(f.Name)))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("output folder: %w", err)
+			return figs, fmt.Errorf("output folder: %w", err)
 		}
-		if err := writeAtomicAs(dir, path.Base(f.Name), tmp, buf); err != nil {
-			return err
+		if err := store.WriteFileAs(dir, path.Base(f.Name), tmp, buf.b); err != nil {
+			return figs, err
 		}
 		if path.Ext(f.Name) == ".png" {
 			figs++
 		}
 	}
-	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
-		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
-	return nil
+	return figs, nil
 }
 
 // liveChecks lists the pages `sweep live` wrote into results/live (its
@@ -154,7 +175,7 @@ func liveChecks(results string) []reports.LiveCheck {
 	}
 	var out []reports.LiveCheck
 	for _, e := range es {
-		if !strings.HasSuffix(e.Name(), ".md") || !regular(filepath.Join(results, "live"), e) {
+		if !strings.HasSuffix(e.Name(), ".md") || !store.IsRegular(filepath.Join(results, "live"), e) {
 			continue // a named pipe would hang the report
 		}
 		b, err := os.ReadFile(filepath.Join(results, "live", e.Name()))
@@ -197,7 +218,7 @@ func sidePartsThere(results string, stderr io.Writer) error {
 		}
 	}
 	keys := func(p dataset.Part) []string {
-		ks, _, err := readKeys(filepath.Join(results, filepath.FromSlash(p.Path())), dataset.RunsDir)
+		ks, _, err := store.ReadKeys(filepath.Join(results, filepath.FromSlash(p.Path())), dataset.RunsDir)
 		if err != nil {
 			return nil
 		}
@@ -259,49 +280,4 @@ func sidePartsThere(results string, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// A report's temporary files name their writer, so that the next report
-// into the same folder removes those of a writer that is gone (a report
-// killed while it wrote): .NAME.report-HOST-SPACE-PID-RANDOM.tmp, SPACE
-// the first 8 hex digits of the hash of pidSpace ("none" where unknown).
-var reportTempName = regexp.MustCompile(`^\.(.+)\.report-([A-Za-z0-9_]+)-([0-9a-f]{8}|none)-(\d+)-\d+\.tmp$`)
-
-// reportTemp is the pattern of this process's temporary files, for
-// os.CreateTemp after "."+NAME+".".
-func reportTemp() string {
-	return fmt.Sprintf("report-%s-%s-%d-*.tmp", hostName(), spaceHash(pidSpace()), os.Getpid())
-}
-
-func spaceHash(space string) string {
-	if space == "" {
-		return "none"
-	}
-	h := sha256.Sum256([]byte(space))
-	return hex.EncodeToString(h[:4])
-}
-
-// cleanReportTemps removes from dir the temporary files of reports whose
-// writer is gone: of this host and pid space, and no process has its id
-// (or this one does, which was not writing them). Others are left alone:
-// nothing tells whether their writer is alive.
-func cleanReportTemps(dir string, stderr io.Writer) {
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	host, space := hostName(), spaceHash(pidSpace())
-	for _, e := range es {
-		m := reportTempName.FindStringSubmatch(e.Name())
-		if m == nil || !e.Type().IsRegular() || m[2] != host || m[3] != space || space == "none" {
-			continue
-		}
-		pid, err := strconv.Atoi(m[4])
-		if err != nil || pid != os.Getpid() && pidAlive(pid) {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		fmt.Fprintf(stderr, "report: removing %s: a temporary file of a report that is gone (pid %d)\n", p, pid)
-		os.Remove(p)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/herdsweep/herdsweep/internal/golden"
 )
 
 var embedded = regexp.MustCompile(`!\[[^\]]*\]\((plots/[^)]+\.png)\)[^\n]*\n\n[^\n]*\(\[SVG\]\((plots/[^)]+\.svg)\)\)`)
@@ -23,7 +25,7 @@ func TestReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.golden.md", string(md))
+	golden.CheckString(t, "testdata/report.golden.md", string(md))
 	checkEmbedded(t, res, string(md), 6)
 	other := filepath.Join(dir, "other")
 	mustRun(t, "report", "--results", res, "--out", other)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,7 +29,7 @@ func TestRollingSeedsAddPrecisionDeterministically(t *testing.T) {
 	if out, stderr, code := sweep(t, "diff", whole, sharded); code != 0 {
 		t.Errorf("two nights whole and as shards differ (exit %d):\n%s%s", code, out, stderr)
 	}
-	sc, err := analysis.Scan(os.DirFS(whole), analysis.ScanOptions{})
+	sc, err := analysis.Scan(folder(whole), analysis.ScanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"iter"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/runner"
@@ -98,9 +97,10 @@ func newPartBudget(rows int, lim experiments.Limits) partBudget {
 
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
-	added                                 int           // rolling seeds' runs to do
-	parts                                 []string      // paths of the runs parts committed
-	own                                   []string      // their names
+	added                                 int      // rolling seeds' runs to do
+	parts                                 []string // paths of the runs parts committed
+	own                                   []string // their names
+	start                                 time.Time
 	elapsed, writing                      time.Duration // writing: building Parquet parts, and waiting for their commits
 	beside                                time.Duration // encoding and committing parts, beside the simulation
 }
@@ -168,33 +168,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	opts := runOptions{out: *out, workers: *workers, shard: shard, partRows: *partRows, quiet: *quiet, addSeeds: *addSeeds, lim: lim}
 	opts.meta = dataset.Meta{Tool: toolVersion(), Sim: sim.Version, ConfigHash: hash, Created: created()}
-	written := map[string][]string{} // sweep → names of the parts written
-	for _, s := range sweeps {
-		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", *config, s.Name)
-		if shard.n > 1 {
-			cmd += " --shard " + shard.String()
-		}
-		if *addSeeds > 0 {
-			cmd += fmt.Sprintf(" --add-seeds %d", *addSeeds)
-		}
-		opts.meta.Command, opts.meta.Sweep = cmd, s.Name
-		st, err := runSweep(ctx, s, opts, stderr)
-		if st != nil {
-			share := 0.0
-			if st.elapsed > 0 {
-				share = 100 * st.writing.Seconds() / st.elapsed.Seconds()
-			}
-			fmt.Fprintf(stdout, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%s)\n",
-				s.Name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share, st.beside.Round(time.Millisecond),
-				(&store{root: *out, sweep: s.Name}).dir(dataset.RunsDir), num.Plural(len(st.parts), "new part"))
-			if *addSeeds > 0 {
-				fmt.Fprintf(stdout, "%s: %d of the runs to do were rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", s.Name, st.added, *addSeeds)
-			}
-			written[s.Name] = st.own
-		}
-		if err != nil {
-			return err
-		}
+	written, err := runSweeps(ctx, sweeps, *config, opts, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	if err := checkWritten(*out, written, stderr); err != nil {
 		return err
@@ -203,6 +179,45 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	}
 	return writeReport(ctx, *out, *out, stdout, stderr)
+}
+
+// runSweeps runs each sweep in turn (runSweep), saying what each did, and
+// returns the names of the parts written, by sweep.
+func runSweeps(ctx context.Context, sweeps []*experiments.Sweep, config string, opts runOptions, stdout, stderr io.Writer) (map[string][]string, error) {
+	written := map[string][]string{} // sweep → names of the parts written
+	for _, s := range sweeps {
+		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", config, s.Name)
+		if opts.shard.n > 1 {
+			cmd += " --shard " + opts.shard.String()
+		}
+		if opts.addSeeds > 0 {
+			cmd += fmt.Sprintf(" --add-seeds %d", opts.addSeeds)
+		}
+		opts.meta.Command, opts.meta.Sweep = cmd, s.Name
+		st, err := runSweep(ctx, s, opts, stderr)
+		if st != nil {
+			writeSweepDone(stdout, s.Name, st, opts)
+			written[s.Name] = st.own
+		}
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// writeSweepDone says what a sweep's run did.
+func writeSweepDone(w io.Writer, name string, st *sweepStats, opts runOptions) {
+	share := 0.0
+	if st.elapsed > 0 {
+		share = 100 * st.writing.Seconds() / st.elapsed.Seconds()
+	}
+	fmt.Fprintf(w, "%s: %d runs done, %d skipped (already in the dataset), %d failed, in %v (Parquet %v, %.1f%%, and %v beside the simulation) → %s (%s)\n",
+		name, st.done, st.skipped, st.failed, st.elapsed.Round(time.Millisecond), st.writing.Round(time.Millisecond), share, st.beside.Round(time.Millisecond),
+		store.SweepDir(opts.out, dataset.RunsDir, name), num.Plural(len(st.parts), "new part"))
+	if opts.addSeeds > 0 {
+		fmt.Fprintf(w, "%s: %d of the runs to do were rolling seeds (--add-seeds %d: the next seeds past the config's, per cell)\n", name, st.added, opts.addSeeds)
+	}
 }
 
 // maxAddSeeds bounds --add-seeds on run and plan.
@@ -245,12 +260,12 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 	if n == 0 {
 		return nil
 	}
-	rep, err := checkDataset(out, written)
+	rep, err := store.Check(out, written)
 	if err != nil {
 		return err
 	}
 	if len(rep.Problems) > 0 {
-		rep.writeText(stderr)
+		writeCheckText(stderr, rep)
 		return fmt.Errorf("%s: the %s this run wrote %s %s (see above)", out, num.Plural(n, "part"), num.Agree(n, "has", "have"), num.Plural(len(rep.Problems), "problem"))
 	}
 	return nil
@@ -273,28 +288,45 @@ func checkOutput(out string) error {
 // folder are not run again (when that copy has the timeline this sweep
 // asks for).
 func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io.Writer) (*sweepStats, error) {
-	start := time.Now()
-	st, err := openStore(o.out, s.Name, o.shard, stderr)
+	stats := &sweepStats{total: s.Len(), start: time.Now()}
+	st, err := store.Open(store.Options{Root: o.out, Sweep: s.Name, Shard: o.shard.store(), Note: notes(stderr, "sweep"), BeforeCommit: commitHook})
+	if le := (*store.LinkError)(nil); errors.As(err, &le) {
+		return nil, usagef("run: %v: sweep run neither writes nor removes anything through it; make it a folder", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer st.close()
-	have, err := st.done(stderr)
+	defer st.Close()
+	todo, extra, err := toRun(st, s, o, stats, stderr)
 	if err != nil {
 		return nil, err
 	}
-	wantsTimelines := false
+	return stats, execute(ctx, st, s, o, todo, extra, stats, stderr)
+}
+
+// wantsTimelines reports whether a run of s asks for its timeline.
+func wantsTimelines(s *experiments.Sweep) bool {
 	for i := range s.Len() {
 		if s.WantsTimeline(i) {
-			wantsTimelines = true
-			break
+			return true
 		}
 	}
-	other, otherTL, err := elsewhere(o.out, s.Name, wantsTimelines, stderr)
+	return false
+}
+
+// toRun lists what the dataset lacks of s, this shard's part of it: the
+// indices of the sweep's runs to run, and the runs of rolling seeds. It
+// records first what the sweep is meant to hold, every shard's runs
+// (store.IntentOf).
+func toRun(st *store.Writer, s *experiments.Sweep, o runOptions, stats *sweepStats, stderr io.Writer) ([]int32, []grid.Run, error) {
+	have, err := st.Resume()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stats := &sweepStats{total: s.Len()}
+	other, otherTL, err := store.Elsewhere(o.out, s.Name, wantsTimelines(s), notes(stderr, "sweep"))
+	if err != nil {
+		return nil, nil, err
+	}
 	var todo []int32
 	var cell grid.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
 	canonical := ""
@@ -318,83 +350,36 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	// rolling seeds, after the config's runs
 	stored := func(k string) bool { return have[k] || other[k] }
 	extra := rollingRuns(s, o.addSeeds, stored, o.shard)
-	// What the sweep is meant to hold, every shard's runs (intent.go).
-	if _, err := st.recordIntent(s, rollingRuns(s, o.addSeeds, stored, shardSpec{}), o.meta, o.shard); err != nil {
-		return nil, err
+	in := store.IntentOf(s.Name, sweepRuns(s, rollingRuns(s, o.addSeeds, stored, shardSpec{})), o.meta, o.shard.store())
+	if _, err := st.RecordIntent(in); err != nil {
+		return nil, nil, err
 	}
 	stats.added = len(extra)
-	have, other, otherTL = nil, nil, nil
+	return todo, extra, nil
+}
 
+// sweepRuns yields every run of s, then the runs of rolling seeds.
+func sweepRuns(s *experiments.Sweep, rolling []grid.Run) iter.Seq[grid.Run] {
+	return func(yield func(grid.Run) bool) {
+		for i := range s.Len() {
+			if !yield(s.Run(i)) {
+				return
+			}
+		}
+		for _, r := range rolling {
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// execute runs the sweep's runs todo (indices) and extra on o.workers and
+// commits their outcomes in parts; stats.elapsed stays 0 when a commit
+// failed.
+func execute(ctx context.Context, st *store.Writer, s *experiments.Sweep, o runOptions, todo []int32, extra []grid.Run, stats *sweepStats, stderr io.Writer) error {
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
-	pb := newPartBudget(o.partRows, o.lim)
-	cur := newPart(o.meta, pb.reserve)
-	var curBytes int64  // the rows of the part in hand, as grid.Cell.RowBytes counts them
-	var rowsOf struct { // the last cell's rows but its timeline's
-		cell  grid.Cell
-		bytes int64
-		ok    bool
-	}
-	// A full part is encoded and committed by a goroutine of its own, in
-	// order, while the next part fills: the simulation goes on meanwhile
-	// (its window of results is small), and the parts' bytes and names are
-	// what a synchronous commit gives. At most one part waits for it.
-	var (
-		mu        sync.Mutex
-		commitErr error // the first failure to commit: reported, never retried
-	)
-	full := make(chan *part, 1)
-	committed := make(chan struct{})
-	go func() {
-		defer close(committed)
-		for p := range full {
-			mu.Lock()
-			failed := commitErr != nil
-			mu.Unlock()
-			if failed {
-				continue
-			}
-			t0 := time.Now()
-			name, err := st.commit(p)
-			mu.Lock()
-			stats.beside += time.Since(t0)
-			if err != nil {
-				commitErr = err
-			} else {
-				stats.parts = append(stats.parts, name)
-				stats.own = append(stats.own, filepath.Base(name))
-			}
-			mu.Unlock()
-		}
-	}()
-	failure := func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return commitErr
-	}
-	// commit hands the part in hand to the committer; the time it waits
-	// for the committer to take it is time Parquet costs the sweep.
-	commit := func() error {
-		if err := failure(); err != nil || cur.runs.Len() == 0 {
-			return err
-		}
-		t0 := time.Now()
-		full <- cur
-		stats.writing += time.Since(t0)
-		cur, curBytes = newPart(o.meta, pb.reserve), 0
-		return nil
-	}
-	// drain commits the part in hand and waits for every commit.
-	drain := func() error {
-		err := commit()
-		t0 := time.Now()
-		close(full)
-		<-committed
-		stats.writing += time.Since(t0)
-		if err != nil {
-			return err
-		}
-		return failure()
-	}
+	f := newFiller(st, o, stats)
 	job := func(j int) runner.Job {
 		if j >= len(todo) {
 			return runner.Job{Run: extra[j-len(todo)]}
@@ -419,53 +404,26 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 			}
 			return nil
 		}
-		rows := int64(0)
-		if pb.bytes > 0 {
-			// A part is committed before the rows of the next run would
-			// take it past its share of the memory limit.
-			if c := out.Job.Run.Cell; !rowsOf.ok || c != rowsOf.cell { // a cell's seeds come in a row
-				rowsOf.cell, rowsOf.bytes, rowsOf.ok = c, c.RowBytes(false), true
-			}
-			if rows = rowsOf.bytes + grid.TimelineRows(out.Timeline); cur.runs.Len() > 0 && curBytes+rows > pb.bytes {
-				if err := commit(); err != nil {
-					return err
-				}
-			}
-		}
-		curBytes += rows
-		t0 := time.Now()
-		cur.runs.Append(out.Job.Run, out.Result)
-		if out.Timeline != nil {
-			cur.side[dataset.TimelinesDir].(*parquetio.TimelineWriter).Append(out.Job.Run, out.Timeline)
-		}
-		if out.Result.NGroups > 0 {
-			cur.side[dataset.GroupsDir].(*parquetio.GroupsWriter).Append(out.Job.Run, out.Result)
-		}
-		stats.writing += time.Since(t0)
-		stats.done++
-		if cur.runs.Len() >= o.partRows {
-			return commit()
-		}
-		return nil
+		return f.add(out)
 	}
 	runErr := runner.ExecuteWithin(ctx, o.workers, len(todo)+len(extra), o.lim.WindowBytes(), wait, job, emit)
 	prog.finish()
-	if err := drain(); err != nil { // the part in hand, also when interrupted
-		return stats, err
+	if err := f.drain(); err != nil { // the part in hand, also when interrupted
+		return err
 	}
-	stats.elapsed = time.Since(start)
-	for _, f := range failures {
-		fmt.Fprintln(stderr, "sweep: failed:", f)
+	stats.elapsed = time.Since(stats.start)
+	for _, fl := range failures {
+		fmt.Fprintln(stderr, "sweep: failed:", fl)
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
-			return stats, fmt.Errorf("interrupted: %d of %d runs of %s written; run the same command again to finish the rest: %w",
+			return fmt.Errorf("interrupted: %d of %d runs of %s written; run the same command again to finish the rest: %w",
 				stats.done, len(todo)+len(extra), s.Name, runErr)
 		}
-		return stats, runErr
+		return runErr
 	}
 	if stats.failed > 0 {
-		return stats, fmt.Errorf("%s: %d runs failed", s.Name, stats.failed)
+		return fmt.Errorf("%s: %d runs failed", s.Name, stats.failed)
 	}
-	return stats, nil
+	return nil
 }

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/store"
 )
 
 // Two unsharded writers of the same sweeps into one folder at once never
@@ -225,7 +224,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	stdout, _, code = sweep(t, "check", "--json", dir)
-	var rep checkReport
+	var rep store.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 || len(rep.Problems) != 7 || rep.Tables[0].Rows != 46 || rep.Tables[0].Runs != 36 {
 		t.Errorf("check --json: exit %d, %v, %+v", code, err, rep)
 	}
@@ -253,103 +252,15 @@ func TestCheckFindsMissingSideRows(t *testing.T) {
 	}
 }
 
-// Writers of one sweep: an unsharded writer excludes every other, shards of
-// one count run side by side, a lock of a writer that is gone is taken over,
-// a writer of another host is waited for.
-func TestLocks(t *testing.T) {
-	defer func(w time.Duration, s func(time.Duration)) { lockWait, lockSleep = w, s }(lockWait, lockSleep)
-	lockWait = 0
-	dir := t.TempDir()
-	now, err := serverNow(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := func(tag string) writerID { w := newWriterID(shardSpec{}); w.tag = tag; return w }
-	acquire := func(tag string) (*sweepLock, error) { return acquireLock(dir, id(tag), io.Discard) }
-	a, err := acquire("0of4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := acquire("1of4")
-	if err != nil {
-		t.Fatalf("two shards of one count: %v", err)
-	}
-	for _, tag := range []string{"all", "0of4", "0of2"} {
-		if _, err := acquire(tag); err == nil || !strings.Contains(err.Error(), "is being written by another sweep run") {
-			t.Errorf("%s beside shards 0of4 and 1of4: %v, want refused", tag, err)
-		}
-	}
-	a.release()
-	b.release()
-	if es := mustReadDir(t, dir); len(es) != 0 {
-		t.Errorf("released locks left %v", es)
-	}
-
-	// Abandoned: a process of this host that is gone; an earlier process
-	// with this process's id (a restarted container); a host that has not
-	// rewritten its lock for longer than lockStale.
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	lock := filepath.Join(dir, "_lock.all")
-	for _, content := range []string{
-		fmt.Sprintf("host=%s\npid=%d\nid=00000000\n", hostName(), gone.Process.Pid),
-		fmt.Sprintf("host=%s\npid=%d\nid=00000000\n", hostName(), os.Getpid()),
-	} {
-		os.WriteFile(lock, []byte(content), 0o644)
-		l, err := acquire("all")
-		if err != nil {
-			t.Fatalf("lock %q: %v", content, err)
-		}
-		l.release()
-	}
-	os.WriteFile(lock, []byte("host=elsewhere\npid=1\n"), 0o644)
-	if _, err := acquire("all"); err == nil {
-		t.Error("a live lock of another host was taken over")
-	}
-	old := now.Add(-lockStale - time.Second)
-	os.Chtimes(lock, old, old)
-	l, err := acquire("all")
-	if err != nil {
-		t.Fatalf("lock of another host, silent for longer than %v: %v", lockStale, err)
-	}
-	// A writer whose lock was taken over stops before its next commit.
-	os.WriteFile(lock, []byte("host=elsewhere\npid=1\n"), 0o644)
-	if err := l.held(); err == nil || !strings.Contains(err.Error(), "lost the lock") {
-		t.Errorf("held after a takeover: %v", err)
-	}
-	l.release()
-	if _, err := os.Stat(lock); err != nil {
-		t.Errorf("a writer that lost its lock removed the new holder's: %v", err)
-	}
-
-	// A live lock of another host is waited for: here it is released
-	// during the first wait.
-	lockWait = time.Hour
-	waits := 0
-	lockSleep = func(time.Duration) {
-		if waits++; waits == 1 {
-			os.Remove(lock)
-		}
-	}
-	var note bytes.Buffer
-	l, err = acquireLock(dir, id("all"), &note)
-	if err != nil || waits != 1 || !strings.Contains(note.String(), "waiting up to 1h0m0s") {
-		t.Errorf("after one wait: %v, %d waits, %q", err, waits, note.String())
-	}
-	l.release()
-}
-
 // The first error is the one reported, with its path: a commit that failed
 // is not tried again (which used to print "only 0 out of 8 columns are
 // initialized" instead).
 func TestFirstCommitErrorIsReported(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	commits := 0
-	commitHook = func(s *store) {
+	commitHook = func(s *store.Writer) {
 		if commits++; commits == 2 {
-			os.RemoveAll(s.dir(dataset.TimelinesDir))
+			os.RemoveAll(s.Dir(dataset.TimelinesDir))
 		}
 	}
 	defer func() { commitHook = nil }()
@@ -419,10 +330,10 @@ timeline_seeds = 1
 func TestRunChecksWhatItWrote(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	commits := 0
-	commitHook = func(s *store) {
+	commitHook = func(s *store.Writer) {
 		if commits++; commits == 2 {
-			dir := s.dir(dataset.RunsDir)
-			b, err := os.ReadFile(filepath.Join(dir, s.own[0]))
+			dir := s.Dir(dataset.RunsDir)
+			b, err := os.ReadFile(filepath.Join(dir, s.Own()[0]))
 			if err != nil {
 				t.Error(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 )
 
 // tables is a dataset's rows as a reader sees them, one string per row,
@@ -106,7 +107,7 @@ func onlyOurs(t *testing.T, when, dir string, user []planted) {
 				return nil
 			}
 			name := d.Name()
-			if _, _, ok := owner(name); !ok && !dataset.IsIntent(name) && !strings.HasPrefix(name, "_lock.") {
+			if _, ok := store.ParsePartName(name); !ok && !dataset.IsIntent(name) && !strings.HasPrefix(name, "_lock.") {
 				t.Errorf("%s: %s is neither a file of ours nor one planted", when, p)
 			}
 			return nil

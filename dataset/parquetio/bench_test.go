@@ -1,11 +1,14 @@
 package parquetio
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // BenchmarkRunsWriter writes parts of 5,000 runs (sweep run's default
@@ -33,4 +36,46 @@ func benchmarkRunsWriter(b *testing.B, rows int) {
 		}
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "runs/s")
+}
+
+// BenchmarkReadRuns reads a part of 5,000 runs whole (ReadRuns), as the
+// report reads the article's cells and a resumed sweep checks an unsealed
+// part: ns/op is per part.
+func BenchmarkReadRuns(b *testing.B) {
+	runs, res, _ := sampleRuns(b)
+	var buf bytes.Buffer
+	w := NewRunsWriter(&buf, meta)
+	for i := range 5000 {
+		r := runs[(i/30)%len(runs)]
+		w.Append(grid.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ReadRuns(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTimelineWriter writes the timelines of 20 runs of 10,000 ticks
+// each, every tick with an arrival: ns/op is per part of 200,000 rows.
+func BenchmarkTimelineWriter(b *testing.B) {
+	runs, _, _ := sampleRuns(b)
+	tl := &sim.Timeline{Tick: 10 * time.Millisecond}
+	for k := range 10000 {
+		tl.Arrivals, tl.Served, tl.GaveUp = append(tl.Arrivals, int32(1+k%5)), append(tl.Served, int32(k%3)), append(tl.GaveUp, int32(k%2))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := NewTimelineWriter(io.Discard, meta)
+		for i := range 20 {
+			w.Append(grid.Run{Cell: runs[i%len(runs)].Cell, Seed: uint32(i + 1)}, tl)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -2,8 +2,8 @@ package parquetio
 
 import "github.com/herdsweep/herdsweep/dataset"
 
-// Format is the dataset.Format of herdsweep's Parquet files: set it at
-// the start of a program that reads datasets (dataset.SetFormat).
+// Format is the dataset.Format of herdsweep's Parquet files: a program
+// that reads datasets passes it in with each folder (dataset.Folder).
 type Format struct{}
 
 func (Format) ScanRuns(r dataset.File, columns []string, fn func(dataset.Batch) error) (dataset.Meta, error) {

@@ -66,7 +66,7 @@ func TestPresetIsNullForNone(t *testing.T) {
 	write := func(fields []arrow.Field) (runsPart, groupsPart []byte) {
 		var rb, gb bytes.Buffer
 		rw := newRunsWriter(&rb, meta, fields)
-		gw := &GroupsWriter{*newWriter(&gb, withGroupsPreset(fields), fileMetadata(meta, dataset.GroupsSchema))}
+		gw := newGroupsWriter(&gb, meta, withGroupsPreset(fields))
 		for i := range runs {
 			rw.Append(runs[i], res[i])
 			gw.Append(runs[i], res[i])

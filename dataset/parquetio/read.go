@@ -3,9 +3,7 @@ package parquetio
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
-	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -272,9 +269,7 @@ func ReadRuns(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) 
 	for i := range recs {
 		recs[i].Cell.Scenario = sim.Article()
 	}
-	if err := eachValue(tbl, runsFields(), func(name string, a arrow.Array, i, row int) error {
-		return setField(&recs[row], name, a, i)
-	}); err != nil {
+	if err := readRows(tbl, dataset.RunsTable(), func(row int) *dataset.Record { return &recs[row] }); err != nil {
 		return nil, meta, err
 	}
 	for i := range recs {
@@ -283,120 +278,8 @@ func ReadRuns(r parquet.ReaderAtSeeker) ([]dataset.Record, dataset.Meta, error) 
 	return recs, meta, nil
 }
 
-func setField(r *dataset.Record, name string, a arrow.Array, i int) error {
-	str := func() string { return stringAt(a, i) }
-	i64 := func() int64 { return a.(*array.Int64).Value(i) }
-	f64 := func() float64 { return a.(*array.Float64).Value(i) }
-	ms := func() sim.Milestone {
-		if a.IsNull(i) {
-			return sim.Milestone{}
-		}
-		return sim.Milestone{At: seconds(f64()), Reached: true}
-	}
-	switch name {
-	case dataset.ColRunKey:
-		r.RunKey = str()
-	case dataset.ColCellKey:
-		r.CellKey = str()
-	case dataset.ColSeed:
-		s, err := seed(i64())
-		if err != nil {
-			return err
-		}
-		r.Seed = s
-	case dataset.ColLabel:
-		r.Label = str()
-	case dataset.ColPolicySpec:
-		// derived from the parameters
-	case dataset.ColSent:
-		r.Result.Sent = i64()
-	case dataset.ColSentAfterRecovery:
-		r.Result.SentAfterRecovery = i64()
-	case dataset.ColPeakArrivals:
-		r.Result.PeakArrivals = int(i64())
-	case dataset.ColPeakRPS:
-		r.Result.PeakRPS = f64()
-	case dataset.ColT50:
-		r.Result.T50 = ms()
-	case dataset.ColT90:
-		r.Result.T90 = ms()
-	case dataset.ColT99:
-		r.Result.T99 = ms()
-	case dataset.ColAllDone:
-		r.Result.AllDone = ms()
-	case dataset.ColT50After, dataset.ColT90After, dataset.ColT99After, dataset.ColAllDoneAfter:
-		// derived from the milestones and recover_s
-	case dataset.ColSucceeded:
-		r.Result.Succeeded = int(i64())
-	case dataset.ColGaveUp:
-		r.Result.GaveUp = int(i64())
-	case dataset.ColPending:
-		r.Result.Pending = int(i64())
-	case dataset.ColEnd:
-		r.Result.End = seconds(f64())
-	case dataset.ColGoodput:
-		r.Result.Goodput = i64()
-	case dataset.ColTimedOut:
-		r.Result.TimedOut = i64()
-	case dataset.ColRejected:
-		r.Result.Rejected = i64()
-	case dataset.ColOffered:
-		r.Result.Offered = i64()
-	case dataset.ColOfferedGaveUp:
-		r.Result.OfferedGaveUp = i64()
-	case dataset.ColBusy:
-		r.Result.BusyMS = f64()
-	case dataset.ColWasted:
-		r.Result.WastedMS = f64()
-	case dataset.ColLatencyMean:
-		r.Result.LatencyMean = f64()
-	case dataset.ColLatencyP50:
-		r.Result.LatencyP50 = f64()
-	case dataset.ColLatencyP90:
-		r.Result.LatencyP90 = f64()
-	case dataset.ColLatencyP99:
-		r.Result.LatencyP99 = f64()
-	case dataset.ColRecoveredAfter:
-		// derived from the milestone Recovered and recover_s: kept after recovery
-		m := ms()
-		if m.Reached {
-			m.At += r.Cell.Scenario.RecoverAt
-		}
-		r.Result.Recovered = m
-	case dataset.ColLocalRejections:
-		r.Result.LocalRejections = i64()
-	default:
-		p := grid.ParamByKey(name)
-		if p == nil {
-			return fmt.Errorf("unknown column")
-		}
-		var v any
-		switch x := a.(type) {
-		case *array.Int64:
-			v = x.Value(i)
-		case *array.Float64:
-			v = x.Value(i)
-		case *array.String:
-			v = x.Value(i)
-		case *array.Boolean:
-			v = x.Value(i)
-		default:
-			return fmt.Errorf("type %s", a.DataType())
-		}
-		p.Set(&r.Cell, v)
-	}
-	return nil
-}
-
 // seed checks that a seed column's value is a Mulberry32 seed.
-func seed(v int64) (uint32, error) {
-	if v < 0 || v > math.MaxUint32 {
-		return 0, fmt.Errorf("seed %d: want a whole number in [0, %d]", v, uint32(math.MaxUint32))
-	}
-	return uint32(v), nil
-}
-
-func seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
+func seed(v int64) (uint32, error) { return dataset.Seed(v) }
 
 // ReadTimelines reads every row of a timelines file.
 func ReadTimelines(r parquet.ReaderAtSeeker) ([]dataset.TimelineRow, dataset.Meta, error) {
@@ -432,34 +315,11 @@ func ReadTimelinesOf(r parquet.ReaderAtSeeker, keys map[string]bool) ([]dataset.
 		out[r] = n
 	}
 	rows := make([]dataset.TimelineRow, len(keep))
-	err = eachValue(tbl, fields, func(name string, ch arrow.Array, i, row int) error {
+	err = readRows(tbl, dataset.TimelineTable(), func(row int) *dataset.TimelineRow {
 		if out[row] < 0 {
 			return nil
 		}
-		t := &rows[out[row]]
-		switch name {
-		case dataset.ColRunKey:
-			t.RunKey = ch.(*array.String).Value(i)
-		case dataset.ColCellKey:
-			t.CellKey = ch.(*array.String).Value(i)
-		case dataset.ColSeed:
-			s, err := seed(ch.(*array.Int64).Value(i))
-			if err != nil {
-				return err
-			}
-			t.Seed = s
-		case dataset.ColTick:
-			t.Tick = int(ch.(*array.Int64).Value(i))
-		case dataset.ColTime:
-			t.T = ch.(*array.Float64).Value(i)
-		case dataset.ColArrivals:
-			t.Arrivals = int(ch.(*array.Int64).Value(i))
-		case dataset.ColServed:
-			t.Served = int(ch.(*array.Int64).Value(i))
-		case dataset.ColGaveUp:
-			t.GaveUp = int(ch.(*array.Int64).Value(i))
-		}
-		return nil
+		return &rows[out[row]]
 	})
 	if err != nil {
 		return nil, meta, err
@@ -475,67 +335,8 @@ func ReadGroups(r parquet.ReaderAtSeeker) ([]dataset.GroupRow, dataset.Meta, err
 	}
 	defer tbl.Release()
 	rows := make([]dataset.GroupRow, tbl.NumRows())
-	err = eachValue(tbl, groupsFields(), func(name string, ch arrow.Array, i, row int) error {
-		g := &rows[row]
-		str := func() string { return stringAt(ch, i) }
-		i64 := func() int64 { return ch.(*array.Int64).Value(i) }
-		ms := func() sim.Milestone {
-			if ch.IsNull(i) {
-				return sim.Milestone{}
-			}
-			return sim.Milestone{At: seconds(ch.(*array.Float64).Value(i)), Reached: true}
-		}
-		switch name {
-		case dataset.ColRunKey:
-			g.RunKey = str()
-		case dataset.ColCellKey:
-			g.CellKey = str()
-		case dataset.ColSeed:
-			s, err := seed(i64())
-			if err != nil {
-				return err
-			}
-			g.Seed = s
-		case dataset.ColGroup:
-			g.Group = int(i64())
-		case dataset.ColShare:
-			g.Share = ch.(*array.Float64).Value(i)
-		case dataset.ColPolicy:
-			g.Policy = str()
-		case dataset.ColPreset:
-			g.Preset = str()
-		case dataset.ColLabel:
-			g.Label = str()
-		case dataset.ColClients:
-			g.Result.Clients = int(i64())
-		case dataset.ColSucceeded:
-			g.Result.Succeeded = int(i64())
-		case dataset.ColGaveUp:
-			g.Result.GaveUp = int(i64())
-		case dataset.ColSent:
-			g.Result.Sent = i64()
-		case dataset.ColSentAfterRecovery:
-			g.Result.SentAfterRecovery = i64()
-		case dataset.ColT50:
-			g.Result.T50 = ms()
-		case dataset.ColT99:
-			g.Result.T99 = ms()
-		case dataset.ColAllDone:
-			g.Result.AllDone = ms()
-		}
-		return nil
-	})
-	if err != nil {
+	if err := readRows(tbl, dataset.GroupsTable(), func(row int) *dataset.GroupRow { return &rows[row] }); err != nil {
 		return nil, meta, err
 	}
 	return rows, meta, nil
-}
-
-// stringAt is row i of a string column; a null reads as "", as parts
-// written before a column stored null for none (the preset) hold it.
-func stringAt(a arrow.Array, i int) string {
-	if a.IsNull(i) {
-		return ""
-	}
-	return a.(*array.String).Value(i)
 }

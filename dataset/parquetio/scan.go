@@ -99,72 +99,34 @@ func (b *runsBatch) Seed(i int) (uint32, error) {
 // corrupt file is returned as an error. An error from fn stops the scan
 // and is returned as is.
 func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(dataset.Batch) error) (meta dataset.Meta, err error) {
-	fields := runsFields()
-	nullable := map[string]bool{}
-	for _, f := range fields {
-		nullable[f.Name] = f.Nullable
-	}
 	var fnErr error
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("corrupt Parquet file: %v", p)
 		}
 	}()
-	pf, err := file.NewParquetReader(r)
+	f, meta, err := openRuns(r)
 	if err != nil {
-		return dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
-	}
-	defer pf.Close()
-	meta = fileMeta(pf)
-	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
 		return meta, err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err != nil {
-		return meta, fmt.Errorf("corrupt Parquet file: %w", err)
-	}
-	sc, err := fr.Schema()
-	if err != nil {
-		return meta, fmt.Errorf("corrupt Parquet file: %w", err)
-	}
-	// Every column is checked, not only those read: a file whose other
-	// columns are wrong is not the runs table, and the report should say
-	// so as readers of every column do.
-	if _, err := checkColumns(sc, fields, nil); err != nil {
-		return meta, err
-	}
-	if err := checkChunks(pf, r); err != nil {
+	defer f.pf.Close()
+	if err := checkChunks(f.pf, r); err != nil {
 		return meta, err
 	}
 	if columns == nil {
 		columns = []string{}
 	}
-	idx, err := checkColumns(sc, fields, columns)
+	idx, err := checkColumns(f.sc, f.fields, columns)
 	if err != nil {
 		return meta, err
 	}
-	cols := make(map[string]int, len(columns))
-	var absent map[string]arrow.Field
-	for _, c := range columns {
-		if len(sc.FieldIndices(c)) == 0 { // optional (checkColumns said so): read as zero
-			if absent == nil {
-				absent = map[string]arrow.Field{}
-			}
-			for _, f := range fields {
-				if f.Name == c {
-					absent[c] = f
-				}
-			}
-			continue
-		}
-		cols[c] = len(cols)
-	}
+	cols, absent := scanned(f, columns)
 	zeros := map[string]arrow.Array{}
 	var rows int64
-	for rg := range pf.NumRowGroups() {
-		if err := scanRowGroup(fr, idx, rg, func(rec arrow.RecordBatch) error {
+	for rg := range f.pf.NumRowGroups() {
+		if err := scanRowGroup(f.fr, idx, rg, func(rec arrow.RecordBatch) error {
 			for _, c := range columns {
-				if i, ok := cols[c]; ok && !nullable[c] && rec.Column(i).NullN() > 0 {
+				if i, ok := cols[c]; ok && !f.nullable[c] && rec.Column(i).NullN() > 0 {
 					return fmt.Errorf("column %q: null in a column that has none", c)
 				}
 			}
@@ -181,10 +143,74 @@ func ScanRuns(r parquet.ReaderAtSeeker, columns []string, fn func(dataset.Batch)
 			return meta, err
 		}
 	}
-	if len(columns) > 0 && rows != pf.NumRows() {
-		return meta, fmt.Errorf("corrupt Parquet file: %d rows read of %d", rows, pf.NumRows())
+	if len(columns) > 0 && rows != f.pf.NumRows() {
+		return meta, fmt.Errorf("corrupt Parquet file: %d rows read of %d", rows, f.pf.NumRows())
 	}
 	return meta, nil
+}
+
+// runsFile is a runs file opened for a scan or a selective read.
+type runsFile struct {
+	pf       *file.Reader
+	fr       *pqarrow.FileReader
+	sc       *arrow.Schema
+	fields   []arrow.Field // the runs table's
+	nullable map[string]bool
+}
+
+// openRuns opens a runs file and checks its schema: its version and every
+// column, not only those read (a file whose other columns are wrong is not
+// the runs table, and the report should say so as readers of every column
+// do). The caller closes f.pf; a panic of the Parquet library on a corrupt
+// file is the caller's to recover.
+func openRuns(r parquet.ReaderAtSeeker) (f *runsFile, meta dataset.Meta, err error) {
+	f = &runsFile{fields: runsFields(), nullable: map[string]bool{}}
+	for _, fd := range f.fields {
+		f.nullable[fd.Name] = fd.Nullable
+	}
+	if f.pf, err = file.NewParquetReader(r); err != nil {
+		return nil, dataset.Meta{}, fmt.Errorf("not a Parquet file: %w", err)
+	}
+	meta = fileMeta(f.pf)
+	fail := func(err error) (*runsFile, dataset.Meta, error) {
+		f.pf.Close()
+		return nil, meta, err
+	}
+	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
+		return fail(err)
+	}
+	if f.fr, err = pqarrow.NewFileReader(f.pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator); err != nil {
+		return fail(fmt.Errorf("corrupt Parquet file: %w", err))
+	}
+	if f.sc, err = f.fr.Schema(); err != nil {
+		return fail(fmt.Errorf("corrupt Parquet file: %w", err))
+	}
+	if _, err := checkColumns(f.sc, f.fields, nil); err != nil {
+		return fail(err)
+	}
+	return f, meta, nil
+}
+
+// scanned says where each of the columns a scan asked for is in its
+// batches, and which the file lacks (optional: checkColumns said so),
+// which read as zero.
+func scanned(f *runsFile, columns []string) (cols map[string]int, absent map[string]arrow.Field) {
+	cols = make(map[string]int, len(columns))
+	for _, c := range columns {
+		if len(f.sc.FieldIndices(c)) > 0 {
+			cols[c] = len(cols)
+			continue
+		}
+		if absent == nil {
+			absent = map[string]arrow.Field{}
+		}
+		for _, fd := range f.fields {
+			if fd.Name == c {
+				absent[c] = fd
+			}
+		}
+	}
+	return cols, absent
 }
 
 // checkChunks checks that every column chunk of every row group lies

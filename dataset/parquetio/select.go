@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -53,37 +52,19 @@ func FindRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (*dataset.Found, da
 
 func findRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (found *foundRuns, meta dataset.Meta, sel dataset.Selected, err error) {
 	defer recoverCorrupt(&err)
-	fields := runsFields()
-	pf, err := file.NewParquetReader(r)
+	rf, meta, err := openRuns(r)
 	if err != nil {
-		return nil, dataset.Meta{}, sel, fmt.Errorf("not a Parquet file: %w", err)
-	}
-	defer pf.Close()
-	meta = fileMeta(pf)
-	if err := checkSchema(meta, dataset.RunsSchema); err != nil {
 		return nil, meta, sel, err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	defer rf.pf.Close()
+	pf, fr, sc, fields := rf.pf, rf.fr, rf.sc, rf.fields
+	resCols, err := resultColumns(want.Results)
 	if err != nil {
-		return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
-	}
-	sc, err := fr.Schema()
-	if err != nil {
-		return nil, meta, sel, fmt.Errorf("corrupt Parquet file: %w", err)
-	}
-	if _, err := checkColumns(sc, fields, nil); err != nil {
 		return nil, meta, sel, err
 	}
-	results := resultFields(fields, nil)
-	for _, n := range want.Results {
-		if !slices.ContainsFunc(results, func(f arrow.Field) bool { return f.Name == n }) {
-			return nil, meta, sel, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
-		}
-	}
-	resFields := slices.DeleteFunc(resultFields(fields, want.Results), func(f arrow.Field) bool { return f.Name == dataset.ColCellKey }) // wantedRows gives it
-	resNames := make([]string, len(resFields))
-	for i, f := range resFields {
-		resNames[i] = f.Name
+	resNames := make([]string, len(resCols))
+	for i, c := range resCols {
+		resNames[i] = c.Name
 	}
 	resIdx, err := checkColumns(sc, fields, resNames)
 	if err != nil {
@@ -127,7 +108,7 @@ func findRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (found *foundRuns, 
 		}
 		sel.Read++
 		if found == nil {
-			found = &foundRuns{Found: &dataset.Found{}, fields: resFields, cells: want.Cells, labels: map[string]string{}}
+			found = &foundRuns{Found: &dataset.Found{}, cols: resCols, cells: want.Cells, labels: map[string]string{}}
 			found.Runs = found
 		}
 		if err := found.read(fr, resIdx, rg, rows, keys); err != nil {
@@ -137,29 +118,30 @@ func findRunsOf(r parquet.ReaderAtSeeker, want dataset.Want) (found *foundRuns, 
 	return found, meta, sel, nil
 }
 
-// resultFields are the runs table's columns that a record holds beside
-// its cell: the keys, the seed and the results (not the times counted from
-// recovery, which are derived); only cell_key, seed and the named ones
-// when names is not nil.
-func resultFields(fields []arrow.Field, names []string) []arrow.Field {
-	var out []arrow.Field
-	params := map[string]bool{dataset.ColLabel: true, dataset.ColPolicySpec: true}
-	for _, p := range grid.Params {
-		params[p.Key] = true
-	}
-	for _, f := range fields {
-		switch f.Name {
-		case dataset.ColT50After, dataset.ColT90After, dataset.ColT99After, dataset.ColAllDoneAfter:
-			continue
-		}
-		if names != nil && f.Name != dataset.ColCellKey && f.Name != dataset.ColSeed && !slices.Contains(names, f.Name) {
-			continue
-		}
-		if !params[f.Name] {
-			out = append(out, f)
+// resultColumns are the runs table's columns a record holds beside its
+// cell, which a selective read decodes: the keys, the seed and the results,
+// not the cell's own (dataset.TableColumn.OfCell: the wanted cell gives
+// them, and wantedRows the cell key) nor those derived from others (no
+// Set); only the seed and the named ones when names is not nil, each
+// named one a result column (or the cell key, which wantedRows reads).
+func resultColumns(names []string) ([]dataset.RunsColumn, error) {
+	var all, out []dataset.RunsColumn
+	for _, c := range dataset.RunsTable() {
+		if !c.OfCell && c.Set != nil {
+			all = append(all, c)
 		}
 	}
-	return out
+	for _, n := range names {
+		if n != dataset.ColCellKey && !slices.ContainsFunc(all, func(c dataset.RunsColumn) bool { return c.Name == n }) {
+			return nil, fmt.Errorf("dataset: %q is not a result column of the runs table", n)
+		}
+	}
+	for _, c := range all {
+		if names == nil || c.Name == dataset.ColSeed || slices.Contains(names, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // wantedRows returns the rows of row group rg whose cell key is in cells,
@@ -204,8 +186,8 @@ func wantedRows(kr *pqarrow.FileReader, idx []int, rg int, cells map[string]grid
 type foundRuns struct {
 	*dataset.Found
 	at     []foundAt
-	groups [][][]arrow.Array // per row group read, per field, its chunks
-	fields []arrow.Field     // the result columns read, not the cell key
+	groups [][][]arrow.Array    // per row group read, per column, its chunks
+	cols   []dataset.RunsColumn // the result columns read (resultColumns)
 	cells  map[string]grid.Cell
 	labels map[string]string // a cell's label, built once
 }
@@ -228,15 +210,15 @@ func (f *foundRuns) RecordInto(i int, r *dataset.Record) {
 	r.CellKey, r.Seed, r.Cell, r.Label = f.Keys[i], f.Seeds[i], c, l // the cell first: recovered_after_s reads its outage
 	r.Result.Clients = c.Scenario.Clients
 	at := f.at[i]
-	for j, fd := range f.fields {
-		if fd.Name == dataset.ColSeed {
+	for j, c := range f.cols {
+		if c.Name == dataset.ColSeed {
 			continue
 		}
 		row := int(at.row)
 		for _, ch := range f.groups[at.group][j] {
 			if row < ch.Len() {
-				if err := setField(r, fd.Name, ch, row); err != nil {
-					panic(fmt.Sprintf("parquetio: column %q: %v", fd.Name, err)) // types and nulls were checked when read
+				if err := c.Set(r, valueAt(ch, row)); err != nil {
+					panic(fmt.Sprintf("parquetio: column %q: %v", c.Name, err)) // types and nulls were checked when read
 				}
 				break
 			}
@@ -253,23 +235,24 @@ func (f *foundRuns) read(fr *pqarrow.FileReader, idx []int, rg int, rows []int, 
 	if err != nil {
 		return fmt.Errorf("corrupt Parquet file: %w", err)
 	}
-	g := make([][]arrow.Array, len(f.fields))
+	g := make([][]arrow.Array, len(f.cols))
 	var seeds []arrow.Array
-	for j, fd := range f.fields {
-		col := column(tbl, fd.Name)
-		if col == nil && !dataset.OptionalColumn(fd.Name) {
-			return fmt.Errorf("no column %q", fd.Name)
+	for j, c := range f.cols {
+		col := column(tbl, c.Name)
+		if col == nil && !c.Optional {
+			return fmt.Errorf("no column %q", c.Name)
 		} // an optional column the part lacks: zero, as ReadRuns leaves it
+		t := arrowType(c.Type)
 		for _, ch := range col {
-			if !arrow.TypeEqual(ch.DataType(), fd.Type) {
-				return fmt.Errorf("column %q is %s: want %s", fd.Name, ch.DataType(), fd.Type)
+			if !arrow.TypeEqual(ch.DataType(), t) {
+				return fmt.Errorf("column %q is %s: want %s", c.Name, ch.DataType(), t)
 			}
-			if !fd.Nullable && ch.NullN() > 0 {
-				return fmt.Errorf("column %q: null in a column that has none", fd.Name)
+			if !c.Nullable && ch.NullN() > 0 {
+				return fmt.Errorf("column %q: null in a column that has none", c.Name)
 			}
 		}
 		g[j] = col
-		if fd.Name == dataset.ColSeed {
+		if c.Name == dataset.ColSeed {
 			seeds = col
 		}
 	}

@@ -1,9 +1,9 @@
 //go:build !unix
 
-package main
+package store
 
 // pidAlive cannot tell here: a lock is abandoned only by its age.
 func pidAlive(pid int) bool { return true }
 
-// pidSpace cannot tell here either.
-func pidSpace() string { return "" }
+// PIDSpace cannot tell here either.
+func PIDSpace() string { return "" }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package store
 
 import (
 	"errors"
@@ -15,11 +15,11 @@ func pidAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// pidSpace names the process ids this process sees: the kernel's boot
+// PIDSpace names the process ids this process sees: the kernel's boot
 // and the pid namespace (Linux), "" where it cannot tell. Two containers
 // may share a host name, and each runs its writer as pid 1: only in the
 // same pid space does "pid 1 is alive" say anything of another writer.
-func pidSpace() string {
+func PIDSpace() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""

@@ -1,10 +1,9 @@
-package main
+package store
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,35 +16,41 @@ import (
 // A writer of a sweep holds an advisory lock: the file
 // runs/sweep=NAME/_lock.TAG, created with O_EXCL, where TAG is "all" for an
 // unsharded writer or "IofN" for shard I of N. It holds the writer's host,
-// its pid space (pidSpace), process id, random id (the one in the names of
+// its pid space (PIDSpace), process id, random id (the one in the names of
 // its parts and temporary files) and the time it started; the writer
 // rewrites it every lockBeat, so its modification time (set by the file
 // server's clock) says the writer is alive. A lock is abandoned when its
 // writer ran in this pid space and its process is gone, or when it has not
-// been rewritten for lockStale: by the file server's clock (compared with a
+// been rewritten for LockStale: by the file server's clock (compared with a
 // file just written, never with this machine's clock), or, for a lock
 // dated in the future, as long as a waiting writer watched it unchanged. A
-// lock dated more than lockStale in the future was not written by a
+// lock dated more than LockStale in the future was not written by a
 // heartbeat: it is abandoned at once.
 //
 // A writer is gone when no lock that is not abandoned holds its random id:
 // a writer takes its lock before it writes a file and gives it up when it
 // writes no more. Its files are then leftovers, which the next writer of the
-// sweep removes (store.clean) and `sweep check` reports (leftover).
+// sweep removes (Writer.clean) and Check reports (leftover.go).
 //
 // Locks keep two writers from doing the same work; they are not what keeps
 // the data whole. If a lock fails (a file system without O_EXCL, a writer
-// frozen longer than lockStale), part names still cannot collide and no
+// frozen longer than LockStale), part names still cannot collide and no
 // writer deletes another's part in the making, so the worst case is runs
 // stored twice, which readers count once and `sweep check` reports.
+const (
+	lockBeat = 20 * time.Second
+	// LockStale is how long a lock's writer may stay silent before the
+	// lock is abandoned.
+	LockStale = 2 * time.Minute
+	lockPoll  = 5 * time.Second
+)
+
 var (
-	lockBeat  = 20 * time.Second
-	lockStale = 2 * time.Minute
 	// A writer finding a lock of another host waits up to lockWait (long
 	// enough for an abandoned lock to go stale), polling every lockPoll:
-	// a pod replaced by Kubernetes finds its predecessor's lock.
-	lockWait  = lockStale + 2*lockBeat
-	lockPoll  = 5 * time.Second
+	// a pod replaced by Kubernetes finds its predecessor's lock. Tests
+	// change both.
+	lockWait  = LockStale + 2*lockBeat
 	lockSleep = time.Sleep
 )
 
@@ -57,7 +62,7 @@ var heldHere sync.Map
 // lockHolder is what a lock file says.
 type lockHolder struct {
 	host  string
-	space string // pidSpace of the writer; "" in locks of herdsweep before 2026-12
+	space string // PIDSpace of the writer; "" in locks of herdsweep before 2026-12
 	pid   int
 	id    string
 	shard string
@@ -102,7 +107,7 @@ func (h lockHolder) abandoned(self writerID) bool {
 			return true // this process's id, not one of its locks: an earlier process's
 		}
 	}
-	return h.age > lockStale || h.age < -lockStale || h.watched > lockStale
+	return h.age > LockStale || h.age < -LockStale || h.watched > LockStale
 }
 
 // alive reports whether the lock's writer is known to be alive, so that a
@@ -203,8 +208,9 @@ func conflicts(a, b string) bool {
 // acquireLock takes the lock of id's shard in dir (a runs/sweep=NAME
 // folder), taking over an abandoned one. When a live writer holds it, or a
 // conflicting one, it refuses at once if that writer runs on this host, and
-// otherwise waits up to lockWait for it to finish or go silent.
-func acquireLock(dir string, id writerID, stderr io.Writer) (*sweepLock, error) {
+// otherwise waits up to lockWait for it to finish or go silent, saying so
+// to note.
+func acquireLock(dir string, id writerID, note func(string)) (*sweepLock, error) {
 	w := &lockWatch{seen: map[string]lockSeen{}}
 	for {
 		now, err := serverNow(dir)
@@ -220,7 +226,7 @@ func acquireLock(dir string, id writerID, stderr io.Writer) (*sweepLock, error) 
 				dir, h, path)
 		}
 		if w.waited == 0 {
-			fmt.Fprintf(stderr, "sweep: %s is being written by %s (lock %s): waiting up to %v for it to finish or go silent\n", dir, h, path, lockWait)
+			note(fmt.Sprintf("%s is being written by %s (lock %s): waiting up to %v for it to finish or go silent", dir, h, path, lockWait))
 		}
 		lockSleep(lockPoll)
 		w.waited += lockPoll

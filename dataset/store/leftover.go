@@ -1,4 +1,4 @@
-package main
+package store
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 )
 
 // What a writer may remove, one rule that the writers' cleaning
-// (store.clean) and `sweep check` share:
+// (Writer.clean) and Check share:
 //
 // A file of a sweep's folders is a leftover when its name is one of ours
 // (a part's, a part's temporary file, an intent's temporary file; each
@@ -36,8 +36,8 @@ func fileWriter(name string) (rand string, ours bool) {
 	if m := intentTemp.FindStringSubmatch(name); m != nil {
 		return m[2], true
 	}
-	w, _, ok := owner(name)
-	return w.rand, ok
+	p, ok := ParsePartName(name)
+	return p.Rand, ok
 }
 
 // leftoverKind says what file name of a table's sweep folder is, when it
@@ -108,12 +108,28 @@ func (ws writers) gone(rand string) (bool, string) {
 	return true, fmt.Sprintf("writer %s holds no lock: it finished or was stopped", rand)
 }
 
-// within refuses a folder under root (dir, a path that starts with root)
-// that leads out of root through a symbolic link: a sweep folder or
-// plots/ linked elsewhere, where a writer would write and remove files
-// outside the folder it was given. A link within root, or a folder not yet
-// there, is fine.
-func within(root, dir string) error {
+// A LinkError is a folder under the output reached through a symbolic link
+// that leads out of it, or nowhere: a writer neither writes nor removes
+// anything through it.
+type LinkError struct {
+	Path   string // the link
+	Target string // where it leads; "" for nowhere
+	Root   string // the output folder
+}
+
+func (e *LinkError) Error() string {
+	if e.Target == "" {
+		return fmt.Sprintf("%s is a symbolic link that leads nowhere", e.Path)
+	}
+	return fmt.Sprintf("%s is a symbolic link to %s, outside %s", e.Path, e.Target, e.Root)
+}
+
+// Within refuses a folder under root (dir, a path that starts with root)
+// that leads out of root through a symbolic link (a *LinkError): a sweep
+// folder or plots/ linked elsewhere, where a writer would write and remove
+// files outside the folder it was given. A link within root, or a folder
+// not yet there, is fine.
+func Within(root, dir string) error {
 	rel, err := filepath.Rel(root, dir)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return nil
@@ -134,20 +150,20 @@ func within(root, dir string) error {
 		}
 		target, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return fmt.Errorf("%s is a symbolic link that leads nowhere", p)
+			return &LinkError{Path: p, Root: root}
 		}
 		if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("%s is a symbolic link to %s, outside %s", p, target, root)
+			return &LinkError{Path: p, Target: target, Root: root}
 		}
 	}
 	return nil
 }
 
-// regular reports whether entry e of folder dir is a regular file, a
+// IsRegular reports whether entry e of folder dir is a regular file, a
 // symbolic link to one, or a link to nothing (its reader then says it
 // cannot open it), as dataset.List lists parts: never a named pipe, which
 // would hang its reader.
-func regular(dir string, e os.DirEntry) bool {
+func IsRegular(dir string, e os.DirEntry) bool {
 	switch t := e.Type(); {
 	case t.IsRegular():
 		return true

@@ -1,8 +1,8 @@
 //go:build !unix
 
-package main
+package runner
 
 import "time"
 
-// cpuTime cannot tell here: plan calibrates by the wall clock.
+// cpuTime cannot tell here: Calibrate times by the wall clock.
 func cpuTime() (time.Duration, bool) { return 0, false }
