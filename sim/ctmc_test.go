@@ -279,10 +279,10 @@ func TestRetrialQueueRecovery(t *testing.T) {
 		Horizon: time.Second + windows*time.Second, Concurrency: q.c, Service: "exponential", ServiceTime: 20 * time.Millisecond,
 		QueueLimit: q.s - q.c, ArrivalRate: q.lam}
 	s := Sim{retryDelayer: expRetry{mean: 1000 / q.theta}}
-	const seeds = 40
+	seeds := float64(cases(40, 10))
 	var att, done, att2, done2 [windows]float64
 	var tl Timeline
-	for seed := uint32(1); seed <= seeds; seed++ {
+	for seed := uint32(1); seed <= uint32(seeds); seed++ {
 		if _, err := s.Run(sc, DefaultPolicy(FullJitter), NewMulberry32(seed), &tl); err != nil {
 			t.Fatal(err)
 		}

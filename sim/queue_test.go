@@ -154,7 +154,7 @@ func TestQueueProperties(t *testing.T) {
 	t.Parallel()
 	rng := NewMulberry32(99)
 	policies := everyPolicy()
-	for i := range 80 {
+	for i := range cases(80, 16) {
 		sc := randomQueueScenario(rng)
 		if err := sc.Validate(); err != nil {
 			t.Fatalf("%+v: %v", sc, err)

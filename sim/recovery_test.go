@@ -86,7 +86,7 @@ func TestBackAtOnceWithoutOutage(t *testing.T) {
 	t.Parallel()
 	rng := NewMulberry32(2201)
 	var s Sim
-	const runs = 240
+	runs := cases(240, 40)
 	var late []string
 	lossy := 0
 	for i := range runs {
@@ -121,7 +121,7 @@ func TestBackAtOnceOverLongRuns(t *testing.T) {
 	sc.Horizon = 20000 * time.Second
 	never := Policy{Kind: Fixed, Base: time.Second, MaxAttempts: 1}
 	var s Sim
-	for seed := uint32(1); seed <= 5; seed++ {
+	for seed := uint32(1); seed <= uint32(cases(5, 1)); seed++ {
 		r, err := s.Run(sc, never, NewMulberry32(seed), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestBackDoesNotGrowWithHorizon(t *testing.T) {
 	t.Parallel()
 	rng := NewMulberry32(2202)
 	var s Sim
-	const runs = 150
+	runs := cases(150, 30)
 	back, moved := 0, 0
 	for i := range runs {
 		sc, p := steadyScenario(rng), steadyPolicy(rng)
@@ -199,7 +199,7 @@ func TestNotBackWhenStuck(t *testing.T) {
 	herd := Policy{Kind: WidthJitter, Base: 500 * time.Millisecond, Multiplier: 2, Cap: 10 * time.Second, Width: 0.2}
 	sc := stuckScenario()
 	var s Sim
-	for seed := uint32(1); seed <= 5; seed++ {
+	for seed := uint32(1); seed <= uint32(cases(5, 1)); seed++ {
 		r, err := s.Run(sc, herd, NewMulberry32(seed), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -322,7 +322,7 @@ func TestResilience4jRandomizeRange(t *testing.T) {
 	}
 	// Random configurations: every wait is the formula's, within the bounds.
 	pick := NewMulberry32(77)
-	for range 300 {
+	for range cases(300, 30) {
 		q := Policy{Kind: Resilience4j, Base: time.Duration(1+int(pick.Float64()*2000)) * time.Millisecond,
 			Multiplier: 1 + 2*pick.Float64(), Width: 0.99 * pick.Float64()}
 		if pick.Float64() < 0.5 {

@@ -55,7 +55,7 @@ func TestStuckRunsNeverComeBack(t *testing.T) {
 	var whole, early Sim
 	early.StopStuck = true
 	stuck, back := 0, 0
-	n := cases(200, 40)
+	n := cases(200, 20)
 	for trial := range n {
 		sc, p := buriedScenario(r)
 		if err := sc.Validate(); err != nil {
@@ -143,7 +143,7 @@ func TestHopelessRunsNeverComeBack(t *testing.T) {
 	var s Sim
 	s.StopStuck = true // a hopeless run stops as soon as the rule sees it
 	hopeless, other := 0, 0
-	n := cases(200, 40)
+	n := cases(200, 20)
 	for trial := range n {
 		sc, p := buriedScenario(r)
 		if !Hopeless(sc, p) {
