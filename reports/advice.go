@@ -274,9 +274,24 @@ func writeMargins(ew *errWriter, ms []analysis.Margin) {
 func axisValue(m analysis.Margin, x float64) string {
 	switch m.Axis.Key {
 	case "timeout_s":
-		return strconv.FormatFloat(x, 'g', -1, 64) + " s"
+		return atResolution(x, m.Axis.Resolution) + " s"
 	}
 	return pctWord(x)
+}
+
+// atResolution writes x with the decimals of the bisection's resolution
+// (0.47, not 0.47000000000000003: the bisection's steps add up in binary),
+// without trailing zeros.
+func atResolution(x, res float64) string {
+	decimals := 0
+	if _, frac, ok := strings.Cut(strconv.FormatFloat(res, 'f', -1, 64), "."); ok {
+		decimals = len(frac)
+	}
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 func marginWords(m analysis.Margin) string {
