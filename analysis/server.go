@@ -337,7 +337,13 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
 		s.RetryAfter = 0 // the question's
 	}
-	if (s.Workers > 0 || s.Timeout > 0 || s.QueueLimit > 0 || s.QueueWait > 0 || s.ShedTarget > 0 || s.Arrival > 0) && s.Service == "" {
+	// A queueing key given (whatever its value: concurrency=-8 is not a
+	// counting server) asks for a queueing server, which needs both.
+	queueing := false
+	for _, k := range []string{"concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s", "shed_target_s", "timeout_s", "arrival_rps"} {
+		queueing = queueing || seen[k]
+	}
+	if queueing && (!seen["service"] || !seen["service_s"]) {
 		return Server{}, fmt.Errorf("a queueing server needs service and service_s (e.g. service=exponential service_s=0.02)")
 	}
 	if s.Queueing() && s.RejectCost > 0 {

@@ -252,6 +252,10 @@ func marginLine(ms []analysis.Margin) string {
 		case "timeout_s":
 			parts = append(parts, "client timeouts down to "+axisValue(m, m.Inside)+" at "+pctWord(m.At.Load)+" load")
 		case "load":
+			if m.Inside == 0 { // it recovers only where no other traffic shares the server
+				parts = append(parts, fmt.Sprintf("no background load with %v timeouts", m.At.Timeout))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("background load up to %s with %v timeouts", pctWord(m.Inside), m.At.Timeout))
 		}
 	}
@@ -319,9 +323,12 @@ func marginWords(m analysis.Margin) string {
 	case sw == nil:
 		s += fmt.Sprintf("; past it none of the %d other candidates comes back", m.Tried)
 	default:
-		s += fmt.Sprintf("; past it switch to %s (%s s there)", sw.Policy.Short(), num.Short(sw.On[0].Time))
 		if sw.Policy.LetsClientsGiveUp() {
-			s += ", which lets clients give up"
+			// Its time back there is reached by failing requests, not by
+			// serving them: not a time to compare with the answer's.
+			s += fmt.Sprintf("; past it switch to %s, which comes back there by letting clients give up", sw.Policy.Short())
+		} else {
+			s += fmt.Sprintf("; past it switch to %s (%s s there)", sw.Policy.Short(), num.Short(sw.On[0].Time))
 		}
 	}
 	return s

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -116,11 +117,11 @@ func writeDecision(ew *errWriter, rec *analysis.Recommendation, space, top int, 
 				ew.printf(" — not separated at %s: tied within %.1f %% (%s)\n", num.Plural(len(b.Seeds), "seed"), 100*rec.TiedWithin(), num.Plural(len(rec.Ties), "candidate"))
 			}
 		}
-		ew.printf("  confidence: P(no other candidate is more than %g %% better on %s) ≥ %s (paired t, Bonferroni over %d)\n",
-			100*marginOf(q), m.Title, prob(rec.Confidence), len(rec.Against))
+		ew.printf("  confidence: P(no other candidate is more than %s %% better on %s) ≥ %s (paired t, Bonferroni over %d)\n",
+			marginPct(q), m.Title, prob(rec.Confidence), len(rec.Against))
 		if lean := leaner(rec); lean != nil {
-			ew.printf("  note: %s is within %g %% on %s and sends %.0f %% less after recovery (%.1f vs %.1f requests per client)\n", lean.Other.Cell.Policy.Short(),
-				100*marginOf(q), m.Title, 100*(1-perClient(lean.Other)/perClient(b)), perClient(lean.Other), perClient(b))
+			ew.printf("  note: %s is within %s %% on %s and sends %.0f %% less after recovery (%.1f vs %.1f requests per client)\n", lean.Other.Cell.Policy.Short(),
+				marginPct(q), m.Title, 100*(1-perClient(lean.Other)/perClient(b)), perClient(lean.Other), perClient(b))
 		}
 	}
 	if len(rec.Same) > 0 {
@@ -464,4 +465,10 @@ func WriteAnswerJSON(w io.Writer, ans *Answer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
+}
+
+// marginPct writes the query's margin in percent as the user gave it:
+// --margin 0.07 is 7, not 7.000000000000001.
+func marginPct(q analysis.Query) string {
+	return strconv.FormatFloat(100*marginOf(q), 'g', 10, 64)
 }

@@ -1,0 +1,53 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// A server spec is read as sweeps.toml writes it, or refused with words
+// naming what is wrong: never read as another server. A queueing key
+// alone (whatever its value) asks for a queueing server, which needs
+// service and service_s; before, concurrency=-8 alone was answered on the
+// counting server with free rejections.
+func TestParseServerRefusesWhatItCannotRead(t *testing.T) {
+	base := sim.Article()
+	base.Capacity, base.Clients, base.RecoverAt = 50, 800, 30*time.Second
+	base.Horizon = base.RecoverAt + 20*time.Minute
+	for _, tc := range []struct{ spec, want string }{
+		{"concurrency=-8", "needs service and service_s"},
+		{"timeout_s=-1", "needs service and service_s"},
+		{"arrival_rps=-5", "needs service and service_s"},
+		{"service=exponential", "needs service and service_s"},
+		{"service_s=0.02", "needs service and service_s"},
+		{"concurrency=-8 service=exponential service_s=0.05", "concurrency=-8"},
+		{"reject_cost=2", "reject_cost"},
+		{"reject_cost=0.1 reject_cost=0.2", "given twice"},
+		{"rejectcost=0.1", "unknown key"},
+		{"reject_cost", "want key=value"},
+		{"", "empty"},
+	} {
+		if _, err := ParseServer(tc.spec, base); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error with %q", tc.spec, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		spec string
+		want Server
+	}{
+		{"free", Server{}},
+		{"reject_cost=0.25", Server{RejectCost: 0.25}},
+	} {
+		got, err := ParseServer(tc.spec, base)
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.spec, got, err, tc.want)
+		}
+	}
+	q, err := ParseServer("concurrency=8 service=exponential service_s=0.05 timeout_s=1", base)
+	if err != nil || !q.Queueing() || q.Workers != 8 || q.Timeout != time.Second {
+		t.Errorf("a queueing server: %+v, %v", q, err)
+	}
+}
