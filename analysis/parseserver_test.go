@@ -51,3 +51,14 @@ func TestParseServerRefusesWhatItCannotRead(t *testing.T) {
 		t.Errorf("a queueing server: %+v, %v", q, err)
 	}
 }
+
+// One server is one server, and a server without a client timeout says so
+// rather than "timeouts 0s".
+func TestDescribeOneServer(t *testing.T) {
+	got := DescribeEnvelope([]Server{{Service: "exponential", ServiceTime: 50 * time.Millisecond, Workers: 8}})
+	for _, want := range []string{"1 server: 1 queueing server (", "timeouts none"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}

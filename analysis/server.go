@@ -197,11 +197,16 @@ func DescribeEnvelope(env []Server) string {
 			}
 			return joinOr(xs)
 		}
-		parts = append(parts, fmt.Sprintf("%s queueing servers (%s service, %s, timeouts %s, %s queue, background load %s)",
-			num.Short(float64(len(queueing))),
+		parts = append(parts, fmt.Sprintf("%s (%s service, %s, timeouts %s, %s queue, background load %s)",
+			num.Plural(len(queueing), "queueing server"),
 			set(func(s Server) string { return s.ServiceTime.String() }),
 			set(func(s Server) string { return s.Service }),
-			set(func(s Server) string { return s.Timeout.String() }),
+			set(func(s Server) string {
+				if s.Timeout == 0 {
+					return "none (clients wait for ever)"
+				}
+				return s.Timeout.String()
+			}),
 			set(func(s Server) string {
 				switch {
 				case s.QueueLimit > 0:
@@ -220,7 +225,7 @@ func DescribeEnvelope(env []Server) string {
 				return pct(s.Load)
 			})))
 	}
-	return fmt.Sprintf("%d servers: %s", len(env), strings.Join(parts, "; "))
+	return fmt.Sprintf("%s: %s", num.Plural(len(env), "server"), strings.Join(parts, "; "))
 }
 
 func joinOr(xs []string) string {

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -81,5 +82,13 @@ func seconds(s analysis.Summary) string {
 	return fmt1(s.Mean) + " s" + bounds(s, fmt1) + unfinished(s)
 }
 
-// capacityWords is "120 requests/s".
-func capacityWords(c float64) string { return thousands(c) + " requests/s" }
+// capacityWords is "120 requests/s": the capacity as the user gave it,
+// with separators (1,000 requests/s, and 47.3 rather than 47).
+func capacityWords(c float64) string {
+	whole, frac, ok := strings.Cut(strconv.FormatFloat(c, 'f', -1, 64), ".")
+	w, err := strconv.ParseFloat(whole, 64)
+	if !ok || err != nil {
+		return thousands(c) + " requests/s"
+	}
+	return thousands(w) + "." + frac + " requests/s"
+}

@@ -25,3 +25,12 @@ func TestMarginValuesAtTheirResolution(t *testing.T) {
 		}
 	}
 }
+
+// A capacity reads as the user gave it: 47.3 is not rounded to 47.
+func TestCapacityWordsKeepTheDecimals(t *testing.T) {
+	for x, want := range map[float64]string{47.3: "47.3 requests/s", 1000: "1,000 requests/s", 120: "120 requests/s", 1234.5: "1,234.5 requests/s"} {
+		if got := capacityWords(x); got != want {
+			t.Errorf("capacityWords(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func WriteAnswer(w io.Writer, ans *Answer, top int) error {
 }
 
 func scenarioWords(sc sim.Scenario) string {
-	s := fmt.Sprintf("%s requests/s, %s, after a %v outage", thousands(sc.Capacity), num.Plural(sc.Clients, "client"), sc.RecoverAt)
+	s := fmt.Sprintf("%s, %s, after a %v outage", capacityWords(sc.Capacity), num.Plural(sc.Clients, "client"), sc.RecoverAt)
 	if sc.RetryAfter > 0 {
 		s += fmt.Sprintf(", server sends Retry-After %v", sc.RetryAfter)
 	}
