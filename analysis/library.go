@@ -18,6 +18,10 @@ type LibraryVerdict struct {
 	Verdict string // "fine here", or what to change
 	Better  *Aggregate
 	Fine    bool
+	// Tied: slower than the recommended policy, but not told apart from it
+	// at these seeds (it is among the recommendation's Ties): neither fine
+	// nor to be changed until more seeds say which.
+	Tied bool
 	// Ratio is the preset's t99 after recovery over the best's; NaN when
 	// the preset does not finish.
 	Ratio float64
@@ -76,6 +80,9 @@ func Judge(rec *Recommendation, a *Aggregate) LibraryVerdict {
 	case v.Ratio <= FineFactor:
 		v.Fine = true
 		v.Verdict = fmt.Sprintf("fine here: t99 %.1f s after recovery, %.2f× the recommended policy's (%.1f s)", t99.Mean, v.Ratio, best.Summary(T99).Mean)
+	case rec.tied(a):
+		v.Tied = true
+		v.Verdict = fmt.Sprintf("t99 %.1f s after recovery, %.2f× the recommended policy's, but not told apart from it at %d seeds: more seeds would say whether to change it", t99.Mean, v.Ratio, len(a.Seeds))
 	default:
 		v.Better = best
 		if b := sameFamily(a, rec.Ranked[:rec.Feasible]); b != nil && b.Summary(T99).Mean <= FineFactor*best.Summary(T99).Mean {
@@ -86,6 +93,17 @@ func Judge(rec *Recommendation, a *Aggregate) LibraryVerdict {
 		}
 	}
 	return v
+}
+
+// tied reports whether a is among the candidates not separated from the
+// recommended policy (Ties).
+func (r *Recommendation) tied(a *Aggregate) bool {
+	for _, c := range r.Ties {
+		if c.Other == a {
+			return true
+		}
+	}
+	return false
 }
 
 // sameFamily returns the best feasible candidate of a's family, other than a.

@@ -258,6 +258,9 @@ func shortVerdict(v *analysis.LibraryVerdict, rec *analysis.Recommendation) stri
 	if v.Fine {
 		return "fine, " + fmt2(v.Ratio) + "×"
 	}
+	if v.Tied {
+		return fmt2(v.Ratio) + "×, not told apart"
+	}
 	if math.IsNaN(v.Ratio) {
 		return "no answer to compare"
 	}

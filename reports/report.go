@@ -255,6 +255,8 @@ func todo(d *Decision, v *analysis.LibraryVerdict) string {
 		return "not measured here"
 	case v.Fine:
 		return "keep the defaults"
+	case v.Tied:
+		return "more seeds: not told apart from the recommended policy"
 	case v.Better == nil:
 		return v.Verdict
 	}
