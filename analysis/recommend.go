@@ -538,7 +538,7 @@ func winnerChanges(as []*Aggregate, m Metric) string {
 		}
 	}
 	if len(wins) > shown {
-		parts = append(parts, fmt.Sprintf("%d others", len(wins)-shown))
+		parts = append(parts, num.PluralOf(len(wins)-shown, "other", "others"))
 	}
 	return fmt.Sprintf("the %s winner changes between seeds (expected when candidates are close): %s, over the %s every candidate ran", m.Title, strings.Join(parts, "; "), num.Plural(len(seeds), "seed"))
 }

@@ -318,7 +318,7 @@ func (l *listFlag) String() string { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error {
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p == "" {
-			return errors.New("an empty name: want names separated by commas") // --sweep "" named nothing and ran every sweep
+			return errors.New("an empty value: want one or more, separated by commas") // --sweep "" named nothing and ran every sweep
 		}
 		*l = append(*l, p)
 	}

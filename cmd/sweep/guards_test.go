@@ -183,9 +183,9 @@ func TestEmptyAndHugeFlagsAreRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--sweep", ""}, `run: --sweep "": an empty name: want names separated by commas`},
-		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--sweep", "a,,b"}, `run: --sweep "a,,b": an empty name`},
-		{[]string{"plan", "--config", "testdata/small.toml", "--sweep", ""}, `plan: --sweep "": an empty name`},
+		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--sweep", ""}, `run: --sweep "": an empty value: want one or more, separated by commas`},
+		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--sweep", "a,,b"}, `run: --sweep "a,,b": an empty value`},
+		{[]string{"plan", "--config", "testdata/small.toml", "--sweep", ""}, `plan: --sweep "": an empty value`},
 		{[]string{"run", "--config", "testdata/small.toml", "--out", out, "--shards", "-1"}, "--shards -1: want the number of shards"},
 		{[]string{"recommend", "--capacity", "1e308"}, "recommend: --capacity 1e+308: want at most 1.07e+10 requests/s"},
 		{[]string{"recommend", "--capacity", "300..1e300"}, "want at most 1.07e+10 requests/s"},
