@@ -311,6 +311,11 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
 	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s"}
 
+// anyServerKeys are the ServerKeys that do not make a server a queueing
+// one: the counting server's rejection cost and the Retry-After any server
+// may send. Every other key asks for a queueing server.
+var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s"}
+
 // ParseServer reads a server as sweeps.toml writes its parameters:
 // "reject_cost=0.25", or "concurrency=16 service=exponential
 // service_s=0.02 timeout_s=2 arrival_rps=560 queue_wait_s=0.5" (service
@@ -345,8 +350,8 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	// A queueing key given (whatever its value: concurrency=-8 is not a
 	// counting server) asks for a queueing server, which needs both.
 	queueing := false
-	for _, k := range []string{"concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s", "shed_target_s", "timeout_s", "arrival_rps"} {
-		queueing = queueing || seen[k]
+	for _, k := range ServerKeys {
+		queueing = queueing || seen[k] && !slices.Contains(anyServerKeys, k)
 	}
 	if queueing && (!seen["service"] || !seen["service_s"]) {
 		return Server{}, fmt.Errorf("a queueing server needs service and service_s (e.g. service=exponential service_s=0.02)")

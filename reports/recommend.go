@@ -324,6 +324,7 @@ type (
 	jsonVerdict struct {
 		Candidate jsonCandidate `json:"candidate"`
 		Fine      bool          `json:"fine"`
+		Tied      bool          `json:"not_told_apart,omitempty"` // slower, but not told apart from the best at these seeds
 		Ratio     *float64      `json:"t99_ratio_to_best"`
 		Verdict   string        `json:"verdict"`
 	}
@@ -403,7 +404,7 @@ func verdictJSON(v *analysis.LibraryVerdict) *jsonVerdict {
 	if v == nil {
 		return nil
 	}
-	j := &jsonVerdict{Candidate: candidateJSON(0, v.Preset, "", false), Fine: v.Fine, Verdict: v.Verdict}
+	j := &jsonVerdict{Candidate: candidateJSON(0, v.Preset, "", false), Fine: v.Fine, Tied: v.Tied, Verdict: v.Verdict}
 	if !math.IsNaN(v.Ratio) {
 		r := v.Ratio
 		j.Ratio = &r
