@@ -123,6 +123,9 @@ type Envelope struct {
 	// Ranked are the candidates that recover on every server but
 	// Defeating, by Score, measured on Seeds seeds.
 	Ranked []*Candidate
+	// Left are the contenders that left the final ranking once slower on
+	// a server, or failing there, on Seeds seeds (their Out says which).
+	Left []*Candidate
 	// Defeating are the servers left out of the answer (indexes into
 	// Servers): those on which no candidate recovers, and, when no
 	// candidate recovers on every other server, those on which only
@@ -185,7 +188,14 @@ func SearchEnvelope(ctx context.Context, base sim.Scenario, env []Server, space 
 	if s.Screen < 1 || s.Final < s.Screen {
 		return nil, fmt.Errorf("envelope seeding %d, %d: want 1 ≤ screen ≤ final", s.Screen, s.Final)
 	}
-	e := &envelopeSearch{ctx: ctx, q: q, base: base, servers: env, j: &judger{ctx: ctx, q: q, measure: measure, memo: map[string]*Record{}}}
+	return searchEnvelope(&judger{ctx: ctx, q: q, measure: measure, memo: map[string]*Record{}}, base, env, space, s)
+}
+
+// searchEnvelope is SearchEnvelope measuring with j (whose memo it
+// shares); the answer's Runs counts what j measured for it.
+func searchEnvelope(j *judger, base sim.Scenario, env []Server, space []sim.Policy, s EnvelopeSeeding) (*Envelope, error) {
+	ctx, q, before := j.ctx, j.q, j.runs
+	e := &envelopeSearch{ctx: ctx, q: q, base: base, servers: env, j: j}
 	for _, srv := range env {
 		sc := srv.Scenario(base)
 		if err := sc.Validate(); err != nil {
@@ -217,7 +227,7 @@ func SearchEnvelope(ctx context.Context, base sim.Scenario, env []Server, space 
 	ans.Defeating = none
 	if len(none) == len(env) {
 		ans.NoAnswer = "no candidate recovers on any server of the envelope"
-		ans.Runs = e.j.runs
+		ans.Runs = e.j.runs - before
 		return ans, nil
 	}
 	// Where only candidates that let clients give up come back, only they
@@ -250,7 +260,7 @@ func SearchEnvelope(ctx context.Context, base sim.Scenario, env []Server, space 
 			}
 		}
 	}
-	ans.Runs = e.j.runs
+	ans.Runs = e.j.runs - before
 	return ans, nil
 }
 
@@ -351,7 +361,13 @@ func (e *envelopeSearch) screen(skip []bool, n int, only func(sim.Policy) bool) 
 		}
 		probes = e.keep(probes, i, math.Inf(1))
 	}
-	for _, i := range servers[1:] {
+	// The rest in the order where the best complete probe is slowest
+	// against the least possible time first: there the bound prunes most.
+	rest := servers[1:]
+	if best := e.best(probes, skip); best != nil {
+		rest = slices.DeleteFunc(e.binding(best, skip), func(i int) bool { return i == first || !slices.Contains(servers, i) })
+	}
+	for _, i := range rest {
 		bound := e.bound(skip)
 		in = e.prune(in, bound)
 		if err := e.round(in, i, n); err != nil {
@@ -388,7 +404,7 @@ func (e *envelopeSearch) prune(cs []*Candidate, bound float64) []*Candidate {
 		ok := true
 		for i, r := range c.On {
 			if r != nil && r.Recovers() && r.Regret > bound {
-				c.Out = fmt.Sprintf("%.2f× the least possible time on %s, more than the best's worst (%.2f×)", r.Regret, e.servers[i].Label(), bound)
+				c.Out = fmt.Sprintf("%.2f× the least possible time on %s, more than %.2f×, the worst of one that recovers everywhere", r.Regret, e.servers[i].Label(), bound)
 				ok = false
 				break
 			}
@@ -412,12 +428,27 @@ func (e *envelopeSearch) keep(cs []*Candidate, i int, bound float64) []*Candidat
 		case !r.Recovers():
 			c.Out = fmt.Sprintf("does not recover on %s: %s", e.servers[i].Label(), r.Why)
 		case r.Regret > bound:
-			c.Out = fmt.Sprintf("%.2f× the least possible time on %s, more than the best's worst (%.2f×)", r.Regret, e.servers[i].Label(), bound)
+			c.Out = fmt.Sprintf("%.2f× the least possible time on %s, more than %.2f×, the worst of one that recovers everywhere", r.Regret, e.servers[i].Label(), bound)
 		default:
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// best is the complete candidate of cs with the least worst regret; nil
+// when none is complete.
+func (e *envelopeSearch) best(cs []*Candidate, skip []bool) *Candidate {
+	var b *Candidate
+	for _, c := range cs {
+		if c.complete(skip) {
+			c.rescore(skip)
+			if b == nil || c.Score < b.Score {
+				b = c
+			}
+		}
+	}
+	return b
 }
 
 // bound is the least worst regret of the candidates complete so far
@@ -536,8 +567,19 @@ func gentleness(p sim.Policy) float64 {
 // every server not skipped, and ranks those that still recover
 // everywhere. When none is complete (a compromise over servers that
 // conflict), the candidate that recovers on the most servers wins.
+//
+// The contenders are ranked as a ranking-and-selection procedure
+// spends seeds: the best screened runs on every server first, which
+// bounds the winner's worst regret; each other then runs server by
+// server, the servers where the first was slowest against the least
+// possible time first, and leaves (its Out says where) once its regret
+// on one exceeds the least worst regret of those complete: its own worst
+// can only be larger, so it cannot win. The winner is the one ranking
+// every contender everywhere would give (TestFinalIsExhaustive); Ranked
+// holds the contenders that stayed.
 func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) error {
-	final := map[*Candidate]bool{} // judged on s.Final seeds everywhere not skipped
+	final := map[*Candidate]bool{} // judged on s.Final seeds, or left
+	bound := math.Inf(1)
 	for {
 		var cont []*Candidate
 		for _, c := range e.cands {
@@ -556,18 +598,27 @@ func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) er
 			n++
 		}
 		cont = cont[:max(n, 1)]
-		for _, i := range e.order {
-			if !skip[i] {
-				if err := e.judge(cont, i, s.Final); err != nil {
+		for _, c := range cont {
+			c.Out = "" // complete on the screened seeds: a contender, whatever the screening's bound said
+		}
+		order := e.binding(cont[0], skip)
+		for _, group := range [][]*Candidate{cont[:1], cont[1:]} {
+			in := group
+			for _, i := range order {
+				if err := e.judge(in, i, s.Final); err != nil {
 					return err
 				}
+				in = e.keep(in, i, bound)
 			}
-		}
-		for _, c := range cont {
-			final[c] = true
-			if c.complete(skip) {
+			for _, c := range group {
+				final[c] = true
+				if c.Out != "" || !c.complete(skip) {
+					ans.Left = append(ans.Left, c)
+					continue
+				}
 				c.rescore(skip)
 				ans.Ranked = append(ans.Ranked, c)
+				bound = math.Min(bound, c.Score)
 			}
 		}
 		if len(ans.Ranked) > 0 {
@@ -587,6 +638,26 @@ func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) er
 	})
 	ans.Winner = ans.Ranked[0]
 	return nil
+}
+
+// binding orders the servers not skipped by c's regret there, largest
+// first (e.order breaks ties): where a contender is likeliest to be
+// slower than the best.
+func (e *envelopeSearch) binding(c *Candidate, skip []bool) []int {
+	var order []int
+	for _, i := range e.order {
+		if !skip[i] {
+			order = append(order, i)
+		}
+	}
+	regret := func(i int) float64 {
+		if r := c.On[i]; r != nil && r.Recovers() {
+			return r.Regret
+		}
+		return math.Inf(1)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(regret(b), regret(a)) })
+	return order
 }
 
 // lucky answers when every candidate that recovered everywhere on the

@@ -155,6 +155,70 @@ func TestEnvelopeSearchIsExhaustive(t *testing.T) {
 	}
 }
 
+// The final ranking leaves a contender once it is slower somewhere than
+// the best complete contender at its worst: its winner is the one that
+// measuring every contender (every candidate the final gave more seeds
+// to) on every server kept (defeating ones aside), on the final seeds,
+// gives; and a contender
+// left out of the ranking indeed does worse than the winner there.
+func TestFinalIsExhaustive(t *testing.T) {
+	t.Parallel()
+	rng := sim.NewMulberry32(7)
+	compared := 0
+	for trial := range 4 {
+		base := envelopeBase(float64(40+int(rng.Float64()*80)), 200+int(rng.Float64()*800), time.Duration(10+int(rng.Float64()*50))*time.Second)
+		env, space := smallEnvelope(), smallSpace()
+		s := EnvelopeSeeding{Screen: 1, Final: 3}
+		q := Query{Capacity: base.Capacity, Objective: ByT99, Margin: 0.1} // contenders within 40 % of the best
+		got, err := SearchEnvelope(context.Background(), base, env, space, q, s, simulateStuck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Winner == nil || len(got.Ranked) == 0 {
+			continue
+		}
+		j := &judger{ctx: context.Background(), q: q, measure: simulateStuck, memo: map[string]*Record{}}
+		best, score, contenders := sim.Policy{}, math.Inf(1), 0
+		for _, c := range got.Candidates {
+			if !slices.ContainsFunc(c.On, func(r *Recovery) bool { return r != nil && r.Agg != nil && len(r.Agg.Seeds) == s.Final }) {
+				continue // not a contender
+			}
+			contenders++
+			worst := 0.0
+			for i, srv := range env {
+				if slices.Contains(got.Defeating, i) {
+					continue
+				}
+				r, err := j.recovery(srv.Scenario(base), c.Policy, s.Final)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Recovers() {
+					worst = math.Inf(1)
+					break
+				}
+				worst = math.Max(worst, r.Regret)
+			}
+			if !slices.Contains(got.Ranked, c) && worst <= got.Winner.Score {
+				t.Errorf("trial %d: %v left the ranking (%s), yet its worst regret everywhere is %.3f, the winner's %.3f", trial, c.Policy, c.Out, worst, got.Winner.Score)
+			}
+			if worst < score || (worst == score && c.Policy.String() < best.String()) {
+				best, score = c.Policy, worst
+			}
+		}
+		t.Logf("trial %d: %d contenders, %d ranked, winner %v (%.3f)", trial, contenders, len(got.Ranked), got.Winner.Policy, got.Winner.Score)
+		if best != got.Winner.Policy || math.Abs(score-got.Winner.Score) > 1e-12 {
+			t.Fatalf("trial %d: the final ranked %v (%.3f); every contender everywhere gives %v (%.3f)", trial, got.Winner.Policy, got.Winner.Score, best, score)
+		}
+		if contenders > 1 {
+			compared++
+		}
+	}
+	if compared < 2 {
+		t.Errorf("only %d trials had more than one contender: the test no longer compares rankings", compared)
+	}
+}
+
 // A candidate that is best when rejections are free but never recovers
 // when a 429 costs a quarter of a request is never the answer over an
 // envelope that holds both; over free rejections alone it is (so the

@@ -143,9 +143,9 @@ func Margins(ctx context.Context, base sim.Scenario, winner sim.Policy, axes []M
 			}
 		}
 		m.Inside, m.Outside, m.At = lo, hi, ax.server(hi)
-		// The candidate to switch to past the margin: the least regret
-		// among those that recover there.
-		sc := m.At.Scenario(base)
+		// The candidate to switch to past the margin: the answer's own
+		// search (SearchEnvelope) over the other candidates on that one
+		// server.
 		var others []sim.Policy
 		for _, p := range space {
 			if p != winner {
@@ -153,25 +153,12 @@ func Margins(ctx context.Context, base sim.Scenario, winner sim.Policy, axes []M
 			}
 		}
 		m.Tried = len(others)
-		first, err := j.recoveries(sc, others, 1)
+		sw, err := searchEnvelope(j, base, []Server{m.At}, others, EnvelopeSeeding{Screen: 1, Final: seeds})
 		if err != nil {
 			return nil, j.runs, err
 		}
-		var back []sim.Policy
-		for i, r := range first {
-			if r.Recovers() {
-				back = append(back, others[i])
-			}
-		}
-		all, err := j.recoveries(sc, back, seeds)
-		if err != nil {
-			return nil, j.runs, err
-		}
-		for i, r := range all {
-			if r.Recovers() && (m.SwitchTo == nil || r.Regret < m.SwitchTo.Score) {
-				r := r
-				m.SwitchTo = &Candidate{Policy: back[i], On: []*Recovery{&r}, Score: r.Regret}
-			}
+		if w := sw.Winner; w != nil && w.On[0].Recovers() {
+			m.SwitchTo = &Candidate{Policy: w.Policy, On: w.On, Score: w.Score}
 		}
 		out = append(out, m)
 	}

@@ -456,6 +456,17 @@ func writeEnvelopeRanking(ew *errWriter, e *analysis.Envelope, top int) {
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+	if len(e.Left) == 0 {
+		return
+	}
+	ew.printf("  contenders left on %s (%d): not back in every run somewhere, or slower on a server than one that recovers everywhere is at its worst:\n", num.Plural(e.Seeds, "seed"), len(e.Left))
+	for i, c := range e.Left {
+		if i >= top {
+			ew.printf("    and %d more (--json lists them)\n", len(e.Left)-top)
+			break
+		}
+		ew.printf("    %s: %s\n", c.Policy.Short(), c.Out)
+	}
 }
 
 type (
@@ -476,6 +487,10 @@ type (
 		Worst    float64        `json:"worst_regret"`
 		Recovers int            `json:"recovers_on"`
 		On       []jsonRecovery `json:"servers"`
+	}
+	jsonLeft struct {
+		Policy jsonPolicy `json:"policy"`
+		Why    string     `json:"why"`
 	}
 	jsonMargin struct {
 		Axis     string   `json:"axis"`
@@ -523,6 +538,7 @@ type (
 		Margins      []jsonMargin       `json:"margins"`
 		Owner        *jsonOwner         `json:"owner,omitempty"`
 		Ranked       []jsonEnvCandidate `json:"ranked"`
+		Left         []jsonLeft         `json:"left_ranking"`
 		Library      *jsonEnvVerdict    `json:"library,omitempty"`
 		Mine         *jsonEnvVerdict    `json:"mine,omitempty"`
 		Runs         int                `json:"runs"`
@@ -607,7 +623,7 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 		j.Servers = append(j.Servers, s.Label())
 	}
 	j.Answered, j.NoAnswer, j.Compromise, j.Runs = e.Winner != nil, e.NoAnswer, e.Compromise, a.Runs
-	j.Defeating, j.OnlyGivingUp, j.Margins, j.Ranked = []string{}, []string{}, []jsonMargin{}, []jsonEnvCandidate{}
+	j.Defeating, j.OnlyGivingUp, j.Margins, j.Ranked, j.Left = []string{}, []string{}, []jsonMargin{}, []jsonEnvCandidate{}, []jsonLeft{}
 	for _, i := range e.Defeating {
 		j.Defeating = append(j.Defeating, e.Servers[i].Label())
 	}
@@ -625,6 +641,10 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 		jc := envCandidateJSON(e, c)
 		jc.Policy.Settings = nil
 		j.Ranked = append(j.Ranked, jc)
+	}
+	for _, c := range e.Left {
+		p := policyJSON(c.Policy, false)
+		j.Left = append(j.Left, jsonLeft{Policy: p, Why: c.Out})
 	}
 	for _, m := range a.Margins {
 		jm := jsonMargin{Axis: m.Axis.Key, Unit: m.Axis.Unit, Inside: ptr(m.Inside), Outside: ptr(m.Outside), Server: m.At.Label(), Tried: m.Tried, Seeds: m.Seeds}
