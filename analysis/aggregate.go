@@ -19,7 +19,7 @@ type Metric struct {
 	Title string
 	Unit  string
 	get   func(r *dataset.Record) (float64, bool) // false: the run has no value (not finished)
-	reads string                                  // the runs column get reads of a record (Key for the counts, the milestone from the start for times)
+	reads []string                                // the runs columns get reads of a record (Key for the counts, the milestone from the start for times)
 	// A metric derived from several columns (its Key names no column, or
 	// its column alone does not say): the columns Scan reads for it and
 	// its value at a row, computed by the same function as get. nil: the
@@ -35,7 +35,7 @@ type Metric struct {
 
 // metric is a metric of one column for every cell.
 func metric(key, title, unit string, get func(r *dataset.Record) (float64, bool), reads string) Metric {
-	return Metric{Key: key, Title: title, Unit: unit, get: get, reads: reads}
+	return Metric{Key: key, Title: title, Unit: unit, get: get, reads: []string{reads}}
 }
 
 // Share reports whether m is a share, a proportion in [0, 1], as its
@@ -124,7 +124,11 @@ var Metrics = []Metric{T99, T50, T90, AllDone, Peak, Sent, GaveUp}
 func recordColumns(metrics []Metric) []string {
 	var cols []string
 	for _, m := range metrics {
-		cols = append(cols, m.reads)
+		for _, c := range m.reads {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		}
 	}
 	return cols
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/grid"
@@ -101,10 +102,15 @@ func LoadCells(d dataset.Folder, cells []grid.Cell) (*Cached, error) {
 // WantCells is the selection of the given cells' runs: their keys, for
 // every numeric parameter the least and greatest value among them, which a
 // row group's statistics must reach to hold any of them, and the columns
-// Aggregates reads (no run key: a run is its cell and seed).
+// Aggregates reads (no run key: a run is its cell and seed): the queueing
+// metrics too when a cell is a queueing server's.
 func WantCells(cells []grid.Cell) dataset.Want {
+	metrics := Metrics
+	if slices.ContainsFunc(cells, func(c grid.Cell) bool { return c.Scenario.Concurrency > 0 }) {
+		metrics = AllMetrics() // a queueing server's runs are judged on its own metrics too (Query.Recovery)
+	}
 	w := dataset.Want{Cells: make(map[string]grid.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version,
-		Results: recordColumns(Metrics)}
+		Results: recordColumns(metrics)}
 	for _, c := range cells {
 		w.Cells[c.Key()] = c
 	}

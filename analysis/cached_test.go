@@ -3,6 +3,7 @@ package analysis
 import (
 	"reflect"
 	"testing"
+	"testing/fstest"
 
 	"github.com/herdsweep/herdsweep/grid"
 )
@@ -11,14 +12,23 @@ import (
 // the others; the records it gives (only the columns the metrics read)
 // aggregate bit for bit as Load's do. Leaving a metric's column out of
 // what it reads fails this test.
+// A queueing server's runs hold its own metrics too (goodput, time back):
+// recommend judges them from the dataset as from the simulator.
 func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 	t.Parallel()
-	fsys := realDataset(t)
+	t.Run("counting", func(t *testing.T) { loadCellsAsLoad(t, realDataset(t)) })
+	t.Run("queueing", func(t *testing.T) {
+		fsys, _ := queueDataset(t)
+		loadCellsAsLoad(t, fsys)
+	})
+}
+
+func loadCellsAsLoad(t *testing.T, fsys fstest.MapFS) {
 	ds, err := Load(parquet(fsys))
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := Aggregates(ds.Records)
+	all := allAggregates(ds.Records)
 	var cells []grid.Cell
 	asked := map[string]bool{}
 	for i, a := range all {
@@ -48,7 +58,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 	if c.Find(cells[0].Key(), 999, new(Record)) {
 		t.Error("found a seed the dataset does not hold")
 	}
-	ga, wa := Aggregates(got), Aggregates(want)
+	ga, wa := allAggregates(got), allAggregates(want)
 	if len(ga) != len(cells) || len(wa) != len(cells) {
 		t.Fatalf("%d and %d aggregates, want %d", len(ga), len(wa), len(cells))
 	}
@@ -59,7 +69,7 @@ func TestLoadCellsAggregatesAsLoad(t *testing.T) {
 			t.Errorf("cell %d: got %s %q seeds %v sweeps %v warnings %q, want %s %q %v %v %q", i,
 				g.CellKey, g.Label, g.Seeds, g.Sweeps, g.Warnings, w.CellKey, w.Label, w.Seeds, w.Sweeps, w.Warnings)
 		}
-		for _, m := range Metrics {
+		for _, m := range AllMetrics() {
 			if !identical(g.Summary(m), w.Summary(m)) || !samePerSeed(g.PerSeed(m), w.PerSeed(m)) {
 				t.Errorf("cell %s %s: got %+v %v, want %+v %v", w.Label, m.Key, g.Summary(m), g.PerSeed(m), w.Summary(m), w.PerSeed(m))
 			}
@@ -98,4 +108,14 @@ func BenchmarkLoadCells(b *testing.B) {
 			b.Fatalf("found %d of %d runs", n, c.Runs())
 		}
 	}
+}
+
+// allAggregates are the records' aggregates on every metric that applies
+// to their cells.
+func allAggregates(recs []Record) []*Aggregate {
+	ps := make([]*Record, len(recs))
+	for i := range recs {
+		ps[i] = &recs[i]
+	}
+	return aggregatesOf(ps, AllMetrics())
 }

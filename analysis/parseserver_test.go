@@ -62,3 +62,36 @@ func TestDescribeOneServer(t *testing.T) {
 		}
 	}
 }
+
+// Spec writes a server as --server reads it: parsed back, it asks for
+// the same scenario, for random servers of every kind.
+func TestServerSpecParsesBack(t *testing.T) {
+	t.Parallel()
+	rng := sim.NewMulberry32(5)
+	pick := func(xs ...float64) float64 { return xs[int(rng.Float64()*float64(len(xs)))] }
+	base := Request{Outage: 2 * time.Minute, Window: 20 * time.Minute}.Scenario(800, 2000)
+	for i := range 200 {
+		var s Server
+		if rng.Float64() < 0.3 {
+			s = Server{RejectCost: pick(0, 0.1, 0.5)}
+		} else {
+			s = Server{Service: []string{"exponential", "fixed"}[int(rng.Float64()*2)], ServiceTime: time.Duration(pick(20, 100)) * time.Millisecond,
+				Workers: int(pick(0, 16, 80)), Timeout: time.Duration(pick(0, 1, 2.5)*1000) * time.Millisecond,
+				QueueWait: time.Duration(pick(0, 500)) * time.Millisecond, Arrival: pick(0, 560), Load: pick(0, 0.5)}
+			if s.Arrival > 0 {
+				s.Load = 0
+			}
+		}
+		if rng.Float64() < 0.3 {
+			s.RetryAfter = 5 * time.Second
+		}
+		spec := s.Spec(base)
+		got, err := ParseServer(spec, base)
+		if err != nil {
+			t.Fatalf("case %d: %+v: Spec %q does not parse: %v", i, s, spec, err)
+		}
+		if got.Scenario(base) != s.Scenario(base) {
+			t.Fatalf("case %d: %+v: Spec %q asks for another scenario:\n got %+v\nwant %+v", i, s, spec, got.Scenario(base), s.Scenario(base))
+		}
+	}
+}

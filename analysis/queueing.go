@@ -29,14 +29,14 @@ var (
 	// have it (SteadyState).
 	Recovered = Metric{Key: dataset.ColRecoveredAfter, Title: "back to steady state", Unit: "s after recovery",
 		get:   afterRecovery(func(r *sim.Result) sim.Milestone { return r.Recovered }),
-		reads: dataset.ColRecoveredAfter, applies: func(sc sim.Scenario) bool { return queueing(sc) && SteadyState(sc) }}
+		reads: []string{dataset.ColRecoveredAfter}, applies: func(sc sim.Scenario) bool { return queueing(sc) && SteadyState(sc) }}
 	// GoodputShare is the requests answered within their client's timeout
 	// over the demand: the new requests, open-loop and the cohort's.
 	GoodputShare = Metric{Key: "goodput_share", Title: "goodput", Unit: "share of demand",
 		get: func(r *dataset.Record) (float64, bool) {
 			return goodputShare(r.Result.Goodput, r.Result.Offered, int64(r.Cell.Scenario.Clients))
 		},
-		reads: dataset.ColGoodput, cols: []string{dataset.ColGoodput, dataset.ColOffered, paramClients},
+		reads: []string{dataset.ColGoodput, dataset.ColOffered}, cols: []string{dataset.ColGoodput, dataset.ColOffered, paramClients},
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			return goodputShare(b.Int64s(dataset.ColGoodput).Value(i), b.Int64s(dataset.ColOffered).Value(i), b.Int64s(paramClients).Value(i))
 		}, applies: queueing}
@@ -44,7 +44,7 @@ var (
 	// after their client had stopped waiting.
 	TimedOutShare = Metric{Key: "timed_out_share", Title: "timed out", Unit: "share of requests sent",
 		get:   func(r *dataset.Record) (float64, bool) { return timedOutShare(r.Result.TimedOut, r.Result.Sent) },
-		reads: dataset.ColTimedOut, cols: []string{dataset.ColTimedOut, dataset.ColSent},
+		reads: []string{dataset.ColTimedOut, dataset.ColSent}, cols: []string{dataset.ColTimedOut, dataset.ColSent},
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			return timedOutShare(b.Int64s(dataset.ColTimedOut).Value(i), b.Int64s(dataset.ColSent).Value(i))
 		}, applies: queueing}
@@ -52,7 +52,7 @@ var (
 	// whose client had stopped waiting (sim.Result.WastedFraction).
 	WastedShare = Metric{Key: "wasted_share", Title: "wasted work", Unit: "share of server time",
 		get:   func(r *dataset.Record) (float64, bool) { return r.Result.WastedFraction(), true },
-		reads: dataset.ColWasted, cols: []string{dataset.ColWasted, dataset.ColBusy},
+		reads: []string{dataset.ColWasted, dataset.ColBusy}, cols: []string{dataset.ColWasted, dataset.ColBusy},
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			res := sim.Result{WastedMS: b.Float64s(dataset.ColWasted).Value(i), BusyMS: b.Float64s(dataset.ColBusy).Value(i)}
 			return res.WastedFraction(), true
@@ -61,7 +61,7 @@ var (
 	// in time; no value when none was.
 	LatencyP99 = Metric{Key: dataset.ColLatencyP99, Title: "p99 latency", Unit: "ms, requests answered in time",
 		get:   func(r *dataset.Record) (float64, bool) { return latencyOf(r.Result.LatencyP99, r.Result.Goodput) },
-		reads: dataset.ColLatencyP99, cols: []string{dataset.ColLatencyP99, dataset.ColGoodput},
+		reads: []string{dataset.ColLatencyP99, dataset.ColGoodput}, cols: []string{dataset.ColLatencyP99, dataset.ColGoodput},
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			return latencyOf(b.Float64s(dataset.ColLatencyP99).Value(i), b.Int64s(dataset.ColGoodput).Value(i))
 		}, applies: queueing}

@@ -119,10 +119,28 @@ func (r Request) searchCells() []grid.Cell {
 			space = append(space, p.Normalize())
 		}
 	}
-	for _, s := range r.envelope() {
+	env := r.envelope()
+	for _, s := range env {
 		sc := s.Scenario(base)
 		for _, p := range space {
 			cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+		}
+	}
+	// The owner's view, on a queueing server: the fleet under each option
+	// the server as it is lacks, and, on the user's own server, any answer.
+	for _, s := range env {
+		if !s.Queueing() {
+			continue
+		}
+		fleet := ownerFleet()
+		if len(env) == 1 {
+			fleet = append(fleet, space...)
+		}
+		for _, o := range OwnerOptions(s)[1:] {
+			sc := o.Server.Scenario(base)
+			for _, p := range fleet {
+				cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+			}
 		}
 	}
 	return cells

@@ -410,3 +410,24 @@ func ServerOf(sc sim.Scenario) Server {
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
 		Arrival: sc.ArrivalRate}
 }
+
+// Spec is s as --server writes it for questions like base: the
+// ServerKeys whose value on s's scenario differs from base's, "free" when
+// none does. ParseServer(s.Spec(base), base) asks for the same scenario.
+func (s Server) Spec(base sim.Scenario) string {
+	cell, ref := grid.Cell{Scenario: s.Scenario(base)}, grid.Cell{Scenario: base}
+	var kv []string
+	for _, k := range ServerKeys {
+		p := grid.ParamByKey(k)
+		if v := p.Get(cell); v != p.Get(ref) {
+			if f, ok := v.(float64); ok {
+				v = strconv.FormatFloat(f, 'g', -1, 64)
+			}
+			kv = append(kv, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	if len(kv) == 0 {
+		return "free"
+	}
+	return strings.Join(kv, " ")
+}

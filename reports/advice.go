@@ -12,6 +12,7 @@ import (
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/reports/table"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -351,28 +352,7 @@ func writeSettings(ew *errWriter, p sim.Policy, settings []sim.Setting) {
 func writeOwner(ew *errWriter, v *analysis.OwnerView, base sim.Scenario) {
 	ew.printf("\nfor the server's owner, on %s (%s): time back to steady state, s after recovery, and goodput (%% of demand), for today's library defaults and the answer\n",
 		v.Server.Label(), num.Plural(v.Seeds, "seed"))
-	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
-	var head []string
-	for i, p := range v.Fleet {
-		name := p.Preset
-		if i == len(v.Fleet)-1 && name == "" {
-			name = "the answer"
-		}
-		head = append(head, name)
-	}
-	fmt.Fprintf(tw, "  option\t%s\n", strings.Join(head, "\t"))
-	for i, o := range v.Options {
-		mark := ""
-		if i == v.Best {
-			mark = " ← best"
-		}
-		var cells []string
-		for _, r := range v.Back[i] {
-			cells = append(cells, ownerCell(r))
-		}
-		fmt.Fprintf(tw, "  %s%s\t%s\n", o.Name, mark, strings.Join(cells, "\t"))
-	}
-	if err := tw.Flush(); err != nil && ew.err == nil {
+	if err := ownerTable(v, "the answer").Text(ew, table.TextStyle{Indent: "  "}); err != nil && ew.err == nil {
 		ew.err = err
 	}
 	if v.Best > 0 {
@@ -388,6 +368,31 @@ func writeOwner(ew *errWriter, v *analysis.OwnerView, base sim.Scenario) {
 			ew.printf("    %s\n", l)
 		}
 	}
+}
+
+// ownerTable is the owner's view as a table: a row per option (the best
+// marked), a column per fleet policy, named by its preset, or answer for
+// the one that has none.
+func ownerTable(v *analysis.OwnerView, answer string) *table.Table {
+	t := table.New("", table.L("option"))
+	for _, p := range v.Fleet {
+		name := p.Preset
+		if name == "" {
+			name = answer
+		}
+		t.Columns = append(t.Columns, table.L(name))
+	}
+	for i, o := range v.Options {
+		row := []string{o.Name}
+		if i == v.Best {
+			row[0] += " ← best"
+		}
+		for _, r := range v.Back[i] {
+			row = append(row, ownerCell(r))
+		}
+		t.Add(row...)
+	}
+	return t
 }
 
 func ownerCell(r analysis.Recovery) string {

@@ -91,6 +91,7 @@ type Report struct {
 	Recovery   []analysis.RecoveryGrid
 	Controls   []analysis.ControlTable  // client components beside the same backoff without them
 	Queueing   []analysis.QueueScenario // queueing servers: policies ranked by the time back to steady state
+	Owners     []analysis.StoredOwner   // the owner's views the dataset holds, not in Queueing
 	// QueueFigures are drawn in the queueing section, a figure per server.
 	QueueFigures []Figure
 	Figures      []Figure
@@ -131,11 +132,11 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 			}
 		}
 	}
-	qs, warn, err := queueing(in, aggs)
+	qs, owners, warn, err := queueing(in, aggs)
 	if err != nil {
 		return nil, err
 	}
-	r.Queueing, r.QueueFigures = qs, queueFigures(qs)
+	r.Queueing, r.QueueFigures, r.Owners = qs, queueFigures(qs), owners
 	r.Warnings = append(r.Warnings, warn...)
 	for _, q := range analysis.Groups(single) {
 		if err := ctx.Err(); err != nil {

@@ -22,33 +22,36 @@ const QueueingPage = "queueing.md"
 // when it was streamed, from the runs of those cells read again whole
 // (in.QueueRuns); with its warnings (queueingWarnings), or one saying it
 // could not read them.
-func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, []string, error) {
-	if in.Scanned == nil {
-		qs := analysis.RankQueueing(analysis.QueueAggregates(in.Dataset.Records))
-		return qs, queueingWarnings(aggs, qs), nil
-	}
-	keys := map[string]bool{}
-	var sweeps []string
-	for _, a := range aggs {
-		if analysis.Queueing(a) {
-			keys[a.CellKey] = true
-			for _, s := range a.Sweeps {
-				sweeps = addUniq(sweeps, s)
+func queueing(in Input, aggs []*analysis.Aggregate) ([]analysis.QueueScenario, []analysis.StoredOwner, []string, error) {
+	recs := in.Dataset.Records
+	if in.Scanned != nil {
+		keys := map[string]bool{}
+		var sweeps []string
+		for _, a := range aggs {
+			if analysis.Queueing(a) {
+				keys[a.CellKey] = true
+				for _, s := range a.Sweeps {
+					sweeps = addUniq(sweeps, s)
+				}
 			}
 		}
+		if len(keys) == 0 {
+			return nil, nil, nil, nil
+		}
+		if in.QueueRuns == nil {
+			return nil, nil, []string{fmt.Sprintf("%s a queueing server, not ranked: their runs were not read again (read goodput, timed_out, wasted_ms and recovered_after_s in the dataset)", num.Agree(len(keys), num.Plural(len(keys), "cell")+" has", num.Plural(len(keys), "cell")+" have"))}, nil
+		}
+		var err error
+		if recs, err = in.QueueRuns(sweeps, keys); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	if len(keys) == 0 {
-		return nil, nil, nil
-	}
-	if in.QueueRuns == nil {
-		return nil, []string{fmt.Sprintf("%s a queueing server, not ranked: their runs were not read again (read goodput, timed_out, wasted_ms and recovered_after_s in the dataset)", num.Agree(len(keys), num.Plural(len(keys), "cell")+" has", num.Plural(len(keys), "cell")+" have"))}, nil
-	}
-	recs, err := in.QueueRuns(sweeps, keys)
+	owners, rest, err := ownersOf(recs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	qs := analysis.RankQueueing(analysis.QueueAggregates(recs))
-	return qs, queueingWarnings(aggs, qs), nil
+	qs := analysis.RankQueueing(analysis.QueueAggregates(rest))
+	return qs, owners, queueingWarnings(aggs, qs), nil
 }
 
 // queueingWarnings are the dataset's warnings about its queueing cells:

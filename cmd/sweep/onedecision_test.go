@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/herdsweep/herdsweep/analysis"
@@ -151,5 +152,59 @@ func TestOwnerSweepReproducesItsPromise(t *testing.T) {
 		if back := got.Unfinished == 0 && got.N > 0; back != want.Recovers || (back && math.Abs(got.Mean-*want.Time) > 1e-9) {
 			t.Errorf("%s: the view promises back %v at %v s, the sweep gives back %v at %v s", o.Fleet[i], want.Recovers, want.Time, back, got.Mean)
 		}
+	}
+}
+
+// The main job's owner sweep is the owner's view `sweep recommend` gives
+// for its server: run alone, its report's section for the server's owner
+// names the recommend command, and that command over the same dataset
+// prints the same table, with the sweep's last policy as its answer.
+func TestOwnerSweepIsRecommendsView(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	res := filepath.Join(dir, "res")
+	mustRun(t, "run", "--config", "../../sweeps.toml", "--sweep", "owner", "--out", res, "--quiet")
+	md, err := os.ReadFile(filepath.Join(res, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(md), "## For the server's owner\n")
+	if !ok {
+		t.Fatalf("the report has no section for the server's owner:\n%s", md)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	cmd := regexp.MustCompile("`(sweep recommend [^`]*)`").FindStringSubmatch(section)
+	if cmd == nil {
+		t.Fatalf("the owner's section names no recommend command:\n%s", section)
+	}
+	args, _, err := commandLine(cmd[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, append(args, "--results", res)...)
+	var want [][]string // the report's rows, cell by cell
+	for _, l := range strings.Split(section, "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| option |") {
+			want = append(want, strings.Split(strings.Trim(l, "| "), " | "))
+		}
+	}
+	_, view, ok := strings.Cut(out, "\nfor the server's owner, on ")
+	if !ok {
+		t.Fatalf("recommend printed no owner's view:\n%s", out)
+	}
+	var got [][]string
+	for _, l := range strings.Split(view, "\n")[2:] { // the heading and the table's header row
+		if !strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "   ") || strings.Contains(l, " brings ") {
+			break
+		}
+		got = append(got, regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), -1))
+	}
+	if len(want) != 5 || !slices.EqualFunc(want, got, slices.Equal[[]string]) {
+		t.Errorf("the report's owner table and recommend's differ:\nreport:    %q\nrecommend: %q", want, got)
+	}
+	s := repoConfig(t).Sweep("owner")
+	answer := s.Cells[len(s.Cells)-1].PolicySpec()
+	if !strings.Contains(out, "(as --mine: '"+answer+"')") {
+		t.Errorf("recommend's answer is not the owner sweep's last policy %q:\n%s", answer, out)
 	}
 }
