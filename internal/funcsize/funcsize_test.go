@@ -20,7 +20,6 @@ var offenders = map[string]Size{
 	"plots/data.go Param":                           {94, 22},
 	"plots/figure.go (*Figure).Degenerate":          {56, 32},
 	"plots/queueing.go QueueRecovery":               {92, 27},
-	"plots/render.go panel":                         {115, 32},
 	"reports/build.go Build":                        {87, 18},
 	"sim/components.go (Policy).validateComponents": {58, 29},
 	"sim/policy.go (Policy).Validate":               {64, 37},
