@@ -18,7 +18,6 @@ var offenders = map[string]Size{
 	"live/run.go Run":                               {112, 19},
 	"plots/axes.go Caps":                            {84, 20},
 	"plots/data.go Param":                           {94, 22},
-	"plots/queueing.go QueueRecovery":               {92, 27},
 	"reports/build.go Build":                        {87, 18},
 	"sim/components.go (Policy).validateComponents": {58, 29},
 	"sim/policy.go (Policy).Validate":               {64, 37},
