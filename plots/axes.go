@@ -108,36 +108,14 @@ func sameBut(ax ScenarioAxis, a, b grid.Cell) bool {
 func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool) Figure {
 	f := Figure{Name: "t99-cap", Title: "t99 after recovery against the cap — " + family,
 		X: Axis{Label: "cap: the longest delay (s, log scale)", Log: true}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
+	drawn, several := capsCells(aggs, keep)
 	byCap := map[float64]map[sim.Policy][]Point{}
 	var cs []float64
 	var shapes []sim.Policy
 	seen := map[sim.Policy]bool{}
 	left := 0
-	// A line per policy shape, of a family measured at several bases or
-	// multipliers only the setting measured most (mostMeasured): more
-	// lines than colours otherwise.
-	var drawn []*analysis.Aggregate
-	for _, a := range aggs {
-		if p := a.Cell.Policy; p.Cap != 0 && p.Preset == "" && keep(p) {
-			drawn = append(drawn, a)
-		}
-	}
-	setting := func(p sim.Policy) sim.Policy { sh := analysis.Shape(p); sh.Width = 0; return sh } // widths are named in the legend
-	settingOf := map[sim.Kind]sim.Policy{}
-	several := 0
-	for _, a := range drawn {
-		k := a.Cell.Policy.Kind
-		if _, ok := settingOf[k]; !ok {
-			sh, n := mostMeasured(drawn, k, setting)
-			settingOf[k] = sh
-			several += n - 1
-		}
-	}
 	for _, a := range drawn {
 		p := a.Cell.Policy
-		if setting(p) != settingOf[p.Kind] {
-			continue
-		}
 		c := a.Cell.Scenario.Capacity
 		if byCap[c] == nil {
 			byCap[c] = map[sim.Policy][]Point{}
@@ -160,6 +138,55 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 	if len(cs) > MaxPanels {
 		cs = cs[:MaxPanels]
 	}
+	f.Panels, f.X.Ticks = capsPanels(cs, shapes, byCap)
+	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
+	if several > 0 {
+		f.Caption += fmt.Sprintf(" A family measured at several bases or multipliers is drawn at the one measured most (%s left out).", num.Plural(several, "other setting"))
+	}
+	if left > 0 {
+		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
+	}
+	return f
+}
+
+// capsCells are the cells Caps draws, in aggs' order, and how many
+// settings it leaves out: of the policies with a cap, not presets, that
+// keep admits, a line per policy shape, and of a family measured at
+// several bases or multipliers only the setting measured most
+// (mostMeasured): more lines than colours otherwise.
+func capsCells(aggs []*analysis.Aggregate, keep func(sim.Policy) bool) ([]*analysis.Aggregate, int) {
+	var capped []*analysis.Aggregate
+	for _, a := range aggs {
+		if p := a.Cell.Policy; p.Cap != 0 && p.Preset == "" && keep(p) {
+			capped = append(capped, a)
+		}
+	}
+	setting := func(p sim.Policy) sim.Policy { sh := analysis.Shape(p); sh.Width = 0; return sh } // widths are named in the legend
+	settingOf := map[sim.Kind]sim.Policy{}
+	several := 0
+	for _, a := range capped {
+		k := a.Cell.Policy.Kind
+		if _, ok := settingOf[k]; !ok {
+			sh, n := mostMeasured(capped, k, setting)
+			settingOf[k] = sh
+			several += n - 1
+		}
+	}
+	var out []*analysis.Aggregate
+	for _, a := range capped {
+		if p := a.Cell.Policy; setting(p) == settingOf[p.Kind] {
+			out = append(out, a)
+		}
+	}
+	return out, several
+}
+
+// capsPanels are Caps' panels, one per capacity of cs with a line to draw:
+// a line per policy shape measured at two caps or more there, its points
+// from byCap; and the x axis's ticks, every cap measured at those
+// capacities.
+func capsPanels(cs []float64, shapes []sim.Policy, byCap map[float64]map[sim.Policy][]Point) ([]Panel, []float64) {
+	var panels []Panel
 	ticks := map[float64]bool{}
 	names := policyNames(shapes, analysis.ShapeLabel)
 	for _, c := range cs {
@@ -176,16 +203,8 @@ func Caps(family string, aggs []*analysis.Aggregate, keep func(sim.Policy) bool)
 			pn.Series = append(pn.Series, Series{Name: names[i], Points: ps, Colour: i})
 		}
 		if len(pn.Series) > 0 {
-			f.Panels = append(f.Panels, pn)
+			panels = append(panels, pn)
 		}
 	}
-	f.X.Ticks = sortedKeys(ticks)
-	f.Caption = fmt.Sprintf("%s: t99 after recovery against the cap, a line per policy, a panel per capacity; bands are 95 %% intervals, both axes on log scales.", family)
-	if several > 0 {
-		f.Caption += fmt.Sprintf(" A family measured at several bases or multipliers is drawn at the one measured most (%s left out).", num.Plural(several, "other setting"))
-	}
-	if left > 0 {
-		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
-	}
-	return f
+	return panels, sortedKeys(ticks)
 }

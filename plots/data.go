@@ -254,78 +254,17 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 	}
 	f := Figure{Name: "t99-" + name + "-" + string(kind), Title: fmt.Sprintf("t99 after recovery against %s, %s — %s", name, kind, family),
 		X: Axis{Label: xl, Log: !byWidth}, Y: Axis{Label: "t99 after recovery (s), mean with 95 % band (log scale)", Log: true}}
-	x := func(p sim.Policy) float64 {
-		if byWidth {
-			return p.Width
-		}
-		return p.Cap.Seconds()
-	}
-	key := func(p sim.Policy) sim.Policy { // the line a cell is on: everything but x
-		if byWidth {
-			p.Width = 0
-		} else {
-			p.Cap = 0
-		}
-		return p
-	}
 	// A line per cap (or width) means every other parameter is the same:
 	// of a family measured at several bases, multipliers … (recommend's
 	// candidate space), only the setting measured most is drawn, the
 	// article's base 1 s ×2 on a tie, and the caption says so.
 	rest := func(p sim.Policy) sim.Policy { p.Width, p.Cap = 0, 0; return p }
 	keep, settings := mostMeasured(aggs, kind, rest)
-	caps := map[float64][]*analysis.Aggregate{}
-	var cs []float64
-	for _, a := range aggs {
-		if a.Cell.Policy.Kind != kind || (!byWidth && a.Cell.Policy.Cap == 0) || rest(a.Cell.Policy) != keep {
-			continue
-		}
-		c := a.Cell.Scenario.Capacity
-		if caps[c] == nil {
-			cs = append(cs, c)
-		}
-		caps[c] = append(caps[c], a)
-	}
-	sort.Float64s(cs)
-	if len(cs) > MaxPanels {
-		cs = cs[:MaxPanels]
-	}
+	caps, cs := paramCells(aggs, kind, byWidth, func(p sim.Policy) bool { return rest(p) == keep })
 	left := 0
 	for _, c := range cs {
-		var lines []sim.Policy
-		pts := map[sim.Policy][]Point{}
-		for _, a := range caps[c] {
-			s := a.Summary(analysis.T99)
-			if !s.Finished() {
-				left++
-				continue
-			}
-			k := key(a.Cell.Policy)
-			if pts[k] == nil {
-				lines = append(lines, k)
-			}
-			pts[k] = append(pts[k], Point{X: x(a.Cell.Policy), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
-			f.from(a)
-		}
-		sort.Slice(lines, func(i, j int) bool {
-			a, b := lines[i], lines[j]
-			if a.Cap != b.Cap {
-				return a.Cap < b.Cap
-			}
-			if a.Width != b.Width {
-				return a.Width < b.Width
-			}
-			return a.String() < b.String()
-		})
-		pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
-		for i, k := range lines {
-			ps := pts[k]
-			if len(ps) < 2 {
-				continue
-			}
-			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
-			pn.Series = append(pn.Series, Series{Name: lineName(k, byWidth), Points: ps, Colour: i})
-		}
+		pn, n := paramPanel(&f, c, caps[c], byWidth)
+		left += n
 		if len(pn.Series) > 0 {
 			f.Panels = append(f.Panels, pn)
 		}
@@ -338,6 +277,92 @@ func Param(family string, aggs []*analysis.Aggregate, kind sim.Kind, byWidth boo
 		f.Caption += fmt.Sprintf(" Left out: %s with runs that never brought 99 %% of clients back.", num.Plural(left, "cell"))
 	}
 	return f
+}
+
+// paramCells are the cells Param draws, by capacity: kind's whose setting
+// kept admits, and with a cap when the cap is the x axis (not byWidth);
+// and the capacities, ascending, at most MaxPanels of them.
+func paramCells(aggs []*analysis.Aggregate, kind sim.Kind, byWidth bool, kept func(sim.Policy) bool) (map[float64][]*analysis.Aggregate, []float64) {
+	caps := map[float64][]*analysis.Aggregate{}
+	var cs []float64
+	for _, a := range aggs {
+		if a.Cell.Policy.Kind != kind || (!byWidth && a.Cell.Policy.Cap == 0) || !kept(a.Cell.Policy) {
+			continue
+		}
+		c := a.Cell.Scenario.Capacity
+		if caps[c] == nil {
+			cs = append(cs, c)
+		}
+		caps[c] = append(caps[c], a)
+	}
+	sort.Float64s(cs)
+	if len(cs) > MaxPanels {
+		cs = cs[:MaxPanels]
+	}
+	return caps, cs
+}
+
+// paramPanel is Param's panel of capacity c, from its cells aggs: a line
+// per cap (byWidth) or width measured at two x values or more, ordered by
+// cap, width, then name; and how many cells it leaves out, their runs not
+// all back. f records the runs drawn.
+func paramPanel(f *Figure, c float64, aggs []*analysis.Aggregate, byWidth bool) (Panel, int) {
+	var lines []sim.Policy
+	pts := map[sim.Policy][]Point{}
+	left := 0
+	for _, a := range aggs {
+		s := a.Summary(analysis.T99)
+		if !s.Finished() {
+			left++
+			continue
+		}
+		k := paramLine(a.Cell.Policy, byWidth)
+		if pts[k] == nil {
+			lines = append(lines, k)
+		}
+		pts[k] = append(pts[k], Point{X: paramX(a.Cell.Policy, byWidth), Y: s.Mean, Lo: s.Lo, Hi: s.Hi})
+		f.from(a)
+	}
+	sort.Slice(lines, func(i, j int) bool {
+		a, b := lines[i], lines[j]
+		if a.Cap != b.Cap {
+			return a.Cap < b.Cap
+		}
+		if a.Width != b.Width {
+			return a.Width < b.Width
+		}
+		return a.String() < b.String()
+	})
+	pn := Panel{Title: fmt.Sprintf("%g requests/s", c)}
+	for i, k := range lines {
+		ps := pts[k]
+		if len(ps) < 2 {
+			continue
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+		pn.Series = append(pn.Series, Series{Name: lineName(k, byWidth), Points: ps, Colour: i})
+	}
+	return pn, left
+}
+
+// paramX is where Param draws a cell of policy p on the x axis: at its
+// jitter width (byWidth), else at its cap in seconds.
+func paramX(p sim.Policy, byWidth bool) float64 {
+	if byWidth {
+		return p.Width
+	}
+	return p.Cap.Seconds()
+}
+
+// paramLine is the line Param draws a cell of policy p on: p but for its x
+// (paramX), which is zeroed.
+func paramLine(p sim.Policy, byWidth bool) sim.Policy {
+	if byWidth {
+		p.Width = 0
+	} else {
+		p.Cap = 0
+	}
+	return p
 }
 
 // mostMeasured returns, of the settings rest(p) of kind's policies in aggs,

@@ -129,54 +129,72 @@ func (f *Figure) Degenerate() string {
 		return "no data"
 	}
 	xs, ys := map[float64]bool{}, map[float64]bool{}
-	for _, p := range f.Panels {
-		if p.Grid != nil {
-			g := p.Grid
-			if len(g.X) < 2 || len(g.Y) < 2 {
-				return fmt.Sprintf("heat map of %d × %d cells", len(g.X), len(g.Y))
-			}
-			zs := map[float64]bool{}
-			for _, row := range g.Z {
-				for _, z := range row {
-					if !math.IsNaN(z) {
-						zs[z] = true
-						if f.ZLog && z <= 0 {
-							return "a heat map value ≤ 0 on a log colour scale"
-						}
-					}
-				}
-			}
-			if len(zs) < 2 {
-				return "a heat map of one value"
-			}
-			continue
-		}
-		n := 0
-		for _, s := range p.Series {
-			for _, pt := range s.Points {
-				if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || math.IsInf(pt.X, 0) || math.IsInf(pt.Y, 0) {
-					return fmt.Sprintf("%s: a point that is not a number", s.Name)
-				}
-				if (f.X.Log && pt.X <= 0) || (f.Y.Log && pt.Y <= 0) {
-					return fmt.Sprintf("%s: a point ≤ 0 on a log axis", s.Name)
-				}
-				xs[pt.X], ys[pt.Y] = true, true
-				n++
-			}
-		}
-		if n == 0 {
-			return fmt.Sprintf("panel %q has no data", p.Title)
-		}
-	}
 	hasGrid := false
 	for _, p := range f.Panels {
-		hasGrid = hasGrid || p.Grid != nil
+		var why string
+		if p.Grid != nil {
+			hasGrid = true
+			why = gridDegenerate(p.Grid, f.ZLog)
+		} else {
+			why = f.seriesDegenerate(p, xs, ys)
+		}
+		if why != "" {
+			return why
+		}
 	}
 	if !hasGrid && (len(xs) < 2 && f.X.Categories == nil || len(ys) < 2 && f.Y.Categories == nil) {
 		return fmt.Sprintf("every point at one x or one y (%d x values, %d y values)", len(xs), len(ys))
 	}
 	if f.Y.Categories != nil && len(f.Y.Categories) < 2 {
 		return "fewer than two categories"
+	}
+	return ""
+}
+
+// gridDegenerate says why a heat map would show nothing worth a figure
+// ("" when it is fine): fewer than two rows or columns, one value only, or
+// a value ≤ 0 on a log colour scale (zlog).
+func gridDegenerate(g *Grid, zlog bool) string {
+	if len(g.X) < 2 || len(g.Y) < 2 {
+		return fmt.Sprintf("heat map of %d × %d cells", len(g.X), len(g.Y))
+	}
+	zs := map[float64]bool{}
+	for _, row := range g.Z {
+		for _, z := range row {
+			if !math.IsNaN(z) {
+				zs[z] = true
+				if zlog && z <= 0 {
+					return "a heat map value ≤ 0 on a log colour scale"
+				}
+			}
+		}
+	}
+	if len(zs) < 2 {
+		return "a heat map of one value"
+	}
+	return ""
+}
+
+// seriesDegenerate says why a panel of series would show nothing worth a
+// figure ("" when it is fine): no point, a point that is not a number, or
+// one ≤ 0 on a log axis of f. It adds the points' x and y values to xs and
+// ys, for the figure's check that they are not all at one x or one y.
+func (f *Figure) seriesDegenerate(p Panel, xs, ys map[float64]bool) string {
+	n := 0
+	for _, s := range p.Series {
+		for _, pt := range s.Points {
+			if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || math.IsInf(pt.X, 0) || math.IsInf(pt.Y, 0) {
+				return fmt.Sprintf("%s: a point that is not a number", s.Name)
+			}
+			if (f.X.Log && pt.X <= 0) || (f.Y.Log && pt.Y <= 0) {
+				return fmt.Sprintf("%s: a point ≤ 0 on a log axis", s.Name)
+			}
+			xs[pt.X], ys[pt.Y] = true, true
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("panel %q has no data", p.Title)
 	}
 	return ""
 }

@@ -18,9 +18,37 @@ import (
 func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueScenario, name func(sim.Policy) string) Figure {
 	f := Figure{Name: "queue-recovery", Title: "Back to steady state after an outage — " + server,
 		X: Axis{Label: "outage (s)"}, Y: Axis{Label: "back to steady state (s after recovery)"}}
+	pols := queuePolicies(byPanel)
+	ql := newQueueLines(&f, byPanel, pols, name)
+	// Policies with the same points in every panel would hide each other:
+	// one line stands for them, its legend says so and the caption names
+	// them.
+	same := sameLines(ql.lines, len(pols))
+	shared := shareLines(ql.lines, same, pols, name)
+	for pi := range byPanel {
+		f.Panels = append(f.Panels, ql.panel(pi, panels[pi], same))
+	}
+	f.X.Ticks = sortedKeys(ql.ticks)
+	f.HLines = []Ref{{ql.horizon, fmt.Sprintf("horizon: %g s after recovery", ql.horizon)}}
+	f.Caption = fmt.Sprintf("%s: the mean time after recovery until back to steady state (the outage's waiting clients answered or given up, the queue at its ordinary length, not stuck; in whole %v windows), against the outage's length, a line per policy, a panel per load; bands are 95 %% intervals over the seeds. Grey hollow dots at the horizon are policies not back in some seed (the table above names them): stuck, or still draining.", server, sim.RecoveryWindow)
+	if len(shared) > 0 {
+		f.Caption += " " + SharedLines + strings.Join(shared, "; ") + "."
+	}
+	return f
+}
+
+// queueLines are QueueRecovery's series before they are put in panels.
+type queueLines struct {
+	lines   [][]Series       // lines[pi][i]: policy i's points in panel pi
+	stuck   []Series         // stuck[pi]: panel pi's hollow dots
+	ticks   map[float64]bool // the outages' lengths (s)
+	horizon float64          // the longest time observed after recovery (s)
+}
+
+// queuePolicies are the policies ranked in the scenarios of byPanel, in
+// the order first met.
+func queuePolicies(byPanel [][]analysis.QueueScenario) []sim.Policy {
 	var pols []sim.Policy
-	ticks := map[float64]bool{}
-	horizon := 0.0
 	for _, qs := range byPanel {
 		for _, q := range qs {
 			for _, a := range q.Ranked {
@@ -30,40 +58,49 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			}
 		}
 	}
-	// lines[pi][i]: policy i's points in panel pi; stuck[pi]: the hollow dots.
-	lines := make([][]Series, len(byPanel))
-	stuck := make([]Series, len(byPanel))
+	return pols
+}
+
+// newQueueLines draws each policy of pols in each scenario of byPanel at
+// the outage's length: a point with its 95 % interval on the policy's
+// line when it is back in every seed, else a hollow dot at the horizon.
+// f records the runs drawn.
+func newQueueLines(f *Figure, byPanel [][]analysis.QueueScenario, pols []sim.Policy, name func(sim.Policy) string) queueLines {
+	ql := queueLines{lines: make([][]Series, len(byPanel)), stuck: make([]Series, len(byPanel)), ticks: map[float64]bool{}}
 	for pi, qs := range byPanel {
-		lines[pi] = make([]Series, len(pols))
+		ql.lines[pi] = make([]Series, len(pols))
 		for i, p := range pols {
-			lines[pi][i] = Series{Name: name(p), Colour: i, Mark: Line}
+			ql.lines[pi][i] = Series{Name: name(p), Colour: i, Mark: Line}
 		}
-		stuck[pi] = Series{Name: "not back in some seed (drawn at the horizon)", Colour: -1, Mark: Hollow}
+		ql.stuck[pi] = Series{Name: "not back in some seed (drawn at the horizon)", Colour: -1, Mark: Hollow}
 		for _, q := range qs {
 			sc := q.Scenario
 			x := (sc.RecoverAt - sc.OutageStart).Seconds()
 			w := (sc.Horizon - sc.RecoverAt).Seconds()
-			horizon = max(horizon, w)
-			ticks[x] = true
+			ql.horizon = max(ql.horizon, w)
+			ql.ticks[x] = true
 			for _, a := range q.Ranked {
 				i := slices.Index(pols, a.Cell.Policy)
 				f.from(a)
 				if b, n := analysis.Back(a); b < n {
-					stuck[pi].Points = append(stuck[pi].Points, Point{X: x, Y: w, Lo: nan(), Hi: nan()})
+					ql.stuck[pi].Points = append(ql.stuck[pi].Points, Point{X: x, Y: w, Lo: nan(), Hi: nan()})
 					continue
 				}
 				s := a.Summary(analysis.Recovered)
 				lo, hi, _ := s.Bounds()
-				lines[pi][i].Points = append(lines[pi][i].Points, Point{X: x, Y: s.Mean, Lo: lo, Hi: hi})
+				ql.lines[pi][i].Points = append(ql.lines[pi][i].Points, Point{X: x, Y: s.Mean, Lo: lo, Hi: hi})
 			}
 		}
 	}
-	// Policies with the same points in every panel would hide each other:
-	// one line stands for them, its legend says so and the caption names
-	// them.
-	same := make([]int, len(pols)) // the first policy with i's points everywhere
-	var shared []string
-	for i := range pols {
+	return ql
+}
+
+// sameLines returns, for each of n policies, the first policy with its
+// points in every panel of lines (itself when none before it has them):
+// one line stands for them all.
+func sameLines(lines [][]Series, n int) []int {
+	same := make([]int, n)
+	for i := range n {
 		same[i] = i
 		for j := range i {
 			if same[j] == j && samePoints(lines, i, j) {
@@ -72,6 +109,14 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 			}
 		}
 	}
+	return same
+}
+
+// shareLines adds to the legend of each drawn line that stands for others
+// (same) how many, "A (+2)", and returns the sets it stands for, "A = B =
+// C", for the caption.
+func shareLines(lines [][]Series, same []int, pols []sim.Policy, name func(sim.Policy) string) []string {
+	var shared []string
 	for j := range pols {
 		var others []string
 		for i := j + 1; i < len(pols); i++ {
@@ -87,25 +132,22 @@ func QueueRecovery(server string, panels []string, byPanel [][]analysis.QueueSce
 		}
 		shared = append(shared, name(pols[j])+" = "+strings.Join(others, " = "))
 	}
-	for pi := range byPanel {
-		pn := Panel{Title: panels[pi]}
-		for i, s := range lines[pi] {
-			if same[i] == i && len(s.Points) > 0 {
-				pn.Series = append(pn.Series, s)
-			}
+	return shared
+}
+
+// panel is panel pi, titled title: the lines with points there but those
+// another line stands for (same), then the hollow dots, if any.
+func (ql queueLines) panel(pi int, title string, same []int) Panel {
+	pn := Panel{Title: title}
+	for i, s := range ql.lines[pi] {
+		if same[i] == i && len(s.Points) > 0 {
+			pn.Series = append(pn.Series, s)
 		}
-		if len(stuck[pi].Points) > 0 {
-			pn.Series = append(pn.Series, stuck[pi])
-		}
-		f.Panels = append(f.Panels, pn)
 	}
-	f.X.Ticks = sortedKeys(ticks)
-	f.HLines = []Ref{{horizon, fmt.Sprintf("horizon: %g s after recovery", horizon)}}
-	f.Caption = fmt.Sprintf("%s: the mean time after recovery until back to steady state (the outage's waiting clients answered or given up, the queue at its ordinary length, not stuck; in whole %v windows), against the outage's length, a line per policy, a panel per load; bands are 95 %% intervals over the seeds. Grey hollow dots at the horizon are policies not back in some seed (the table above names them): stuck, or still draining.", server, sim.RecoveryWindow)
-	if len(shared) > 0 {
-		f.Caption += " " + SharedLines + strings.Join(shared, "; ") + "."
+	if len(ql.stuck[pi].Points) > 0 {
+		pn.Series = append(pn.Series, ql.stuck[pi])
 	}
-	return f
+	return pn
 }
 
 // SharedLines opens the caption's list of policies drawn as one line

@@ -351,6 +351,8 @@ func (LogTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
+// panel builds one panel of f as a plot: its heat map, its series, the
+// figure's reference lines, and both axes over the shared ranges xr, yr.
 func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pn.Title
@@ -361,95 +363,140 @@ func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	lo := func(v float64, r [2]float64, log bool) float64 { // clamp a band to the axis
+	for _, s := range pn.Series {
+		if err := addSeries(p, f, s, xr, yr); err != nil {
+			return nil, err
+		}
+	}
+	if err := addRefLines(p, f, xr, yr); err != nil {
+		return nil, err
+	}
+	setAxis(&p.X, f.X, xr)
+	setAxis(&p.Y, f.Y, yr)
+	return p, nil
+}
+
+// addSeries draws one series of f on p as its mark says: a line with its
+// band, or dots with their error bars. A series without points draws
+// nothing.
+func addSeries(p *plot.Plot, f Figure, s Series, xr, yr [2]float64) error {
+	if len(s.Points) == 0 {
+		return nil
+	}
+	c, d := style(s.Colour)
+	switch s.Mark {
+	case Line:
+		return addLine(p, s, c, d, yr, f.Y.Log)
+	case Dot, Hollow, Front:
+		return addDots(p, s, c, xr, f.X.Log)
+	}
+	return nil
+}
+
+// addLine draws a Line series in colour c with dashes d: its 95 % band
+// where every point has an interval (clamped to the y range yr on a log
+// axis), the line, and a dot at each point when there are at most 30.
+func addLine(p *plot.Plot, s Series, c color.Color, d []vg.Length, yr [2]float64, log bool) error {
+	clamp := func(v float64) float64 { // a band's low end below a log axis is drawn at its bottom
 		if log && v <= 0 {
-			return r[0]
+			return yr[0]
 		}
 		return v
 	}
-	for _, s := range pn.Series {
-		if len(s.Points) == 0 {
+	if band := bandPolygon(s.Points, clamp); band != nil {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return err
+		}
+		poly.Color = withAlpha(c, 50)
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	l, err := plotter.NewLine(xys(s.Points))
+	if err != nil {
+		return err
+	}
+	l.Color, l.Dashes, l.Width = c, d, vg.Points(1.8)
+	p.Add(l)
+	if len(s.Points) <= 30 {
+		sc, err := plotter.NewScatter(xys(s.Points))
+		if err != nil {
+			return err
+		}
+		sc.Color, sc.Radius, sc.Shape = c, vg.Points(2.2), draw.CircleGlyph{}
+		p.Add(sc)
+	}
+	return nil
+}
+
+// addDots draws a Dot, Hollow or Front series in colour c: a Front's line
+// through its points, the horizontal error bars (clamped to the x range xr
+// on a log axis), the dots (rings for Hollow) and the points' labels.
+func addDots(p *plot.Plot, s Series, c color.Color, xr [2]float64, log bool) error {
+	if s.Mark == Front && len(s.Points) > 1 {
+		l, err := plotter.NewLine(xys(s.Points))
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = c, vg.Points(1.5)
+		p.Add(l)
+	}
+	if err := addErrors(p, s, c, xr, log); err != nil {
+		return err
+	}
+	sc, err := plotter.NewScatter(xys(s.Points))
+	if err != nil {
+		return err
+	}
+	sc.Color, sc.Radius, sc.Shape = c, vg.Points(3.5), draw.CircleGlyph{}
+	if s.Mark == Hollow {
+		sc.Shape, sc.Radius = draw.RingGlyph{}, vg.Points(3)
+	}
+	p.Add(sc)
+	if s.Labels == nil {
+		return nil
+	}
+	return addLabels(p, s)
+}
+
+// addLabels prints each point's label beside it, alternately above right
+// and below right, so that neighbours do not collide.
+func addLabels(p *plot.Plot, s Series) error {
+	for side := 0; side < 2; side++ {
+		var lab plotter.XYLabels
+		for j, pt := range s.Points {
+			if j%2 == side {
+				lab.XYs = append(lab.XYs, plotter.XY{X: pt.X, Y: pt.Y})
+				lab.Labels = append(lab.Labels, s.Labels[j])
+			}
+		}
+		if len(lab.XYs) == 0 {
 			continue
 		}
-		c, d := style(s.Colour)
-		switch s.Mark {
-		case Line:
-			if band := bandPolygon(s.Points, func(v float64) float64 { return lo(v, yr, f.Y.Log) }); band != nil {
-				poly, err := plotter.NewPolygon(band)
-				if err != nil {
-					return nil, err
-				}
-				poly.Color = withAlpha(c, 50)
-				poly.LineStyle.Width = 0
-				p.Add(poly)
-			}
-			l, err := plotter.NewLine(xys(s.Points))
-			if err != nil {
-				return nil, err
-			}
-			l.Color, l.Dashes, l.Width = c, d, vg.Points(1.8)
-			p.Add(l)
-			if len(s.Points) <= 30 {
-				sc, err := plotter.NewScatter(xys(s.Points))
-				if err != nil {
-					return nil, err
-				}
-				sc.Color, sc.Radius, sc.Shape = c, vg.Points(2.2), draw.CircleGlyph{}
-				p.Add(sc)
-			}
-		case Dot, Hollow, Front:
-			if s.Mark == Front && len(s.Points) > 1 {
-				l, err := plotter.NewLine(xys(s.Points))
-				if err != nil {
-					return nil, err
-				}
-				l.Color, l.Width = c, vg.Points(1.5)
-				p.Add(l)
-			}
-			if err := addErrors(p, s, c, xr, f.X.Log); err != nil {
-				return nil, err
-			}
-			sc, err := plotter.NewScatter(xys(s.Points))
-			if err != nil {
-				return nil, err
-			}
-			sc.Color, sc.Radius, sc.Shape = c, vg.Points(3.5), draw.CircleGlyph{}
-			if s.Mark == Hollow {
-				sc.Shape, sc.Radius = draw.RingGlyph{}, vg.Points(3)
-			}
-			p.Add(sc)
-			if s.Labels != nil { // alternately above right and below right, so that neighbours do not collide
-				for side := 0; side < 2; side++ {
-					var lab plotter.XYLabels
-					for j, pt := range s.Points {
-						if j%2 == side {
-							lab.XYs = append(lab.XYs, plotter.XY{X: pt.X, Y: pt.Y})
-							lab.Labels = append(lab.Labels, s.Labels[j])
-						}
-					}
-					if len(lab.XYs) == 0 {
-						continue
-					}
-					lb, err := plotter.NewLabels(lab)
-					if err != nil {
-						return nil, err
-					}
-					lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(4)}
-					if side == 1 {
-						lb.Offset = vg.Point{X: vg.Points(-11), Y: vg.Points(-14)}
-					}
-					for j := range lb.TextStyle {
-						lb.TextStyle[j] = textStyle(10, color.Black)
-					}
-					p.Add(lb)
-				}
-			}
+		lb, err := plotter.NewLabels(lab)
+		if err != nil {
+			return err
 		}
+		lb.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(4)}
+		if side == 1 {
+			lb.Offset = vg.Point{X: vg.Points(-11), Y: vg.Points(-14)}
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j] = textStyle(10, color.Black)
+		}
+		p.Add(lb)
 	}
+	return nil
+}
+
+// addRefLines draws f's reference lines across the panel: each horizontal
+// one dashed black over the x range xr, each vertical one dotted grey over
+// the y range yr.
+func addRefLines(p *plot.Plot, f Figure, xr, yr [2]float64) error {
 	for _, h := range f.HLines {
 		l, err := plotter.NewLine(plotter.XYs{{X: xr[0], Y: h.Value}, {X: xr[1], Y: h.Value}})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.Color, l.Width, l.Dashes = color.Black, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 		p.Add(l)
@@ -457,14 +504,12 @@ func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 	for _, v := range f.VLines {
 		l, err := plotter.NewLine(plotter.XYs{{X: v.Value, Y: yr[0]}, {X: v.Value, Y: yr[1]}})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.Color, l.Width, l.Dashes = color.Gray{Y: 60}, vg.Points(1.2), []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
 	}
-	setAxis(&p.X, f.X, xr)
-	setAxis(&p.Y, f.Y, yr)
-	return p, nil
+	return nil
 }
 
 type xyErr struct{ pts []Point }

@@ -104,70 +104,24 @@ type Report struct {
 // Build builds the report of a dataset. It reads nothing but through in;
 // when ctx is done it stops and returns ctx's error.
 func Build(ctx context.Context, in Input) (*Report, error) {
-	ds := in.Dataset
-	var aggs []*analysis.Aggregate
-	var sweeps []analysis.SweepSeeds
-	runs := 0
-	if in.Scanned != nil {
-		ds, aggs, sweeps, runs = &in.Scanned.Dataset, in.Scanned.Aggregates, in.Scanned.Sweeps, in.Scanned.Runs
-	} else {
-		aggs, sweeps, runs = analysis.Aggregates(ds.Records), sweepSeeds(ds.Records), len(ds.Records)
-	}
+	ds, aggs, sweeps, runs := measured(in)
 	r := &Report{Provenance: provenance(ds, runs, sweeps), Live: in.Live}
 	// The dataset's warnings are about the counting server's metrics;
 	// queueing cells have their own (queueingWarnings).
 	counting := filter(aggs, func(a *analysis.Aggregate) bool { return !analysis.Queueing(a) })
 	r.Warnings = append(datasetWarnings(r.Provenance, counting), ds.Warnings...)
 	r.Article = articleFromDataset(ds)
-	single := make([]*analysis.Aggregate, 0, len(aggs)) // the recommendation compares fleets of one policy
-	var jittered []*analysis.Aggregate
-	for _, a := range aggs {
-		if analysis.Queueing(a) { // its own metrics and ranking (queueing.go), not the counting server's rules
-			continue
-		}
-		if !a.Cell.Mixed() {
-			single = append(single, a)
-			if a.Cell.Policy.Jittered() {
-				jittered = append(jittered, a)
-			}
-		}
-	}
+	single, jittered := singlePolicy(aggs)
 	qs, owners, warn, err := queueing(in, aggs)
 	if err != nil {
 		return nil, err
 	}
 	r.Queueing, r.QueueFigures, r.Owners = qs, queueFigures(qs), owners
 	r.Warnings = append(r.Warnings, warn...)
-	for _, q := range analysis.Groups(single) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// A query group can hold cells run for different windows (the
-		// article's 20 minutes from the start beside a sweep's 20 minutes
-		// after recovery): each window is a scenario of its own.
-		var windows []time.Duration
-		for _, a := range single {
-			if w := a.Cell.Scenario.Horizon - a.Cell.Scenario.RecoverAt; q.Matches(a) && !slices.Contains(windows, w) {
-				windows = append(windows, w)
-			}
-		}
-		slices.SortFunc(windows, func(a, b time.Duration) int { return int(b - a) })
-		for _, w := range windows {
-			in := func(a *analysis.Aggregate) bool { return a.Cell.Scenario.Horizon-a.Cell.Scenario.RecoverAt == w }
-			r.Scenarios = append(r.Scenarios, scenario(q, filter(single, in), filter(jittered, in)))
-		}
+	if r.Scenarios, err = scenarios(ctx, single, jittered); err != nil {
+		return nil, err
 	}
-	names := map[string]int{}
-	for i := range r.Scenarios {
-		s := &r.Scenarios[i]
-		q := s.Query
-		name := slug(q, s.All.Scenario)
-		names[name]++
-		if n := names[name]; n > 1 {
-			name += "-" + strconv.Itoa(n)
-		}
-		s.File = "scenarios/" + name + ".md"
-	}
+	nameFiles(r.Scenarios)
 	r.Decision = decide(r.Scenarios)
 	r.Mixed = analysis.MixedFleets(aggs, in.Groups)
 	r.Recovery = analysis.RecoveryGrids(single)
@@ -175,20 +129,104 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var all []uint32
-	for _, sw := range sweeps {
-		all = append(all, sw.Seeds...)
-	}
-	slices.Sort(all)
-	p := r.Provenance
-	r.Footer = fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", p.Tool, p.Sim, short(p.ConfigHash), ranges(slices.Compact(all)))
-	r.footerBase = fmt.Sprintf("herdsweep %s · simulator %s · config %s", p.Tool, p.Sim, short(p.ConfigHash))
+	r.Footer, r.footerBase = footers(r.Provenance, sweeps)
 	figs, err := chooseFigures(single, r, in.Timelines)
 	if err != nil {
 		return nil, err
 	}
 	r.Figures = figs
 	return r, nil
+}
+
+// measured is what in holds: the dataset, its aggregates, each sweep's
+// seeds and how many runs, from the streamed dataset (in.Scanned) when
+// there is one, else from the dataset's records.
+func measured(in Input) (*analysis.Dataset, []*analysis.Aggregate, []analysis.SweepSeeds, int) {
+	if sc := in.Scanned; sc != nil {
+		return &sc.Dataset, sc.Aggregates, sc.Sweeps, sc.Runs
+	}
+	ds := in.Dataset
+	return ds, analysis.Aggregates(ds.Records), sweepSeeds(ds.Records), len(ds.Records)
+}
+
+// singlePolicy returns the counting server's cells of fleets of one policy,
+// which the recommendation compares, and of those the policies that
+// jitter. Queueing cells have their own metrics and ranking (queueing.go),
+// not the counting server's rules.
+func singlePolicy(aggs []*analysis.Aggregate) (single, jittered []*analysis.Aggregate) {
+	single = make([]*analysis.Aggregate, 0, len(aggs))
+	for _, a := range aggs {
+		if analysis.Queueing(a) || a.Cell.Mixed() {
+			continue
+		}
+		single = append(single, a)
+		if a.Cell.Policy.Jittered() {
+			jittered = append(jittered, a)
+		}
+	}
+	return single, jittered
+}
+
+// scenarios decides each scenario of the single-policy cells: a query
+// group (analysis.Groups) for each window its cells were run for, the
+// longest first. When ctx is done it stops and returns ctx's error.
+func scenarios(ctx context.Context, single, jittered []*analysis.Aggregate) ([]Scenario, error) {
+	var out []Scenario
+	for _, q := range analysis.Groups(single) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, w := range windows(q, single) {
+			in := func(a *analysis.Aggregate) bool { return a.Cell.Scenario.Horizon-a.Cell.Scenario.RecoverAt == w }
+			out = append(out, scenario(q, filter(single, in), filter(jittered, in)))
+		}
+	}
+	return out, nil
+}
+
+// windows are the times after recovery the cells of query group q were
+// run for, the longest first. A query group can hold cells run for
+// different windows (the article's 20 minutes from the start beside a
+// sweep's 20 minutes after recovery): each window is a scenario of its
+// own.
+func windows(q analysis.Query, single []*analysis.Aggregate) []time.Duration {
+	var ws []time.Duration
+	for _, a := range single {
+		if w := a.Cell.Scenario.Horizon - a.Cell.Scenario.RecoverAt; q.Matches(a) && !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	slices.SortFunc(ws, func(a, b time.Duration) int { return int(b - a) })
+	return ws
+}
+
+// nameFiles names each scenario's page, "scenarios/NAME.md" (slug), a
+// name taken before followed by "-2", "-3" ….
+func nameFiles(ss []Scenario) {
+	names := map[string]int{}
+	for i := range ss {
+		s := &ss[i]
+		name := slug(s.Query, s.All.Scenario)
+		names[name]++
+		if n := names[name]; n > 1 {
+			name += "-" + strconv.Itoa(n)
+		}
+		s.File = "scenarios/" + name + ".md"
+	}
+}
+
+// footers are the provenance printed under the figures: the dataset's
+// tool, simulator and config with every seed of its sweeps (Report.Footer),
+// and without the seeds (Report.footerBase).
+func footers(p Provenance, sweeps []analysis.SweepSeeds) (footer, base string) {
+	var all []uint32
+	for _, sw := range sweeps {
+		all = append(all, sw.Seeds...)
+	}
+	slices.Sort(all)
+	footer = fmt.Sprintf("herdsweep %s · simulator %s · config %s · seeds %s", p.Tool, p.Sim, short(p.ConfigHash), ranges(slices.Compact(all)))
+	base = fmt.Sprintf("herdsweep %s · simulator %s · config %s", p.Tool, p.Sim, short(p.ConfigHash))
+	return footer, base
 }
 
 // scenario decides one scenario: q among single (every single-policy
