@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"sync"
 	"time"
 
@@ -98,7 +99,7 @@ type recommendOptions struct {
 
 func recommendFlags(stderr io.Writer) (*flag.FlagSet, *recommendOptions) {
 	fs := newFlagsDoc("recommend", "--capacity RPS|LO..HI [--clients N|LO..HI] [--outage 30s] [--window 20m] [--retry-after 0s] [--server SPEC …] [--objective t99|peak|sent] [--budget 4] [--allow-give-up] [--library NAME] [--mine SPEC] [--seeds 10] [--max-seeds 40] [--margin 0.02] [--top 10] [--results DIR] [--workers N] [--memory SIZE] [--json]",
-		fmt.Sprintf(recommendHelp, grid.DescribeSpace()), stderr)
+		fmt.Sprintf(recommendHelp, grid.DescribeSpace()+"\n"+wrap(analysis.DescribeBeyond(), 76)), stderr)
 	o := &recommendOptions{}
 	o.capacity = fs.String("capacity", "", "requests/s the server serves after recovery, or a range LO..HI (required)")
 	o.clients = fs.String("clients", "2000", "clients that failed during the outage, or a range LO..HI")
@@ -449,4 +450,26 @@ func flagName(err error) error {
 		}
 	}
 	return err
+}
+
+// wrap breaks s into lines of at most width runes at spaces, for help
+// text.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		l := utf8.RuneCountInString(w)
+		if i > 0 {
+			if n+1+l > width {
+				b.WriteString("\n")
+				n = 0
+			} else {
+				b.WriteString(" ")
+				n++
+			}
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
 }
