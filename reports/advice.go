@@ -100,8 +100,9 @@ func writeUse(ew *errWriter, e *analysis.Envelope) {
 	if e.Compromise {
 		ew.printf(" (every server some policy comes back on: %d)", kept)
 	}
+	took, least := num.ShortPair(w.On[worst].Time, w.On[worst].Ideal)
 	ew.printf("; slowest against the least possible time: %.2f× on %s (%s s, least possible %s s)\n",
-		w.On[worst].Regret, e.Servers[worst].Label(), num.Short(w.On[worst].Time), num.Short(w.On[worst].Ideal))
+		w.On[worst].Regret, e.Servers[worst].Label(), took, least)
 	if free >= 0 {
 		r := w.On[free]
 		ew.printf("  with free rejections: t99 %s s after recovery (%s)\n", summary(analysis.T99, r.Agg.Summary(analysis.T99)), num.Plural(len(r.Agg.Seeds), "seed"))

@@ -71,3 +71,14 @@ func Agree(n int, one, many string) string {
 	}
 	return many
 }
+
+// ShortPair writes a and b as Short does, with more decimals (up to 3)
+// while they read the same although they differ: "5.04" and "4.96", not
+// "5.0" and "5.0", beside a ratio of 1.02.
+func ShortPair(a, b float64) (string, string) {
+	x, y := Short(a), Short(b)
+	for prec := 2; x == y && a != b && prec <= 3; prec++ {
+		x, y = Fixed(a, prec), Fixed(b, prec)
+	}
+	return x, y
+}

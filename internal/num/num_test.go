@@ -18,3 +18,22 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestShortPairTellsApart(t *testing.T) {
+	for _, c := range []struct {
+		a, b         float64
+		wantA, wantB string
+	}{
+		{5.04, 4.96, "5.04", "4.96"},
+		{5.1, 5.0, "5.1", "5"},
+		{5.04, 5.01, "5.04", "5.01"},
+		{5.0004, 5.0001, "5.000", "5.000"},
+		{7, 7, "7", "7"},
+		{120, 119.6, "120.00", "119.60"},
+	} {
+		a, b := ShortPair(c.a, c.b)
+		if a != c.wantA || b != c.wantB {
+			t.Errorf("ShortPair(%g, %g) = %q, %q; want %q, %q", c.a, c.b, a, b, c.wantA, c.wantB)
+		}
+	}
+}
