@@ -47,6 +47,12 @@ func WriteAdvice(w io.Writer, ans *AdviceAnswer, top int) error {
 		what = "judged on your"
 	}
 	ew.printf("%s %s\n", what, analysis.DescribeEnvelope(e.Servers))
+	for _, s := range e.Servers {
+		if sc := s.Scenario(base); s.Queueing() && s.Workers > 0 && math.Abs(analysis.ServerCapacity(sc)-base.Capacity) > 1e-9*base.Capacity {
+			ew.printf("(%s serves %s requests/s, %d workers at a mean service of %v: its workers, not --capacity, set what it serves)\n",
+				s.Label(), num.Short(analysis.ServerCapacity(sc)), s.Workers, sc.MeanService())
+		}
+	}
 	if !a.Question.Own {
 		ew.printf("(%s)\n", EnvelopeAssumes)
 	}

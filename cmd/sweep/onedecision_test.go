@@ -208,3 +208,19 @@ func TestOwnerSweepIsRecommendsView(t *testing.T) {
 		t.Errorf("recommend's answer is not the owner sweep's last policy %q:\n%s", answer, out)
 	}
 }
+
+// A queueing server whose workers serve another rate than --capacity
+// says so beside the heading, which names --capacity.
+func TestRecommendSaysWhatAServerServes(t *testing.T) {
+	t.Parallel()
+	out := mustRun(t, "recommend", "--capacity", "800", "--clients", "200", "--outage", "10s", "--window", "3m",
+		"--server", "concurrency=4 service=exponential service_s=0.02 timeout_s=2 arrival_rps=100")
+	if !strings.Contains(out, "serves 200 requests/s, 4 workers at a mean service of 20ms: its workers, not --capacity, set what it serves") {
+		t.Errorf("recommend does not say the server serves 200 requests/s, not 800:\n%s", out)
+	}
+	out = mustRun(t, "recommend", "--capacity", "200", "--clients", "200", "--outage", "10s", "--window", "3m",
+		"--server", "concurrency=4 service=exponential service_s=0.02 timeout_s=2 arrival_rps=100")
+	if strings.Contains(out, "not --capacity") {
+		t.Errorf("recommend says the workers differ from --capacity where they serve it:\n%s", out)
+	}
+}
