@@ -86,56 +86,89 @@ var (
 
 // Validate checks the configuration, and that fds file descriptors (the
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
+// It reports the first fault: of the scale, then the scenario, then the
+// server and the driver.
 func (c Config) Validate(fds uint64) error {
-	sc := c.Scenario
-	bad := func(field sim.Field, v any, format string, args ...any) error {
-		return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+	if err := c.validateScale(); err != nil {
+		return err
 	}
+	if err := c.validateScenario(fds); err != nil {
+		return err
+	}
+	return c.validateServerAndDriver()
+}
+
+// fieldError is the sim.FieldError of field's value v, wanting what
+// format says.
+func fieldError(field sim.Field, v any, format string, args ...any) error {
+	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+}
+
+// validateScale checks Scale: in range, and other than 1 only for a
+// driver whose clock can be scaled and that reads any Retry-After in
+// scenario time.
+func (c Config) validateScale() error {
 	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
-		return bad(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
+		return fieldError(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
 	}
 	if c.scale() != 1 && !c.Driver.Scalable {
-		return bad(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
+		return fieldError(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
 	}
-	if c.scale() != 1 && sc.RetryAfter != 0 && !c.Driver.stepped {
-		return bad(FieldScale, c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
+	if c.scale() != 1 && c.Scenario.RetryAfter != 0 && !c.Driver.stepped {
+		return fieldError(FieldScale, c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
 	}
+	return nil
+}
+
+// validateScenario checks the scenario as a live run can play it: a tick
+// and a horizon in real time that timers can keep, clients the file
+// descriptors allow, whole seconds of Retry-After, and a server that only
+// counts.
+func (c Config) validateScenario(fds uint64) error {
+	sc := c.Scenario
 	if c.real(sc.Tick) < MinTick {
-		return bad(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
+		return fieldError(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
 	}
 	if sc.Clients < 1 || sc.Clients > MaxClients {
-		return bad(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
+		return fieldError(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
 	}
 	if err := sc.Validate(); err != nil {
 		return err
 	}
 	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
-		return bad(sim.FieldClients, sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
+		return fieldError(sim.FieldClients, sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
 			(fds-fdsReserve)/fdsPerClient, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
 	}
 	if c.real(sc.Horizon) > MaxHorizon {
-		return bad(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
+		return fieldError(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
 	if sc.RetryAfter%time.Second != 0 {
-		return bad(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
+		return fieldError(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
 	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Server() != sim.CountingServer {
 		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
 	}
+	return nil
+}
+
+// validateServerAndDriver checks how the server is down, the grace, the
+// driver (a gRPC driver needs 503s: it retries RPCs, not connections) and
+// the attempts per client.
+func (c Config) validateServerAndDriver() error {
 	if c.Down != Down503 && c.Down != DownRefused {
-		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
+		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
 	}
-	if c.Grace < 0 || c.Grace >= c.real(sc.Tick)/2 {
-		return bad(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(sc.Tick)/2)
+	if c.Grace < 0 || c.Grace >= c.real(c.Scenario.Tick)/2 {
+		return fieldError(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(c.Scenario.Tick)/2)
 	}
 	if c.Driver.Do == nil && !c.Driver.stepped {
 		return errors.New("live: no driver")
 	}
 	if c.Driver.GRPC != nil && c.Down != Down503 {
-		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
+		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
 	}
 	if c.MaxAttempts < 1 {
-		return bad(FieldMaxAttempts, c.MaxAttempts, "at least 1")
+		return fieldError(FieldMaxAttempts, c.MaxAttempts, "at least 1")
 	}
 	return nil
 }
