@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -224,6 +225,47 @@ func TestImpossibleAndGrid(t *testing.T) {
 	}
 	if g := Grid(300, 300); len(g) != 1 {
 		t.Errorf("Grid(300, 300) = %v", g)
+	}
+}
+
+// TestSearchRangeAnswers pins SearchRange's answers, word for word and
+// bit for bit (candidates named by their policy): a winner over two points, a range with a point no policy
+// can serve (the search stops there), and one where no policy is feasible
+// at any point.
+func TestSearchRangeAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		points []sim.Scenario
+		q      Query
+		want   string
+	}{
+		{"a winner", []sim.Scenario{smallScenario(40, 300), smallScenario(160, 300)}, Query{Objective: ByT99}, "winner \"api-core base=500ms cap=5s multiplier=2\", worst regret 1.022388059701493, mean 1.0111940298507465, 149 feasible, no answer \"\"; at 40: best \"api-core base=500ms cap=5s multiplier=2\", winner \"api-core base=500ms cap=5s multiplier=2\", regret 1; at 160: best \"api-core base=2s cap=5s multiplier=2\", winner \"api-core base=500ms cap=5s multiplier=2\", regret 1.022388059701493"},
+		{"an impossible point", []sim.Scenario{smallScenario(40, 300), smallScenario(0.3, 300), smallScenario(160, 300)}, Query{Objective: ByT99}, "winner \"\", worst regret 0, mean 0, 0 feasible, no answer \"at 0.3 req/s and 300 clients: 300 clients need at least 990 s to be served at 0.3 requests/s (99 % of them, one request each); the window after recovery is 600 s: no retry policy can finish. Only a capacity ≥ 1 requests/s, or a window ≥ 990 s (--window), makes it possible\"; at 40: best \"api-core base=500ms cap=5s multiplier=2\", winner \"none\", regret 0"},
+		{"nothing feasible", []sim.Scenario{smallScenario(40, 300), smallScenario(160, 300)}, Query{Objective: ByT99, Budget: 1e-9}, "winner \"\", worst regret 0, mean 0, 0 feasible, no answer \"[at 40 req/s and 300 clients: none of 153 candidates is feasible: 4 leave clients unserved at the end of the window, 4 have clients give up, 150 exceed the traffic budget of 1e-09 requests per client; the least traffic among those is 1.1 requests per client: `sweep recommend --budget 1.1` would admit it; `sweep recommend --allow-give-up` admits the policies under which clients give up at 160 req/s and 300 clients: none of 153 candidates is feasible: 3 leave clients unserved at the end of the window, 3 have clients give up, 150 exceed the traffic budget of 1e-09 requests per client; the least traffic among those is 1.0 requests per client: `sweep recommend --budget 1` would admit it; `sweep recommend --allow-give-up` admits the policies under which clients give up]\"; at 40: best \"none\", winner \"none\", regret 0; at 160: best \"none\", winner \"none\", regret 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rb, err := SearchRange(context.Background(), tt.points, tt.q, Seeding{Initial: 3, Max: 3}, simulate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "winner %q, worst regret %v, mean %v, %d feasible, no answer %q", rb.Winner.Policy.String(), rb.WorstRegret, rb.MeanRegret, rb.Feasible, rb.NoAnswer)
+			name := func(a *Aggregate) string {
+				if a == nil {
+					return "none"
+				}
+				return a.Cell.Policy.String()
+			}
+			for _, p := range rb.Points {
+				fmt.Fprintf(&b, "; at %v: best %q, winner %q, regret %v", p.Scenario.Capacity, name(p.Best), name(p.Winner), p.Regret)
+			}
+			if got := b.String(); got != tt.want {
+				t.Errorf("answer\n got %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -181,107 +181,143 @@ func Scan(d dataset.Folder, opt ScanOptions) (*Scanned, error) {
 	if len(l.Runs) == 0 {
 		return nil, fmt.Errorf("no Parquet files under runs/: run `sweep run` first, or point --results at a dataset")
 	}
-	out := &Scanned{Dataset: Dataset{Files: len(l.Runs)}}
-	cells := map[string]*cellAcc{}
-	var order []*cellAcc
-	sweepSeeds := map[string]map[uint32]bool{}
-	var sweepOrder []string
-	keepParts := map[int32]bool{}
-	example := struct {
-		part int
-		row  int
-	}{-1, -1}
+	s := &scanner{out: &Scanned{Dataset: Dataset{Files: len(l.Runs)}}, keep: opt.Keep, metrics: metrics, parts: l.Runs,
+		cells: map[string]*cellAcc{}, sweepSeeds: map[string]map[uint32]bool{}, keepParts: map[int32]bool{}, example: runAt{-1, -1}}
 	cols := scanColumns(metrics)
-	for pi, part := range l.Runs {
-		p := part.Path()
-		row := 0
-		fresh := map[int]*cellAcc{} // row → a cell first met there, its parameters to read
-		meta, err := scanPart(d, p, cols, func(b dataset.Batch) error {
-			ck := b.Strings(dataset.ColCellKey)
-			for i := range b.Len() {
-				s, err := b.Seed(i)
-				if err != nil {
-					return fmt.Errorf("column %q row %d: %w", dataset.ColSeed, row+i, err)
-				}
-				acc := cells[ck.Value(i)]
-				if acc == nil {
-					acc = newCellAcc(strings.Clone(ck.Value(i)), len(metrics))
-					acc.absent = absentMetrics(metrics, b, i)
-					cells[acc.agg.CellKey] = acc
-					order = append(order, acc)
-					fresh[row+i] = acc
-				}
-				if j, ok := acc.find(s); ok {
-					if l.Runs[acc.partOf(j)].Sweep == part.Sweep {
-						out.Repeated++
-						if example.part < 0 {
-							example.part, example.row = pi, row+i
-						}
-					} else {
-						out.Shared++
-					}
-					continue
-				}
-				acc.add(s, int32(pi))
-				if !slices.Contains(acc.agg.Sweeps, part.Sweep) {
-					acc.agg.Sweeps = append(acc.agg.Sweeps, part.Sweep)
-				}
-				for k, m := range metrics {
-					if acc.absent&(1<<k) == 0 {
-						acc.per[k].Append(m.scan(b, i)) // NaN: no value
-					}
-				}
-				if sweepSeeds[part.Sweep] == nil {
-					sweepSeeds[part.Sweep] = map[uint32]bool{}
-					sweepOrder = append(sweepOrder, part.Sweep)
-				}
-				sweepSeeds[part.Sweep][s] = true
-				if opt.Keep != nil && opt.Keep(acc.agg.CellKey) {
-					keepParts[int32(pi)] = true
-				}
-				out.Runs++
-			}
-			row += b.Len()
-			return nil
-		})
-		if err == nil && len(fresh) > 0 {
-			err = readCells(d, p, fresh)
-		}
-		if err != nil {
-			return nil, &FileError{Path: p, Err: err}
-		}
-		out.Metas = append(out.Metas, meta)
-	}
-	out.Sweeps = sweepSeedLists(sweepOrder, sweepSeeds)
-	out.Aggregates = make([]*Aggregate, len(order))
-	var xs []float64
-	for i, acc := range order {
-		out.Aggregates[i], xs = acc.finish(metrics, xs)
-		if i > 0 && slices.Equal(out.Aggregates[i].Seeds, out.Aggregates[i-1].Seeds) {
-			// Seeds is never written to: cells of one grid share one list.
-			out.Aggregates[i].Seeds = out.Aggregates[i-1].Seeds
-			if acc.ascending {
-				acc.seeds = out.Aggregates[i].Seeds
-			}
+	for pi := range l.Runs {
+		if err := s.readPart(d, pi, cols); err != nil {
+			return nil, err
 		}
 	}
-	if len(keepParts) > 0 {
-		if err := out.keep(d, l, cells, keepParts, opt.Keep); err != nil {
+	out := s.out
+	out.Sweeps = sweepSeedLists(s.sweepOrder, s.sweepSeeds)
+	s.aggregate()
+	if len(s.keepParts) > 0 {
+		if err := out.keep(d, l, s.cells, s.keepParts, opt.Keep); err != nil {
 			return nil, err
 		}
 	}
 	if out.Repeated > 0 {
-		p := l.Runs[example.part].Path()
+		p := l.Runs[s.example.part].Path()
 		keys, _, err := readParquet(fsys, p, format.ReadRunKeys)
-		if err != nil || example.row >= len(keys) {
+		if err != nil || s.example.row >= len(keys) {
 			return nil, &FileError{Path: p, Err: fmt.Errorf("reading its run keys again: %v", err)}
 		}
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d rows repeat a run already stored in the same sweep (run %s again in %s): each run counted once; `sweep check` lists them", out.Repeated, keys[example.row], p))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d rows repeat a run already stored in the same sweep (run %s again in %s): each run counted once; `sweep check` lists them", out.Repeated, keys[s.example.row], p))
 	}
 	if out.Shared > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d runs are stored in more than one sweep's folder: each counted once", out.Shared))
 	}
 	return out, nil
+}
+
+// scanner is Scan's state while it reads the runs parts: the cells met so
+// far, in the order met, each sweep's seeds, the parts that hold runs of
+// kept cells, and the first run read again in the same sweep.
+type scanner struct {
+	out        *Scanned
+	keep       func(cellKey string) bool // ScanOptions.Keep
+	metrics    []Metric
+	parts      []dataset.Part // the runs parts, as listed
+	cells      map[string]*cellAcc
+	order      []*cellAcc
+	sweepSeeds map[string]map[uint32]bool
+	sweepOrder []string
+	keepParts  map[int32]bool
+	example    runAt // the first run read again in its sweep; part -1: none
+}
+
+// runAt is a run's place: the index of its part, and its row there.
+type runAt struct{ part, row int }
+
+// readPart reads the runs of part pi, then the parameters of the cells
+// first met there, and keeps the part's metadata.
+func (s *scanner) readPart(d dataset.Folder, pi int, cols []string) error {
+	p := s.parts[pi].Path()
+	row := 0
+	fresh := map[int]*cellAcc{} // row → a cell first met there, its parameters to read
+	meta, err := scanPart(d, p, cols, func(b dataset.Batch) error {
+		ck := b.Strings(dataset.ColCellKey)
+		for i := range b.Len() {
+			seed, err := b.Seed(i)
+			if err != nil {
+				return fmt.Errorf("column %q row %d: %w", dataset.ColSeed, row+i, err)
+			}
+			s.readRun(b, i, ck.Value(i), seed, runAt{pi, row + i}, fresh)
+		}
+		row += b.Len()
+		return nil
+	})
+	if err == nil && len(fresh) > 0 {
+		err = readCells(d, p, fresh)
+	}
+	if err != nil {
+		return &FileError{Path: p, Err: err}
+	}
+	s.out.Metas = append(s.out.Metas, meta)
+	return nil
+}
+
+// readRun counts the run of cell key and seed at row i of batch b (at in
+// the listing): a cell first met is started and noted in fresh; a run read
+// before counts as repeated (same sweep) or shared (another), else its
+// metrics join its cell's.
+func (s *scanner) readRun(b dataset.Batch, i int, key string, seed uint32, at runAt, fresh map[int]*cellAcc) {
+	sweep := s.parts[at.part].Sweep
+	acc := s.cells[key]
+	if acc == nil {
+		acc = newCellAcc(strings.Clone(key), len(s.metrics))
+		acc.absent = absentMetrics(s.metrics, b, i)
+		s.cells[acc.agg.CellKey] = acc
+		s.order = append(s.order, acc)
+		fresh[at.row] = acc
+	}
+	if j, ok := acc.find(seed); ok {
+		if s.parts[acc.partOf(j)].Sweep == sweep {
+			s.out.Repeated++
+			if s.example.part < 0 {
+				s.example = at
+			}
+		} else {
+			s.out.Shared++
+		}
+		return
+	}
+	acc.add(seed, int32(at.part))
+	if !slices.Contains(acc.agg.Sweeps, sweep) {
+		acc.agg.Sweeps = append(acc.agg.Sweeps, sweep)
+	}
+	for k, m := range s.metrics {
+		if acc.absent&(1<<k) == 0 {
+			acc.per[k].Append(m.scan(b, i)) // NaN: no value
+		}
+	}
+	if s.sweepSeeds[sweep] == nil {
+		s.sweepSeeds[sweep] = map[uint32]bool{}
+		s.sweepOrder = append(s.sweepOrder, sweep)
+	}
+	s.sweepSeeds[sweep][seed] = true
+	if s.keep != nil && s.keep(acc.agg.CellKey) {
+		s.keepParts[int32(at.part)] = true
+	}
+	s.out.Runs++
+}
+
+// aggregate finishes every cell, in the order met, into out.Aggregates;
+// cells with the same seeds share one list of them.
+func (s *scanner) aggregate() {
+	s.out.Aggregates = make([]*Aggregate, len(s.order))
+	var xs []float64
+	for i, acc := range s.order {
+		s.out.Aggregates[i], xs = acc.finish(s.metrics, xs)
+		if i > 0 && slices.Equal(s.out.Aggregates[i].Seeds, s.out.Aggregates[i-1].Seeds) {
+			// Seeds is never written to: cells of one grid share one list.
+			s.out.Aggregates[i].Seeds = s.out.Aggregates[i-1].Seeds
+			if acc.ascending {
+				acc.seeds = s.out.Aggregates[i].Seeds
+			}
+		}
+	}
 }
 
 // sweepSeedLists lists each sweep's seeds, sorted, in the order the

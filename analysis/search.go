@@ -197,94 +197,147 @@ type Robust struct {
 // worst-case regret among those feasible at every point. Candidates are
 // matched across points by their policy.
 func SearchRange(ctx context.Context, points []sim.Scenario, q Query, s Seeding, measure Measure) (*Robust, error) {
-	type cand struct {
-		cell   grid.Cell
-		aggs   []*Aggregate
-		ok     bool
-		regret []float64
-	}
-	byPolicy := map[sim.Policy]*cand{}
-	var order []sim.Policy
+	cands := robustCands{byPolicy: map[sim.Policy]*robustCand{}}
 	rb := &Robust{Query: q}
 	var recs []*Recommendation
 	for _, sc := range points {
 		if why := Impossible(sc); why != "" {
-			rb.NoAnswer = fmt.Sprintf("at %s req/s and %s: %s", num.Short(sc.Capacity), num.Plural(sc.Clients, "client"), why)
+			rb.NoAnswer = pointWords(sc) + ": " + why
 			return rb, nil
 		}
-		space := grid.CandidateSpace(sc)
-		rs, err := measure(ctx, Runs(space, 1, s.Initial))
-		if err != nil {
-			return nil, err
-		}
-		aggs := Aggregates(rs)
-		qp := q
-		qp.Capacity, qp.Clients, qp.Outage, qp.RetryAfter = sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter
-		rec, err := Recommend(aggs, qp)
+		qp := queryAt(q, sc)
+		rec, aggs, err := recommendAt(ctx, sc, qp, s, measure)
 		if err != nil {
 			return nil, err
 		}
 		recs = append(recs, rec)
 		rb.Points = append(rb.Points, Point{Scenario: sc, Best: rec.Best})
-		for _, a := range aggs {
-			c, seen := byPolicy[a.Cell.Policy]
-			if !seen {
-				c = &cand{cell: a.Cell, ok: true}
-				byPolicy[a.Cell.Policy] = c
-				order = append(order, a.Cell.Policy)
-			}
-			c.aggs = append(c.aggs, a)
-			if qp.Infeasible(a) != "" || rec.Best == nil {
-				c.ok = false
-				continue
-			}
-			c.regret = append(c.regret, a.Summary(T99).Mean/rec.Best.Summary(T99).Mean)
-		}
+		cands.add(aggs, qp, rec)
 	}
-	var best *cand
-	score := func(c *cand) (float64, float64) {
-		w, sum := 0.0, 0.0
-		for _, r := range c.regret {
-			w, sum = math.Max(w, r), sum+r
-		}
-		return w, sum / float64(len(c.regret))
-	}
-	for _, p := range order {
-		c := byPolicy[p]
-		if !c.ok || len(c.aggs) != len(points) {
-			continue
-		}
-		rb.Feasible++
-		if best == nil {
-			best = c
-			continue
-		}
-		w, m := score(c)
-		bw, bm := score(best)
-		if w < bw || (w == bw && (m < bm || (m == bm && c.cell.Canonical() < best.cell.Canonical()))) {
-			best = c
-		}
-	}
+	best, feasible := cands.best(len(points))
+	rb.Feasible = feasible
 	if best == nil {
-		var bad []string
-		for i, rec := range recs {
-			if rec.Best == nil {
-				bad = append(bad, fmt.Sprintf("at %s req/s and %s: %s", num.Short(points[i].Capacity), num.Plural(points[i].Clients, "client"), rec.NoAnswer))
-			}
-		}
-		if len(bad) == 0 {
-			bad = append(bad, "every point has a feasible policy, but none is feasible at all of them; narrow the range")
-		}
-		rb.NoAnswer = fmt.Sprint(bad)
+		rb.NoAnswer = noRobustAnswer(points, recs)
 		return rb, nil
 	}
 	rb.Winner = best.cell
-	rb.WorstRegret, rb.MeanRegret = score(best)
+	rb.WorstRegret, rb.MeanRegret = best.score()
 	for i := range rb.Points {
 		rb.Points[i].Winner = best.aggs[i]
 		rb.Points[i].Regret = best.regret[i]
 	}
 	return rb, nil
+}
+
+// pointWords names a point of a range: "at 40 req/s and 300 clients".
+func pointWords(sc sim.Scenario) string {
+	return fmt.Sprintf("at %s req/s and %s", num.Short(sc.Capacity), num.Plural(sc.Clients, "client"))
+}
+
+// queryAt is q asked at the point sc: its capacity, clients, outage and
+// Retry-After.
+func queryAt(q Query, sc sim.Scenario) Query {
+	q.Capacity, q.Clients, q.Outage, q.RetryAfter = sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter
+	return q
+}
+
+// recommendAt measures the candidate space of sc on s.Initial seeds and
+// answers q (asked at sc) over it.
+func recommendAt(ctx context.Context, sc sim.Scenario, q Query, s Seeding, measure Measure) (*Recommendation, []*Aggregate, error) {
+	rs, err := measure(ctx, Runs(grid.CandidateSpace(sc), 1, s.Initial))
+	if err != nil {
+		return nil, nil, err
+	}
+	aggs := Aggregates(rs)
+	rec, err := Recommend(aggs, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, aggs, nil
+}
+
+// noRobustAnswer says why no policy is feasible at every point of a
+// range: the points where none is, or that each point has one but none
+// is feasible at all of them.
+func noRobustAnswer(points []sim.Scenario, recs []*Recommendation) string {
+	var bad []string
+	for i, rec := range recs {
+		if rec.Best == nil {
+			bad = append(bad, pointWords(points[i])+": "+rec.NoAnswer)
+		}
+	}
+	if len(bad) == 0 {
+		bad = append(bad, "every point has a feasible policy, but none is feasible at all of them; narrow the range")
+	}
+	return fmt.Sprint(bad)
+}
+
+// robustCand is one policy of a range's candidate spaces: its cell at the
+// first point, its aggregate and regret at each point so far, and whether
+// it has been feasible at every one.
+type robustCand struct {
+	cell   grid.Cell
+	aggs   []*Aggregate
+	ok     bool
+	regret []float64 // its t99 over the point's best t99
+}
+
+// score is the candidate's worst and mean regret.
+func (c *robustCand) score() (worst, mean float64) {
+	w, sum := 0.0, 0.0
+	for _, r := range c.regret {
+		w, sum = math.Max(w, r), sum+r
+	}
+	return w, sum / float64(len(c.regret))
+}
+
+// beats reports whether c is a better robust answer than b: less worst
+// regret, then less mean regret, then the first canonical cell.
+func (c *robustCand) beats(b *robustCand) bool {
+	w, m := c.score()
+	bw, bm := b.score()
+	return w < bw || (w == bw && (m < bm || (m == bm && c.cell.Canonical() < b.cell.Canonical())))
+}
+
+// robustCands are a range's candidates, by policy, in the order first met.
+type robustCands struct {
+	byPolicy map[sim.Policy]*robustCand
+	order    []sim.Policy
+}
+
+// add adds a point's aggregates, answered by rec for q, to their policies'
+// candidates.
+func (cs *robustCands) add(aggs []*Aggregate, q Query, rec *Recommendation) {
+	for _, a := range aggs {
+		c, seen := cs.byPolicy[a.Cell.Policy]
+		if !seen {
+			c = &robustCand{cell: a.Cell, ok: true}
+			cs.byPolicy[a.Cell.Policy] = c
+			cs.order = append(cs.order, a.Cell.Policy)
+		}
+		c.aggs = append(c.aggs, a)
+		if q.Infeasible(a) != "" || rec.Best == nil {
+			c.ok = false
+			continue
+		}
+		c.regret = append(c.regret, a.Summary(T99).Mean/rec.Best.Summary(T99).Mean)
+	}
+}
+
+// best is the candidate that beats every other feasible at all n points
+// (nil when none is), and how many are.
+func (cs *robustCands) best(n int) (best *robustCand, feasible int) {
+	for _, p := range cs.order {
+		c := cs.byPolicy[p]
+		if !c.ok || len(c.aggs) != n {
+			continue
+		}
+		feasible++
+		if best == nil || c.beats(best) {
+			best = c
+		}
+	}
+	return best, feasible
 }
 
 // Grid returns a sensible grid inside [lo, hi]: lo, hi and geometric steps

@@ -86,56 +86,89 @@ var (
 
 // Validate checks the configuration, and that fds file descriptors (the
 // soft limit, as `ulimit -n` says; 0 = unknown) are enough for the clients.
+// It reports the first fault: of the scale, then the scenario, then the
+// server and the driver.
 func (c Config) Validate(fds uint64) error {
-	sc := c.Scenario
-	bad := func(field sim.Field, v any, format string, args ...any) error {
-		return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+	if err := c.validateScale(); err != nil {
+		return err
 	}
+	if err := c.validateScenario(fds); err != nil {
+		return err
+	}
+	return c.validateServerAndDriver()
+}
+
+// fieldError is the sim.FieldError of field's value v, wanting what
+// format says.
+func fieldError(field sim.Field, v any, format string, args ...any) error {
+	return &sim.FieldError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+}
+
+// validateScale checks Scale: in range, and other than 1 only for a
+// driver whose clock can be scaled and that reads any Retry-After in
+// scenario time.
+func (c Config) validateScale() error {
 	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
-		return bad(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
+		return fieldError(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
 	}
 	if c.scale() != 1 && !c.Driver.Scalable {
-		return bad(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
+		return fieldError(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
 	}
-	if c.scale() != 1 && sc.RetryAfter != 0 && !c.Driver.stepped {
-		return bad(FieldScale, c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
+	if c.scale() != 1 && c.Scenario.RetryAfter != 0 && !c.Driver.stepped {
+		return fieldError(FieldScale, c.Scale, "1 with a Retry-After: %s reads it in real seconds, so it runs in real time only", c.Driver.Name)
 	}
+	return nil
+}
+
+// validateScenario checks the scenario as a live run can play it: a tick
+// and a horizon in real time that timers can keep, clients the file
+// descriptors allow, whole seconds of Retry-After, and a server that only
+// counts.
+func (c Config) validateScenario(fds uint64) error {
+	sc := c.Scenario
 	if c.real(sc.Tick) < MinTick {
-		return bad(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
+		return fieldError(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
 	}
 	if sc.Clients < 1 || sc.Clients > MaxClients {
-		return bad(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
+		return fieldError(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a live run", MaxClients)
 	}
 	if err := sc.Validate(); err != nil {
 		return err
 	}
 	if need := uint64(sc.Clients*fdsPerClient + fdsReserve); fds > 0 && need > fds {
-		return bad(sim.FieldClients, sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
+		return fieldError(sim.FieldClients, sc.Clients, "at most %d: it needs about %d file descriptors (%d per client and %d spare), and `ulimit -n` allows %d: use at most %d clients or raise the limit yourself",
 			(fds-fdsReserve)/fdsPerClient, need, fdsPerClient, fdsReserve, fds, (fds-fdsReserve)/fdsPerClient)
 	}
 	if c.real(sc.Horizon) > MaxHorizon {
-		return bad(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
+		return fieldError(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
 	if sc.RetryAfter%time.Second != 0 {
-		return bad(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
+		return fieldError(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
 	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Server() != sim.CountingServer {
 		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
 	}
+	return nil
+}
+
+// validateServerAndDriver checks how the server is down, the grace, the
+// driver (a gRPC driver needs 503s: it retries RPCs, not connections) and
+// the attempts per client.
+func (c Config) validateServerAndDriver() error {
 	if c.Down != Down503 && c.Down != DownRefused {
-		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
+		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
 	}
-	if c.Grace < 0 || c.Grace >= c.real(sc.Tick)/2 {
-		return bad(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(sc.Tick)/2)
+	if c.Grace < 0 || c.Grace >= c.real(c.Scenario.Tick)/2 {
+		return fieldError(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(c.Scenario.Tick)/2)
 	}
 	if c.Driver.Do == nil && !c.Driver.stepped {
 		return errors.New("live: no driver")
 	}
 	if c.Driver.GRPC != nil && c.Down != Down503 {
-		return bad(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
+		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
 	}
 	if c.MaxAttempts < 1 {
-		return bad(FieldMaxAttempts, c.MaxAttempts, "at least 1")
+		return fieldError(FieldMaxAttempts, c.MaxAttempts, "at least 1")
 	}
 	return nil
 }
@@ -179,85 +212,32 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	do := cfg.Driver.Do
 	var steps *simRun
 	if cfg.Driver.stepped {
-		p, err := cfg.Driver.Policy()
-		if err != nil {
-			srv.shutdown()
-			return nil, err
-		}
-		if steps, err = newSimRun(cfg, srv, p); err != nil {
-			srv.shutdown()
+		if steps, err = startSimRun(cfg, srv); err != nil {
 			return nil, err
 		}
 		defer steps.d.Close() // after the server's last close: every return below waits for it
-		do, srv.onClose = steps.do, steps.closed
+		do = steps.do
 	}
-	ticks := int((sc.Horizon + sc.Tick - 1) / sc.Tick)
-	scale := cfg.scale()
-	rng := sim.NewMulberry32(cfg.Seed)
-	recs := make([]*recorder, sc.Clients)
-	errs := make([]error, sc.Clients)
-	firstLate := make([]time.Duration, sc.Clients)
-	url := "http://" + srv.addr + "/"
-	// The clients open their connections first; the start is set once all
-	// of them have, a little ahead, so that every goroutine is waiting
-	// when it comes.
-	var start time.Time
-	var runCtx context.Context
-	ready := make(chan struct{})
-	var warm, wg sync.WaitGroup
-	for i := range recs {
-		// A first send meant for time x (sim's draw) counts in sim's tick
-		// k = ceil(x/tick): it goes 1 ms into the window of tick k; one
-		// meant for time 0 (no spread) goes at once, within the grace of
-		// tick 0.
-		k0, first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
-		rec := &recorder{clock: clock, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts, aim: k0}
-		recs[i] = rec
-		hc := newHTTPClient(rec)
-		warm.Add(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer hc.CloseIdleConnections()
-			if cfg.Driver.GRPC == nil && (cfg.Down == Down503 || sc.RecoverAt == 0) {
-				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				warmUp(wctx, hc, url)
-				cancel()
-			}
-			warm.Done()
-			select {
-			case <-ready:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			rec.start = start
-			if clock.Sleep(runCtx, start.Add(first).Sub(clock.Now())) != nil {
-				errs[i] = runCtx.Err()
-				return
-			}
-			firstLate[i] = clock.Now().Sub(start.Add(first))
-			errs[i] = do(runCtx, Env{Index: i, URL: url, Addr: srv.addr, HTTP: hc, Scale: scale, Start: start, clock: clock})
-		}()
-	}
-	warm.Wait()
-	start = clock.Now().Add(50 * time.Millisecond)
+	f := startClients(ctx, cfg, clock, srv.addr, do)
+	f.warm.Wait()
+	start := clock.Now().Add(50 * time.Millisecond)
 	srv.mu.Lock()
 	srv.start = start
 	srv.mu.Unlock()
 	runCtx, stop := context.WithDeadline(ctx, start.Add(cfg.real(sc.Horizon)))
 	defer stop()
+	f.start, f.runCtx = start, runCtx
 	if cfg.Driver.GRPC != nil {
 		srv.record = func(client, tick, status int) {
-			if client >= 0 && client < len(recs) {
-				recs[client].add(attempt{at: clock.Now().Sub(start), tick: tick, status: status})
+			if client >= 0 && client < len(f.recs) {
+				f.recs[client].add(attempt{at: clock.Now().Sub(start), tick: tick, status: status})
 			}
 		}
 	}
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.run(runCtx, start, ticks) }()
-	close(ready)
-	wg.Wait()
+	go func() { srvErr <- srv.run(runCtx, start, int((sc.Horizon+sc.Tick-1)/sc.Tick)) }()
+	close(f.ready)
+	f.wg.Wait()
 	stop()
 	if err := <-srvErr; err != nil {
 		return nil, err
@@ -265,19 +245,105 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m := &Measurement{Config: cfg, Started: start, Wall: clock.Now().Sub(start), Server: srv.arrivals, Errors: map[string]int{},
-		FirstLateMax: slices.Max(firstLate)}
+	return f.measurement(cfg, srv, clock.Now().Sub(start), steps), nil
+}
+
+// startSimRun sets up the simulator's run of a stepped (sim:NAME) driver
+// around srv, which tells it each batch it closes; it shuts srv down on
+// an error.
+func startSimRun(cfg Config, srv *server) (*simRun, error) {
+	p, err := cfg.Driver.Policy()
+	if err != nil {
+		srv.shutdown()
+		return nil, err
+	}
+	steps, err := newSimRun(cfg, srv, p)
+	if err != nil {
+		srv.shutdown()
+		return nil, err
+	}
+	srv.onClose = steps.closed
+	return steps, nil
+}
+
+// clients are a live run's clients, one goroutine each. Each may warm up
+// its connection first (warm), then waits for ready: Run sets start and
+// runCtx before it closes ready, and only then does a client read them.
+type clients struct {
+	recs      []*recorder
+	errs      []error
+	firstLate []time.Duration // how late each client's first request went out
+	ready     chan struct{}
+	start     time.Time
+	runCtx    context.Context
+	warm, wg  sync.WaitGroup
+}
+
+// startClients starts cfg's clients, each of which sends through do to
+// the server at addr. Their first send times are the first draws of sim's
+// stream for cfg.Seed, in client order.
+func startClients(ctx context.Context, cfg Config, clock Clock, addr string, do func(context.Context, Env) error) *clients {
+	sc := cfg.Scenario
+	scale := cfg.scale()
+	rng := sim.NewMulberry32(cfg.Seed)
+	f := &clients{recs: make([]*recorder, sc.Clients), errs: make([]error, sc.Clients), firstLate: make([]time.Duration, sc.Clients),
+		ready: make(chan struct{})}
+	url := "http://" + addr + "/"
+	for i := range f.recs {
+		// A first send meant for time x (sim's draw) counts in sim's tick
+		// k = ceil(x/tick): it goes 1 ms into the window of tick k; one
+		// meant for time 0 (no spread) goes at once, within the grace of
+		// tick 0.
+		k0, first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
+		rec := &recorder{clock: clock, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts, aim: k0}
+		f.recs[i] = rec
+		hc := newHTTPClient(rec)
+		f.warm.Add(1)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			defer hc.CloseIdleConnections()
+			if cfg.Driver.GRPC == nil && (cfg.Down == Down503 || sc.RecoverAt == 0) {
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				warmUp(wctx, hc, url)
+				cancel()
+			}
+			f.warm.Done()
+			select {
+			case <-f.ready:
+			case <-ctx.Done():
+				f.errs[i] = ctx.Err()
+				return
+			}
+			rec.start = f.start
+			if clock.Sleep(f.runCtx, f.start.Add(first).Sub(clock.Now())) != nil {
+				f.errs[i] = f.runCtx.Err()
+				return
+			}
+			f.firstLate[i] = clock.Now().Sub(f.start.Add(first))
+			f.errs[i] = do(f.runCtx, Env{Index: i, URL: url, Addr: addr, HTTP: hc, Scale: scale, Start: f.start, clock: clock})
+		}()
+	}
+	return f
+}
+
+// measurement is what the run saw, once the clients and the server are
+// done: the run took wall; steps, for a stepped driver, adds the requests
+// sim's clients sent and the harness did not.
+func (f *clients) measurement(cfg Config, srv *server, wall time.Duration, steps *simRun) *Measurement {
+	m := &Measurement{Config: cfg, Started: f.start, Wall: wall, Server: srv.arrivals, Errors: map[string]int{},
+		FirstLateMax: slices.Max(f.firstLate)}
 	if late := slices.Sorted(slices.Values(srv.late)); len(late) > 0 {
 		q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
 		m.CloseLateP50, m.CloseLateP99, m.CloseLateMax = q(0.5), q(0.99), late[len(late)-1]
 	}
-	m.tally(recs, errs)
+	m.tally(f.recs, f.errs)
 	if steps != nil {
 		missed := steps.missed()
 		m.Placed += missed
 		m.Misplaced += missed
 	}
-	return m, nil
+	return m
 }
 
 // tally computes sim's metrics from the clients' records.

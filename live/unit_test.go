@@ -167,6 +167,68 @@ func TestCompareReadsARunAsSimDoes(t *testing.T) {
 	}
 }
 
+// TestValidateFirstFault pins which error Validate returns for a
+// configuration with several faults: the first one, in the order it
+// checks them (scale, scenario, server, driver, attempts), word for word.
+func TestValidateFirstFault(t *testing.T) {
+	t.Parallel()
+	named := func(name string) Driver {
+		d, err := DriverByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	grpcGo, v4, grpcRetry := named("grpc-go"), named("cenkalti-backoff-v4"), named("grpc-go-retry")
+	pr, _ := sim.PresetByName("grpc")
+	stepped := simDriver(pr)
+	tests := []struct {
+		name string
+		fds  uint64
+		edit func(c *Config)
+		want string
+	}{
+		{"scale out of range before the clients", 0, func(c *Config) { c.Scale, c.Scenario.Clients = 0.5, 0 }, "Scale: 0.5: want 1 (real time) to 100"},
+		{"a scaled system clock before the Retry-After", 0, func(c *Config) { c.Scale, c.Scenario.RetryAfter = 2, time.Second }, "Scale: 2: want 1: grpc-go takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only"},
+		{"a scaled Retry-After before the tick", 0, func(c *Config) {
+			c.Driver, c.Scale, c.Scenario.RetryAfter, c.Scenario.Tick = v4, 2, time.Second, 10*time.Millisecond
+		}, "Scale: 2: want 1 with a Retry-After: cenkalti-backoff-v4 reads it in real seconds, so it runs in real time only"},
+		{"a scaled Retry-After is fine stepped", 0, func(c *Config) { c.Driver, c.Scale, c.Scenario.RetryAfter, c.MaxAttempts = stepped, 2, time.Second, 0 }, "MaxAttempts: 0: want at least 1"},
+		{"the tick before the clients", 0, func(c *Config) { c.Scenario.Tick, c.Scenario.Clients = 5*time.Millisecond, 0 }, "Tick: 5ms: want at least 10ms of real time for a live run (timers and HTTP take milliseconds; 5ms at scale 1)"},
+		{"the tick at scale", 0, func(c *Config) { c.Driver, c.Scale, c.Scenario.Clients = v4, 20, 0 }, "Tick: 100ms: want at least 10ms of real time for a live run (timers and HTTP take milliseconds; 5ms at scale 20)"},
+		{"the clients before the scenario", 0, func(c *Config) { c.Scenario.Clients, c.Scenario.Capacity = MaxClients+1, math.NaN() }, "Clients: 5001: want a whole number in [1, 5000] for a live run"},
+		{"the scenario before the file descriptors", 256, func(c *Config) { c.Scenario.Capacity = math.NaN() }, "Capacity: NaN: want a finite number of requests/s"},
+		{"the file descriptors before the horizon", 256, func(c *Config) { c.Scenario.Horizon = 3 * time.Hour }, "Clients: 300: want at most 96: it needs about 664 file descriptors (2 per client and 64 spare), and `ulimit -n` allows 256: use at most 96 clients or raise the limit yourself"},
+		{"the horizon before the Retry-After", 0, func(c *Config) { c.Scenario.Horizon, c.Scenario.RetryAfter = 3*time.Hour, 1500*time.Millisecond }, "Horizon: 3h0m0s: want at most 2h0m0s of real time (3h0m0s at scale 1)"},
+		{"the horizon at scale", 0, func(c *Config) { c.Driver, c.Scale, c.Scenario.Horizon, c.Grace = v4, 2, 5*time.Hour, time.Millisecond }, "Horizon: 5h0m0s: want at most 2h0m0s of real time (2h30m0s at scale 2)"},
+		{"whole seconds of Retry-After before the server", 0, func(c *Config) { c.Scenario.RetryAfter, c.Scenario.RampUp = 1500*time.Millisecond, time.Second }, "RetryAfter: 1.5s: want whole seconds (the header's unit)"},
+		{"a counting server before the down mode", 0, func(c *Config) { c.Scenario.RejectCost, c.Down = 0.5, "closed" }, "a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues"},
+		{"a queueing server", 0, func(c *Config) {
+			c.Scenario.Concurrency, c.Scenario.Service, c.Scenario.ServiceTime = 2, "fixed", 10*time.Millisecond
+		}, "a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues"},
+		{"the down mode before the grace", 0, func(c *Config) { c.Down, c.Grace = "closed", 60*time.Millisecond }, "Down: \"closed\": want 503 or refused"},
+		{"the grace before the driver", 0, func(c *Config) { c.Grace, c.Driver = -time.Millisecond, Driver{} }, "Grace: -1ms: want at least 0 and less than half the tick (50ms of real time)"},
+		{"no driver before the attempts", 0, func(c *Config) { c.Driver, c.MaxAttempts = Driver{}, 0 }, "live: no driver"},
+		{"gRPC refused before the attempts", 0, func(c *Config) { c.Driver, c.Down, c.MaxAttempts = grpcRetry, DownRefused, 0 }, "Down: \"refused\": want 503 (UNAVAILABLE): the gRPC driver grpc-go-retry retries RPCs, not connections"},
+		{"the attempts", 0, func(c *Config) { c.Driver, c.MaxAttempts = grpcGo, 0 }, "MaxAttempts: 0: want at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := Config{Scenario: sim.Scenario{Clients: 300, Tick: 100 * time.Millisecond, RecoverAt: 3 * time.Second, Capacity: 100, Horizon: time.Minute},
+				Driver: grpcGo, Down: Down503, Grace: 10 * time.Millisecond, MaxAttempts: 100}
+			tt.edit(&c)
+			err := c.Validate(tt.fds)
+			if err == nil {
+				t.Fatalf("valid, want %q", tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	d, err := DriverByName("grpc-go")

@@ -89,36 +89,57 @@ func (q *Policy) normalizeComponents(p Policy) {
 // MaxClientsPerProcess bounds Policy.ClientsPerProcess.
 const MaxClientsPerProcess = MaxClients
 
-// validateComponents reports the components' parameters out of range.
+// validateComponents reports the components' parameters out of range:
+// the process size, adaptive throttling, gRPC's retry throttling and
+// Envoy's retry cap, then the circuit breaker, each in field order.
 func (p Policy) validateComponents() []error {
-	var errs []error
-	add := func(field Field, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	errs := p.validateProcessAndThrottling()
+	errs = append(errs, p.validateRetryThrottling()...)
+	return append(errs, p.validateBreaker()...)
+}
+
+// validateProcessAndThrottling reports ClientsPerProcess (set only with a
+// per-process component), then adaptive throttling's K and window.
+func (p Policy) validateProcessAndThrottling() fieldErrs {
+	var errs fieldErrs
 	if p.ClientsPerProcess < 0 || p.ClientsPerProcess > MaxClientsPerProcess {
-		add(FieldClientsPerProcess, p.ClientsPerProcess, fmt.Sprintf("0 (one process for the fleet) or a whole number of clients ≤ %d", MaxClientsPerProcess))
+		errs.add(FieldClientsPerProcess, p.ClientsPerProcess, fmt.Sprintf("0 (one process for the fleet) or a whole number of clients ≤ %d", MaxClientsPerProcess))
 	} else if p.ClientsPerProcess > 0 && !p.gates() {
-		add(FieldClientsPerProcess, p.ClientsPerProcess, "0 without a per-process component (throttle_k, aws_adaptive, retry_tokens, retry_cap, breaker_ratio, retry_budget)")
+		errs.add(FieldClientsPerProcess, p.ClientsPerProcess, "0 without a per-process component (throttle_k, aws_adaptive, retry_tokens, retry_cap, breaker_ratio, retry_budget)")
 	}
 	if !(p.ThrottleK == 0 || (p.ThrottleK >= 1 && p.ThrottleK <= 100)) {
-		add(FieldThrottleK, p.ThrottleK, "0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)")
+		errs.add(FieldThrottleK, p.ThrottleK, "0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)")
 	}
 	if p.ThrottleK == 0 && p.ThrottleWindow != 0 {
-		add(FieldThrottleWindow, p.ThrottleWindow, "0 without ThrottleK")
-	} else if err := wholeMS(FieldThrottleWindow, p.ThrottleWindow, 0); err != nil {
-		errs = append(errs, err)
-	} else if p.ThrottleWindow > time.Hour {
-		add(FieldThrottleWindow, p.ThrottleWindow, "at most 1h0m0s")
+		errs.add(FieldThrottleWindow, p.ThrottleWindow, "0 without ThrottleK")
+	} else {
+		errs.check(windowUpToAnHour(FieldThrottleWindow, p.ThrottleWindow))
 	}
+	return errs
+}
+
+// validateRetryThrottling reports gRPC's retry throttling (its tokens and
+// their ratio, set together) and Envoy's cap on outstanding retries.
+func (p Policy) validateRetryThrottling() fieldErrs {
+	var errs fieldErrs
 	if !(p.RetryTokens >= 0 && p.RetryTokens <= 1000) {
-		add(FieldRetryTokens, p.RetryTokens, "0 (no retry throttling) or gRPC's maxTokens in (0, 1000]")
+		errs.add(FieldRetryTokens, p.RetryTokens, "0 (no retry throttling) or gRPC's maxTokens in (0, 1000]")
 	}
 	if !(p.RetryTokenRatio >= 0 && p.RetryTokenRatio <= 1) || (p.RetryTokens > 0) != (p.RetryTokenRatio > 0) {
-		add(FieldRetryTokenRatio, p.RetryTokenRatio, "gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without")
+		errs.add(FieldRetryTokenRatio, p.RetryTokenRatio, "gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without")
 	}
 	if p.RetryCap < 0 || p.RetryCap > MaxClients {
-		add(FieldRetryCap, p.RetryCap, fmt.Sprintf("0 (no cap) or a whole number of outstanding retries ≤ %d", MaxClients))
+		errs.add(FieldRetryCap, p.RetryCap, fmt.Sprintf("0 (no cap) or a whole number of outstanding retries ≤ %d", MaxClients))
 	}
+	return errs
+}
+
+// validateBreaker reports the circuit breaker's ratio, then its minimum
+// throughput, window and break: within range with a ratio, zero without.
+func (p Policy) validateBreaker() fieldErrs {
+	var errs fieldErrs
 	if !(p.BreakerRatio >= 0 && p.BreakerRatio <= 1) {
-		add(FieldBreakerRatio, p.BreakerRatio, "0 (no circuit breaker) or a failure ratio in (0, 1]")
+		errs.add(FieldBreakerRatio, p.BreakerRatio, "0 (no circuit breaker) or a failure ratio in (0, 1]")
 	}
 	if p.BreakerRatio == 0 {
 		for _, f := range []struct {
@@ -128,25 +149,29 @@ func (p Policy) validateComponents() []error {
 		}{{FieldBreakerMinThroughput, p.BreakerMinThroughput, p.BreakerMinThroughput == 0},
 			{FieldBreakerWindow, p.BreakerWindow, p.BreakerWindow == 0}, {FieldBreakerBreak, p.BreakerBreak, p.BreakerBreak == 0}} {
 			if !f.zero {
-				add(f.name, f.v, "0 without BreakerRatio")
+				errs.add(f.name, f.v, "0 without BreakerRatio")
 			}
 		}
-	} else {
-		if p.BreakerMinThroughput < 0 || p.BreakerMinThroughput > MaxClients {
-			add(FieldBreakerMinThroughput, p.BreakerMinThroughput, fmt.Sprintf("requests in the window before the breaker may open, ≥ 0 (0: Polly's 100), ≤ %d", MaxClients))
-		}
-		for _, f := range []struct {
-			name Field
-			d    time.Duration
-		}{{FieldBreakerWindow, p.BreakerWindow}, {FieldBreakerBreak, p.BreakerBreak}} {
-			if err := wholeMS(f.name, f.d, 0); err != nil {
-				errs = append(errs, err)
-			} else if f.d > time.Hour {
-				add(f.name, f.d, "at most 1h0m0s")
-			}
-		}
+		return errs
 	}
+	if p.BreakerMinThroughput < 0 || p.BreakerMinThroughput > MaxClients {
+		errs.add(FieldBreakerMinThroughput, p.BreakerMinThroughput, fmt.Sprintf("requests in the window before the breaker may open, ≥ 0 (0: Polly's 100), ≤ %d", MaxClients))
+	}
+	errs.check(windowUpToAnHour(FieldBreakerWindow, p.BreakerWindow))
+	errs.check(windowUpToAnHour(FieldBreakerBreak, p.BreakerBreak))
 	return errs
+}
+
+// windowUpToAnHour checks a component's duration: whole milliseconds ≥ 0,
+// at most an hour.
+func windowUpToAnHour(field Field, d time.Duration) error {
+	if err := wholeMS(field, d, 0); err != nil {
+		return err
+	}
+	if d > time.Hour {
+		return &FieldError{field, d, "at most 1h0m0s"}
+	}
+	return nil
 }
 
 // Component describes one client component for people: `sweep policies`

@@ -326,70 +326,102 @@ func or(v, def time.Duration) time.Duration {
 // MaxBucket bounds Policy.BucketTokens and BucketCost.
 const MaxBucket = 1_000_000_000
 
-// Validate reports every parameter out of range, in one error.
+// Validate reports every parameter out of range, in one error: an unknown
+// family alone, else the family's parameters, the limits, then the client
+// components, each in field order.
 func (p Policy) Validate() error {
 	f, ok := lookup(p.Kind)
 	if !ok {
 		return &FieldError{FieldKind, fmt.Sprintf("%q", p.Kind), "one of " + kindList()}
 	}
-	var errs []error
-	add := func(field Field, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	errs := p.validateFamilyParams(f)
+	errs = append(errs, p.validateLimits()...)
+	errs = append(errs, p.validateComponents()...)
+	return errors.Join(errs...)
+}
+
+// fieldErrs collects the faults of a validation that reports every one,
+// in the order it finds them.
+type fieldErrs []error
+
+// add records that field's value v is out of range, and what would be
+// accepted.
+func (e *fieldErrs) add(field Field, v any, want string) {
+	*e = append(*e, &FieldError{field, v, want})
+}
+
+// check records err, if it is one.
+func (e *fieldErrs) check(err error) {
+	if err != nil {
+		*e = append(*e, err)
+	}
+}
+
+// validateFamilyParams reports the parameters only some families read
+// (Base, Cap, Multiplier, Width, HonorRetryAfter) out of range: within
+// their bounds where family f reads them, zero where it does not.
+func (p Policy) validateFamilyParams(f family) fieldErrs {
+	var errs fieldErrs
+	unread := func(field Field, v any) { errs.add(field, v, fmt.Sprintf("0: %s does not read it", p.Kind)) }
 	if f.uses&pBase != 0 {
-		if err := wholeMS(FieldBase, p.Base, time.Millisecond); err != nil {
-			errs = append(errs, err)
-		}
+		errs.check(wholeMS(FieldBase, p.Base, time.Millisecond))
 	} else if p.Base != 0 {
-		add(FieldBase, p.Base, fmt.Sprintf("0: %s does not read it", p.Kind))
+		unread(FieldBase, p.Base)
 	}
 	if f.uses&pCap != 0 {
 		if err := wholeMS(FieldCap, p.Cap, 0); err != nil {
-			errs = append(errs, err)
+			errs.check(err)
 		} else if p.Cap != 0 && p.Cap < p.Base {
-			add(FieldCap, p.Cap, fmt.Sprintf("0 (no cap) or at least Base (%v)", p.Base))
+			errs.add(FieldCap, p.Cap, fmt.Sprintf("0 (no cap) or at least Base (%v)", p.Base))
 		}
 	} else if p.Cap != 0 {
-		add(FieldCap, p.Cap, fmt.Sprintf("0: %s does not read it", p.Kind))
+		unread(FieldCap, p.Cap)
 	}
 	if f.uses&pMultiplier != 0 {
 		if !(p.Multiplier >= 1 && p.Multiplier <= 100) {
-			add(FieldMultiplier, p.Multiplier, "a number in [1, 100]")
+			errs.add(FieldMultiplier, p.Multiplier, "a number in [1, 100]")
 		}
 	} else if p.Multiplier != 0 {
-		add(FieldMultiplier, p.Multiplier, fmt.Sprintf("0: %s does not read it", p.Kind))
+		unread(FieldMultiplier, p.Multiplier)
 	}
 	if f.uses&pWidth != 0 {
 		if !(p.Width >= 0 && p.Width <= 1) {
-			add(FieldWidth, p.Width, "a fraction in [0, 1]")
+			errs.add(FieldWidth, p.Width, "a fraction in [0, 1]")
 		}
 	} else if p.Width != 0 {
-		add(FieldWidth, p.Width, fmt.Sprintf("0: %s does not read it", p.Kind))
+		unread(FieldWidth, p.Width)
 	}
 	if f.uses&pHonor == 0 && p.HonorRetryAfter {
-		add(FieldHonorRetryAfter, true, fmt.Sprintf("false: %s does not read it", p.Kind))
+		errs.add(FieldHonorRetryAfter, true, fmt.Sprintf("false: %s does not read it", p.Kind))
 	}
+	return errs
+}
+
+// validateLimits reports the limits on giving up out of range: attempts,
+// which rejections are retried, elapsed time, the token bucket and the
+// fleet's retry budget.
+func (p Policy) validateLimits() fieldErrs {
+	var errs fieldErrs
 	if p.MaxAttempts < 0 || p.MaxAttempts > math.MaxInt32 {
-		add(FieldMaxAttempts, p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
+		errs.add(FieldMaxAttempts, p.MaxAttempts, "0 (unlimited) or a whole number ≥ 1")
 	}
 	if !p.RetryOn.known() && p.RetryOn != retryOnAnyName {
-		add(FieldRetryOn, string(p.RetryOn), "one of "+retryOnList())
+		errs.add(FieldRetryOn, string(p.RetryOn), "one of "+retryOnList())
 	}
-	if err := wholeMS(FieldMaxElapsed, p.MaxElapsed, 0); err != nil {
-		errs = append(errs, err)
-	}
+	errs.check(wholeMS(FieldMaxElapsed, p.MaxElapsed, 0))
 	if p.BucketTokens < 0 || p.BucketTokens > MaxBucket {
-		add(FieldBucketTokens, p.BucketTokens, fmt.Sprintf("0 (no bucket) or a whole number of tokens ≤ %d", MaxBucket))
+		errs.add(FieldBucketTokens, p.BucketTokens, fmt.Sprintf("0 (no bucket) or a whole number of tokens ≤ %d", MaxBucket))
 	}
 	if p.BucketCost < 0 || p.BucketCost > MaxBucket || (p.BucketTokens > 0 && p.BucketCost == 0) {
-		add(FieldBucketCost, p.BucketCost, fmt.Sprintf("a whole number of tokens ≤ %d, ≥ 1 when there are BucketTokens", MaxBucket))
+		errs.add(FieldBucketCost, p.BucketCost, fmt.Sprintf("a whole number of tokens ≤ %d, ≥ 1 when there are BucketTokens", MaxBucket))
 	}
 	if !(p.RetryBudget >= 0 && p.RetryBudget <= 10) {
-		add(FieldRetryBudget, p.RetryBudget, "a fraction of requests in [0, 10]")
+		errs.add(FieldRetryBudget, p.RetryBudget, "a fraction of requests in [0, 10]")
 	}
 	if !(p.BudgetMinRPS >= 0 && p.BudgetMinRPS <= 1e6) || (p.BudgetMinRPS > 0 && p.RetryBudget == 0) {
-		add(FieldBudgetMinRPS, p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
+		errs.add(FieldBudgetMinRPS, p.BudgetMinRPS, "retries/s ≥ 0, with a RetryBudget")
 	}
-	errs = append(errs, p.validateComponents()...)
-	return errors.Join(errs...)
+	return errs
 }
 
 // String names the policy with its parameters, e.g.

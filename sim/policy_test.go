@@ -198,6 +198,118 @@ func TestPolicyValidate(t *testing.T) {
 	}
 }
 
+// TestPolicyValidateEveryFault pins the whole error of policies with
+// several faults: every one, in the order Validate checks them (the
+// family's parameters, the limits, then the client components), word for
+// word.
+func TestPolicyValidateEveryFault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    Policy
+		want []string // one line per fault
+	}{
+		{"an unknown family hides the rest", Policy{Kind: "decor", Base: -1, MaxAttempts: -1, ThrottleK: 0.5}, []string{
+			"Kind: \"decor\": want one of fixed, exponential, full-jitter, equal-jitter, decorrelated, width-jitter, ra-exact, ra-full-jitter, ra-lower-bound, ra-ignore, article-client, grpc, grpc-go, api-core, aws-standard, polly-v2, watchdog, http-retry, aws-2026, urllib3-retry, resilience4j-random, k8s-wait, sgc-pm",
+		}},
+		{"parameters a family does not read", Policy{Kind: Fixed, Base: time.Second, Cap: time.Minute, Multiplier: 2, Width: 0.5, HonorRetryAfter: true}, []string{
+			"Cap: 1m0s: want 0: fixed does not read it",
+			"Multiplier: 2: want 0: fixed does not read it",
+			"Width: 0.5: want 0: fixed does not read it",
+			"HonorRetryAfter: true: want false: fixed does not read it",
+		}},
+		{"parameters out of range", Policy{Kind: WidthJitter, Base: 1500 * time.Microsecond, Cap: -time.Second, Multiplier: 0.5, Width: math.NaN()}, []string{
+			"Base: 1.5ms: want a whole number of milliseconds ≥ 1ms",
+			"Cap: -1s: want a whole number of milliseconds ≥ 0s",
+			"Multiplier: 0.5: want a number in [1, 100]",
+			"Width: NaN: want a fraction in [0, 1]",
+		}},
+		{"a cap below the base", Policy{Kind: Exponential, Base: time.Second, Cap: 500 * time.Millisecond, Multiplier: 101}, []string{
+			"Cap: 500ms: want 0 (no cap) or at least Base (1s)",
+			"Multiplier: 101: want a number in [1, 100]",
+		}},
+		{"an unread honour of Retry-After", Policy{Kind: RAExact, Base: time.Second, HonorRetryAfter: true}, []string{
+			"HonorRetryAfter: true: want false: ra-exact does not read it",
+		}},
+		{"limits", Policy{Kind: Decorrelated, Base: time.Second, MaxAttempts: -1, RetryOn: "bogus", MaxElapsed: 1500 * time.Microsecond,
+			BucketTokens: MaxBucket + 1, BucketCost: -1, RetryBudget: 11, BudgetMinRPS: math.NaN()}, []string{
+			"MaxAttempts: -1: want 0 (unlimited) or a whole number ≥ 1",
+			"RetryOn: bogus: want one of \"\" or any, 5xx, 5xx+retry-after, retry-after, retry-after-only, transient",
+			"MaxElapsed: 1.5ms: want a whole number of milliseconds ≥ 0s",
+			"BucketTokens: 1000000001: want 0 (no bucket) or a whole number of tokens ≤ 1000000000",
+			"BucketCost: -1: want a whole number of tokens ≤ 1000000000, ≥ 1 when there are BucketTokens",
+			"RetryBudget: 11: want a fraction of requests in [0, 10]",
+			"BudgetMinRPS: NaN: want retries/s ≥ 0, with a RetryBudget",
+		}},
+		{"a bucket without a cost and a rate without a budget", Policy{Kind: Decorrelated, Base: time.Second, BucketTokens: 10, BudgetMinRPS: 1}, []string{
+			"BucketCost: 0: want a whole number of tokens ≤ 1000000000, ≥ 1 when there are BucketTokens",
+			"BudgetMinRPS: 1: want retries/s ≥ 0, with a RetryBudget",
+		}},
+		{"components off with their parameters set", Policy{Kind: Decorrelated, Base: time.Second, ClientsPerProcess: 10, ThrottleWindow: time.Minute,
+			RetryTokenRatio: 0.1, BreakerMinThroughput: 5, BreakerWindow: time.Minute, BreakerBreak: time.Second}, []string{
+			"ClientsPerProcess: 10: want 0 without a per-process component (throttle_k, aws_adaptive, retry_tokens, retry_cap, breaker_ratio, retry_budget)",
+			"ThrottleWindow: 1m0s: want 0 without ThrottleK",
+			"RetryTokenRatio: 0.1: want gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without",
+			"BreakerMinThroughput: 5: want 0 without BreakerRatio",
+			"BreakerWindow: 1m0s: want 0 without BreakerRatio",
+			"BreakerBreak: 1s: want 0 without BreakerRatio",
+		}},
+		{"components out of range", Policy{Kind: Decorrelated, Base: time.Second, ClientsPerProcess: -1, ThrottleK: 0.5, ThrottleWindow: 1500 * time.Microsecond,
+			RetryTokens: 2000, RetryTokenRatio: 2, RetryCap: -1, BreakerRatio: 1.5, BreakerMinThroughput: -1, BreakerWindow: 2 * time.Hour, BreakerBreak: 1500 * time.Microsecond}, []string{
+			"ClientsPerProcess: -1: want 0 (one process for the fleet) or a whole number of clients ≤ 1073741824",
+			"ThrottleK: 0.5: want 0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)",
+			"ThrottleWindow: 1.5ms: want a whole number of milliseconds ≥ 0s",
+			"RetryTokens: 2000: want 0 (no retry throttling) or gRPC's maxTokens in (0, 1000]",
+			"RetryTokenRatio: 2: want gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without",
+			"RetryCap: -1: want 0 (no cap) or a whole number of outstanding retries ≤ 1073741824",
+			"BreakerRatio: 1.5: want 0 (no circuit breaker) or a failure ratio in (0, 1]",
+			"BreakerMinThroughput: -1: want requests in the window before the breaker may open, ≥ 0 (0: Polly's 100), ≤ 1073741824",
+			"BreakerWindow: 2h0m0s: want at most 1h0m0s",
+			"BreakerBreak: 1.5ms: want a whole number of milliseconds ≥ 0s",
+		}},
+		{"component windows too long", Policy{Kind: Fixed, Base: time.Second, ThrottleK: 2, ThrottleWindow: 2 * time.Hour, RetryTokens: 10,
+			BreakerRatio: 0.5, BreakerWindow: -time.Second, BreakerBreak: 2 * time.Hour}, []string{
+			"ThrottleWindow: 2h0m0s: want at most 1h0m0s",
+			"RetryTokenRatio: 0: want gRPC's tokenRatio in (0, 1] with RetryTokens, 0 without",
+			"BreakerWindow: -1s: want a whole number of milliseconds ≥ 0s",
+			"BreakerBreak: 2h0m0s: want at most 1h0m0s",
+		}},
+		{"everything at once", Policy{Kind: Exponential, Base: -time.Second, Cap: 1500 * time.Microsecond, Multiplier: math.Inf(1), Width: 0.1, HonorRetryAfter: true,
+			MaxAttempts: math.MaxInt32 + 1, RetryOn: "5XX", MaxElapsed: -time.Second, BucketCost: MaxBucket + 1, RetryBudget: -1, BudgetMinRPS: 2e6,
+			ClientsPerProcess: MaxClientsPerProcess + 1, ThrottleK: 101, ThrottleWindow: time.Minute, RetryTokens: -1, RetryCap: MaxClients + 1,
+			BreakerRatio: math.NaN(), BreakerWindow: time.Second}, []string{
+			"Base: -1s: want a whole number of milliseconds ≥ 1ms",
+			"Cap: 1.5ms: want a whole number of milliseconds ≥ 0s",
+			"Multiplier: +Inf: want a number in [1, 100]",
+			"Width: 0.1: want 0: exponential does not read it",
+			"HonorRetryAfter: true: want false: exponential does not read it",
+			"MaxAttempts: 2147483648: want 0 (unlimited) or a whole number ≥ 1",
+			"RetryOn: 5XX: want one of \"\" or any, 5xx, 5xx+retry-after, retry-after, retry-after-only, transient",
+			"MaxElapsed: -1s: want a whole number of milliseconds ≥ 0s",
+			"BucketCost: 1000000001: want a whole number of tokens ≤ 1000000000, ≥ 1 when there are BucketTokens",
+			"RetryBudget: -1: want a fraction of requests in [0, 10]",
+			"BudgetMinRPS: 2e+06: want retries/s ≥ 0, with a RetryBudget",
+			"ClientsPerProcess: 1073741825: want 0 (one process for the fleet) or a whole number of clients ≤ 1073741824",
+			"ThrottleK: 101: want 0 (no adaptive throttling) or a multiplier of accepts in [1, 100] (the SRE book's K = 2)",
+			"RetryTokens: -1: want 0 (no retry throttling) or gRPC's maxTokens in (0, 1000]",
+			"RetryCap: 1073741825: want 0 (no cap) or a whole number of outstanding retries ≤ 1073741824",
+			"BreakerRatio: NaN: want 0 (no circuit breaker) or a failure ratio in (0, 1]",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.p.Validate()
+			if err == nil {
+				t.Fatalf("valid, want %q", tt.want)
+			}
+			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestNormalizeClearsUnreadParameters(t *testing.T) {
 	t.Parallel()
 	a := Policy{Kind: Fixed, Base: time.Second, Width: 0.3, Cap: time.Minute, Multiplier: 3}.Normalize()

@@ -341,6 +341,74 @@ func TestQueueValidate(t *testing.T) {
 	}
 }
 
+// TestQueueValidateFirstFault pins which error the queueing server's and
+// the open loop's checks return for a scenario with several faults: the
+// first one, in the order validateQueue checks them, word for word.
+func TestQueueValidateFirstFault(t *testing.T) {
+	t.Parallel()
+	counting := func(s *Scenario) { s.Concurrency, s.Service, s.ServiceTime, s.ArrivalRate = 0, "", 0, 0 }
+	tests := []struct {
+		name string
+		edit func(*Scenario)
+		want string
+	}{
+		{"workers out of range before a counting server's keys", func(s *Scenario) { counting(s); s.Concurrency, s.Service = -1, "fixed" }, "Concurrency: -1: want a whole number in [0, 1048576]; 0 = the counting server"},
+		{"counting: service before its time", func(s *Scenario) {
+			counting(s)
+			s.Service, s.ServiceTime, s.Timeout = "fixed", time.Second, time.Second
+		}, "Service: fixed: want \"\" unless Concurrency > 0: only a queueing server has it"},
+		{"counting: service time before p99", func(s *Scenario) { counting(s); s.ServiceTime, s.ServiceP99 = time.Second, time.Second }, "ServiceTime: 1s: want 0 unless Concurrency > 0: only a queueing server has it"},
+		{"counting: p99 before the queue limit", func(s *Scenario) { counting(s); s.ServiceP99, s.QueueLimit = time.Second, 5 }, "ServiceP99: 1s: want 0 unless Concurrency > 0: only a queueing server has it"},
+		{"counting: queue limit before the wait", func(s *Scenario) { counting(s); s.QueueLimit, s.QueueWait = 5, time.Second }, "QueueLimit: 5: want 0 unless Concurrency > 0: only a queueing server has it"},
+		{"counting: wait before shedding", func(s *Scenario) {
+			counting(s)
+			s.QueueWait, s.ShedTarget, s.Timeout = time.Second, time.Second, time.Second
+		}, "QueueWait: 1s: want 0 unless Concurrency > 0: only a queueing server has it"},
+		{"counting: shedding before the timeout", func(s *Scenario) { counting(s); s.ShedTarget, s.Timeout = time.Second, time.Second }, "ShedTarget: 1s: want 0 unless Concurrency > 0: only a queueing server has it"},
+		{"counting: timeout before arrivals", func(s *Scenario) { counting(s); s.Timeout, s.ArrivalRate = time.Second, 5 }, "Timeout: 1s: want 0 unless Concurrency > 0: the counting server answers at once"},
+		{"counting: arrivals before the curve", func(s *Scenario) { counting(s); s.ArrivalRate, s.ArrivalCurve = 5, "1 2" }, "ArrivalRate: 5: want 0 unless Concurrency > 0: open-loop traffic needs a queueing server"},
+		{"counting: curve before the clock", func(s *Scenario) { counting(s); s.ArrivalCurve, s.ArrivalClock = "1 2", time.Hour }, "ArrivalCurve: 1 2: want \"\" unless Concurrency > 0: open-loop traffic needs a queueing server"},
+		{"counting: clock before the outage start", func(s *Scenario) { counting(s); s.ArrivalClock, s.OutageStart = time.Hour, time.Second }, "ArrivalClock: 1h0m0s: want 0 unless Concurrency > 0: open-loop traffic needs a queueing server"},
+		{"counting: outage start", func(s *Scenario) { counting(s); s.RecoverAt, s.OutageStart = time.Minute, time.Second }, "OutageStart: 1s: want 0 unless Concurrency > 0: the counting server is down from the start"},
+		{"queueing: ramp before the rejection cost", func(s *Scenario) { s.RampUp, s.RejectCost, s.RetryAfterBacklog = time.Second, 0.5, true }, "RampUp: 1s: want 0 with a queueing server (Concurrency > 0): it belongs to the counting server"},
+		{"queueing: rejection cost before the backlog", func(s *Scenario) { s.RejectCost, s.RetryAfterBacklog, s.Service = 0.5, true, "" }, "RejectCost: 0.5: want 0 with a queueing server (Concurrency > 0): it belongs to the counting server"},
+		{"queueing: backlog before the service", func(s *Scenario) { s.RetryAfterBacklog, s.Service = true, "" }, "RetryAfterBacklog: true: want false with a queueing server (Concurrency > 0): it belongs to the counting server"},
+		{"queueing: no service before its time", func(s *Scenario) { s.Service, s.ServiceTime = "", 0 }, "Service: : want one of fixed, exponential, lognormal: a queueing server (Concurrency > 0) needs its service time distribution"},
+		{"queueing: unknown service before its time", func(s *Scenario) { s.Service, s.ServiceTime = "gamma", 0 }, "Service: gamma: want one of fixed, exponential, lognormal"},
+		{"queueing: service time before p99", func(s *Scenario) { s.Service, s.ServiceTime, s.ServiceP99 = "lognormal", 0, -time.Second }, "ServiceTime: 0s: want a whole number of milliseconds ≥ 1ms"},
+		{"queueing: p99 in whole ms before the queue limit", func(s *Scenario) { s.Service, s.ServiceP99, s.QueueLimit = "lognormal", 1500*time.Microsecond, -1 }, "ServiceP99: 1.5ms: want a whole number of milliseconds ≥ 0s"},
+		{"queueing: p99 above the median before the queue limit", func(s *Scenario) { s.Service, s.ServiceP99, s.QueueLimit = "lognormal", 10*time.Millisecond, -1 }, "ServiceP99: 10ms: want more than the median ServiceTime (10ms)"},
+		{"queueing: p99 of a fixed time before the queue limit", func(s *Scenario) { s.Service, s.ServiceP99, s.QueueLimit = "fixed", time.Second, -1 }, "ServiceP99: 1s: want 0 unless Service is lognormal"},
+		{"queueing: queue limit before the wait", func(s *Scenario) { s.QueueLimit, s.QueueWait = MaxQueueLimit+1, -time.Second }, "QueueLimit: 16777217: want a whole number in [0, 16777216]; 0 = no limit"},
+		{"queueing: wait before shedding", func(s *Scenario) { s.QueueWait, s.ShedTarget = 1500*time.Microsecond, -time.Second }, "QueueWait: 1.5ms: want a whole number of milliseconds ≥ 0s"},
+		{"queueing: shedding before the timeout", func(s *Scenario) { s.ShedTarget, s.Timeout = -time.Second, -time.Second }, "ShedTarget: -1s: want a whole number of milliseconds ≥ 0s"},
+		{"queueing: timeout before the outage start", func(s *Scenario) { s.Timeout, s.OutageStart = 1500*time.Microsecond, -time.Second }, "Timeout: 1.5ms: want a whole number of milliseconds ≥ 0s"},
+		{"queueing: outage start before arrivals", func(s *Scenario) { s.OutageStart, s.ArrivalRate = -time.Second, math.NaN() }, "OutageStart: -1s: want a whole number of milliseconds ≥ 0s"},
+		{"queueing: outage after recovery before arrivals", func(s *Scenario) { s.RecoverAt, s.OutageStart, s.ArrivalRate = time.Second, time.Second, -1 }, "OutageStart: 1s: want before RecoverAt (1s), or 0"},
+		{"queueing: arrivals before the curve", func(s *Scenario) { s.ArrivalRate, s.ArrivalCurve = math.NaN(), "1 x" }, "ArrivalRate: NaN: want requests/s ≥ 0 with at most 20000000 over the run (33m20s)"},
+		{"queueing: clock without a curve", func(s *Scenario) { s.ArrivalRate, s.ArrivalClock = 0, 25*time.Hour }, "ArrivalClock: 25h0m0s: want 0 without an ArrivalCurve: it places the curve in the day"},
+		{"queueing: curve without arrivals before the clock", func(s *Scenario) { s.ArrivalRate, s.ArrivalCurve, s.ArrivalClock = 0, "1 2", 25*time.Hour }, "ArrivalCurve: 1 2: want \"\" without open-loop traffic (ArrivalRate > 0): it shapes that traffic"},
+		{"queueing: unreadable curve before the clock", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "1 x", 25*time.Hour }, "ArrivalCurve: 1 x: want multipliers ≥ 0 separated by spaces or commas; \"x\" (number 2) is not one"},
+		{"queueing: curve too high before the clock", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "1 1e4", 25*time.Hour }, "ArrivalCurve: 1 1e4: want a peak multiplier (now 10000) with ArrivalRate × peak at most 20000000 requests over the run (33m20s)"},
+		{"queueing: clock past midnight", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "1 2", 25*time.Hour }, "ArrivalClock: 25h0m0s: want the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"},
+		{"queueing: clock in whole ms", func(s *Scenario) { s.ArrivalCurve, s.ArrivalClock = "1 2", 1500*time.Microsecond }, "ArrivalClock: 1.5ms: want the time of day at time 0: in [0, 24h) (0 to 86399.999 s), whole milliseconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := openLoop(2, "exponential", 10*time.Millisecond, 50, 0)
+			tt.edit(&s)
+			err := s.Validate()
+			if err == nil {
+				t.Fatalf("valid, want %q", tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // The lognormal service time has the median and p99 asked for.
 func TestLognormalService(t *testing.T) {
 	t.Parallel()

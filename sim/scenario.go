@@ -269,39 +269,59 @@ func (s Scenario) validateCapacity() error {
 	return nil
 }
 
-// validateQueue checks the queueing server's and the open loop's fields.
+// validateQueue checks the queueing server's and the open loop's fields:
+// the number of workers, then, for the counting server, that it sets none
+// of the queueing server's keys, and for a queueing server each group of
+// its keys in turn. It reports the first fault.
 func (s Scenario) validateQueue() error {
 	if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
 		return &FieldError{FieldConcurrency, s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
 	}
 	if s.Server() == CountingServer {
-		const want = "0 unless Concurrency > 0: only a queueing server has it"
-		switch {
-		case s.Service != "":
-			return &FieldError{FieldService, s.Service, `"" unless Concurrency > 0: only a queueing server has it`}
-		case s.ServiceTime != 0:
-			return &FieldError{FieldServiceTime, s.ServiceTime, want}
-		case s.ServiceP99 != 0:
-			return &FieldError{FieldServiceP99, s.ServiceP99, want}
-		case s.QueueLimit != 0:
-			return &FieldError{FieldQueueLimit, s.QueueLimit, want}
-		case s.QueueWait != 0:
-			return &FieldError{FieldQueueWait, s.QueueWait, want}
-		case s.ShedTarget != 0:
-			return &FieldError{FieldShedTarget, s.ShedTarget, want}
-		case s.Timeout != 0:
-			return &FieldError{FieldTimeout, s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
-		case s.ArrivalRate != 0:
-			return &FieldError{FieldArrivalRate, s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
-		case s.ArrivalCurve != "":
-			return &FieldError{FieldArrivalCurve, s.ArrivalCurve, `"" unless Concurrency > 0: open-loop traffic needs a queueing server`}
-		case s.ArrivalClock != 0:
-			return &FieldError{FieldArrivalClock, s.ArrivalClock, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
-		case s.OutageStart != 0:
-			return &FieldError{FieldOutageStart, s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
-		}
-		return nil
+		return s.validateCountingHasNoQueue()
 	}
+	for _, check := range []func() error{s.validateQueueingHasNoCounting, s.validateService, s.validateQueueLimits, s.validateOpenLoop} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateCountingHasNoQueue checks that a counting server sets none of
+// the queueing server's keys, nor open-loop traffic, in field order.
+func (s Scenario) validateCountingHasNoQueue() error {
+	const want = "0 unless Concurrency > 0: only a queueing server has it"
+	switch {
+	case s.Service != "":
+		return &FieldError{FieldService, s.Service, `"" unless Concurrency > 0: only a queueing server has it`}
+	case s.ServiceTime != 0:
+		return &FieldError{FieldServiceTime, s.ServiceTime, want}
+	case s.ServiceP99 != 0:
+		return &FieldError{FieldServiceP99, s.ServiceP99, want}
+	case s.QueueLimit != 0:
+		return &FieldError{FieldQueueLimit, s.QueueLimit, want}
+	case s.QueueWait != 0:
+		return &FieldError{FieldQueueWait, s.QueueWait, want}
+	case s.ShedTarget != 0:
+		return &FieldError{FieldShedTarget, s.ShedTarget, want}
+	case s.Timeout != 0:
+		return &FieldError{FieldTimeout, s.Timeout, "0 unless Concurrency > 0: the counting server answers at once"}
+	case s.ArrivalRate != 0:
+		return &FieldError{FieldArrivalRate, s.ArrivalRate, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+	case s.ArrivalCurve != "":
+		return &FieldError{FieldArrivalCurve, s.ArrivalCurve, `"" unless Concurrency > 0: open-loop traffic needs a queueing server`}
+	case s.ArrivalClock != 0:
+		return &FieldError{FieldArrivalClock, s.ArrivalClock, "0 unless Concurrency > 0: open-loop traffic needs a queueing server"}
+	case s.OutageStart != 0:
+		return &FieldError{FieldOutageStart, s.OutageStart, "0 unless Concurrency > 0: the counting server is down from the start"}
+	}
+	return nil
+}
+
+// validateQueueingHasNoCounting checks that a queueing server sets none of
+// the keys that belong to the counting server.
+func (s Scenario) validateQueueingHasNoCounting() error {
 	const counting = "0 with a queueing server (Concurrency > 0): it belongs to the counting server"
 	switch {
 	case s.RampUp != 0:
@@ -311,6 +331,13 @@ func (s Scenario) validateQueue() error {
 	case s.RetryAfterBacklog:
 		return &FieldError{FieldRetryAfterBacklog, true, "false with a queueing server (Concurrency > 0): it belongs to the counting server"}
 	}
+	return nil
+}
+
+// validateService checks a queueing server's service time: its
+// distribution, its mean (or median), and its 99th percentile, which only
+// the lognormal has.
+func (s Scenario) validateService() error {
 	if s.Service == "" {
 		return &FieldError{FieldService, s.Service, "one of " + strings.Join(ServiceKinds, ", ") + ": a queueing server (Concurrency > 0) needs its service time distribution"}
 	}
@@ -320,33 +347,45 @@ func (s Scenario) validateQueue() error {
 	if err := wholeMS(FieldServiceTime, s.ServiceTime, time.Millisecond); err != nil {
 		return err
 	}
-	if s.Service == "lognormal" {
-		if err := wholeMS(FieldServiceP99, s.ServiceP99, 0); err != nil {
-			return err
+	if s.Service != "lognormal" {
+		if s.ServiceP99 != 0 {
+			return &FieldError{FieldServiceP99, s.ServiceP99, "0 unless Service is lognormal"}
 		}
-		if s.ServiceP99 <= s.ServiceTime {
-			return &FieldError{FieldServiceP99, s.ServiceP99, fmt.Sprintf("more than the median ServiceTime (%v)", s.ServiceTime)}
-		}
-	} else if s.ServiceP99 != 0 {
-		return &FieldError{FieldServiceP99, s.ServiceP99, "0 unless Service is lognormal"}
+		return nil
 	}
+	if err := wholeMS(FieldServiceP99, s.ServiceP99, 0); err != nil {
+		return err
+	}
+	if s.ServiceP99 <= s.ServiceTime {
+		return &FieldError{FieldServiceP99, s.ServiceP99, fmt.Sprintf("more than the median ServiceTime (%v)", s.ServiceTime)}
+	}
+	return nil
+}
+
+// validateQueueLimits checks what bounds a queueing server's queue and a
+// request's wait (the queue's length and wait, load shedding, the
+// clients' timeout), and when its outage starts.
+func (s Scenario) validateQueueLimits() error {
 	if s.QueueLimit < 0 || s.QueueLimit > MaxQueueLimit {
 		return &FieldError{FieldQueueLimit, s.QueueLimit, fmt.Sprintf("a whole number in [0, %d]; 0 = no limit", MaxQueueLimit)}
 	}
 	for _, f := range []struct {
 		name Field
 		d    time.Duration
-	}{{FieldQueueWait, s.QueueWait}, {FieldShedTarget, s.ShedTarget}, {FieldTimeout, s.Timeout}} {
+	}{{FieldQueueWait, s.QueueWait}, {FieldShedTarget, s.ShedTarget}, {FieldTimeout, s.Timeout}, {FieldOutageStart, s.OutageStart}} {
 		if err := wholeMS(f.name, f.d, 0); err != nil {
 			return err
 		}
 	}
-	if err := wholeMS(FieldOutageStart, s.OutageStart, 0); err != nil {
-		return err
-	}
 	if s.OutageStart > 0 && s.OutageStart >= s.RecoverAt {
 		return &FieldError{FieldOutageStart, s.OutageStart, fmt.Sprintf("before RecoverAt (%v), or 0", s.RecoverAt)}
 	}
+	return nil
+}
+
+// validateOpenLoop checks a queueing server's open-loop traffic: its rate,
+// then its daily curve and the clock that places the curve in the day.
+func (s Scenario) validateOpenLoop() error {
 	if !(s.ArrivalRate >= 0) || s.ArrivalRate*s.Horizon.Seconds() > MaxOffered {
 		return &FieldError{FieldArrivalRate, s.ArrivalRate, fmt.Sprintf("requests/s ≥ 0 with at most %d over the run (%v)", MaxOffered, s.Horizon)}
 	}

@@ -12,67 +12,9 @@ import (
 // "exponential backoff: first retry after 1s, ×2 per attempt, at most 1m0s,
 // uniform jitter ±50 %, no attempt limit".
 func (p Policy) Plain() string {
-	var s string
-	switch p.Kind {
-	case Fixed:
-		s = fmt.Sprintf("fixed interval: retry every %v, no jitter", p.Base)
-	case Exponential:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, no jitter", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap))
-	case FullJitter:
-		s = fmt.Sprintf("exponential backoff with full jitter: first retry after U(0, %v), the range ×%g per attempt%s", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap))
-	case EqualJitter:
-		d := p.Base.Seconds() * p.Multiplier
-		s = fmt.Sprintf("exponential backoff with equal jitter: first retry after %v to %v (d/2 + U(0, d/2), d = %v), d ×%g per attempt%s", dur(d/2), dur(d), dur(d), p.Multiplier, capWords(p.Cap))
-	case WidthJitter:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap), Percent(p.Width))
-	case GRPC:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
-	case GRPCGo:
-		s = fmt.Sprintf("exponential backoff: first retry after exactly %v, then ×%g per attempt%s, uniform jitter %s from the second retry", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
-	case APICore:
-		s = fmt.Sprintf("exponential backoff with full jitter: first retry after U(0, %v), the range ×%g per attempt%s", p.Base, p.Multiplier, capWords(p.Cap))
-	case Decorrelated, RAIgnore:
-		s = fmt.Sprintf("decorrelated jitter: first retry after U(%v, %v), then each delay drawn from U(%v, max(%v, 3 × the previous delay))%s", p.Base, 3*p.Base, p.Base, 2*p.Base, capWords(p.Cap))
-	case AWSStandard:
-		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^n)%s, then exactly the cap (no jitter)", p.Base, capWords(p.Cap))
-	case PollyV2:
-		s = fmt.Sprintf("Polly's decorrelated jitter V2 with a median first retry of %v%s", p.Base, capWords(p.Cap))
-		if p.HonorRetryAfter {
-			s += "; a Retry-After replaces the delay"
-		}
-	case WatchDog, HTTPRetry:
-		if p.Multiplier == 1 {
-			s = fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.JitterFraction()))
-		} else {
-			s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.JitterFraction()))
-		}
-		if p.HonorRetryAfter {
-			s += "; a Retry-After replaces the delay"
-		}
-	case AWS2026:
-		s = fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^(n−1)) after a 503, U(0, %v × 2^(n−1)) after a 429%s, the cap before the jitter", p.Base, awsThrottleBase, capWords(p.Cap))
-		if p.HonorRetryAfter {
-			s += "; a Retry-After is followed within [the delay, the delay + 5s]"
-		}
-	case URLLib3:
-		s = fmt.Sprintf("exponential backoff: first retry at once, retry n after %v × 2^(n−1) plus U(0, %v)%s", p.Base, dur(p.Base.Seconds()*p.Width), capWords(p.Cap))
-		if p.HonorRetryAfter {
-			s += "; a Retry-After replaces the delay"
-		}
-	case Resilience4j:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt in whole ms, uniform jitter %s%s", p.Base, p.Multiplier, Percent(p.Width), capWords(p.Cap))
-		if p.Cap != 0 {
-			s += " (applied after the jitter)"
-		}
-	case K8sWait:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, lengthened by U(0, %s) of the delay", p.Base, p.Multiplier, capWords(p.Cap), strings.TrimPrefix(Percent(p.Width), "±"))
-	case SgcPM:
-		s = fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
-		if p.HonorRetryAfter {
-			s += "; a Retry-After replaces the delay"
-		}
-	default:
-		s = p.Describe()
+	s, ok := p.backoffWords()
+	if !ok {
+		s = p.libraryWords()
 	}
 	if p.MaxAttempts == 1 { // its delays never come into play
 		s = "no retries: one attempt, every failure goes back to the caller"
@@ -88,6 +30,79 @@ func (p Policy) Plain() string {
 		return s
 	}
 	return s + limitWords(p)
+}
+
+// backoffWords says Plain's words for the delays of the generic families
+// (fixed, exponential, full-, equal- and width-jitter, decorrelated and
+// ra-ignore); ok is false for any other.
+func (p Policy) backoffWords() (s string, ok bool) {
+	switch p.Kind {
+	case Fixed:
+		return fmt.Sprintf("fixed interval: retry every %v, no jitter", p.Base), true
+	case Exponential:
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, no jitter", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap)), true
+	case FullJitter:
+		return fmt.Sprintf("exponential backoff with full jitter: first retry after U(0, %v), the range ×%g per attempt%s", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap)), true
+	case EqualJitter:
+		d := p.Base.Seconds() * p.Multiplier
+		return fmt.Sprintf("exponential backoff with equal jitter: first retry after %v to %v (d/2 + U(0, d/2), d = %v), d ×%g per attempt%s", dur(d/2), dur(d), dur(d), p.Multiplier, capWords(p.Cap)), true
+	case WidthJitter:
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", dur(p.Base.Seconds()*p.Multiplier), p.Multiplier, capWords(p.Cap), Percent(p.Width)), true
+	case Decorrelated, RAIgnore:
+		return fmt.Sprintf("decorrelated jitter: first retry after U(%v, %v), then each delay drawn from U(%v, max(%v, 3 × the previous delay))%s", p.Base, 3*p.Base, p.Base, 2*p.Base, capWords(p.Cap)), true
+	}
+	return "", false
+}
+
+// libraryWords says Plain's words for the delays of the families that
+// follow a library's code, and Describe's for any other family.
+func (p Policy) libraryWords() string {
+	switch p.Kind {
+	case GRPC:
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
+	case GRPCGo:
+		return fmt.Sprintf("exponential backoff: first retry after exactly %v, then ×%g per attempt%s, uniform jitter %s from the second retry", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width))
+	case APICore:
+		return fmt.Sprintf("exponential backoff with full jitter: first retry after U(0, %v), the range ×%g per attempt%s", p.Base, p.Multiplier, capWords(p.Cap))
+	case AWSStandard:
+		return fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^n)%s, then exactly the cap (no jitter)", p.Base, capWords(p.Cap))
+	case PollyV2:
+		return fmt.Sprintf("Polly's decorrelated jitter V2 with a median first retry of %v%s", p.Base, capWords(p.Cap)) + p.replacesDelay()
+	case WatchDog, HTTPRetry:
+		if p.Multiplier == 1 {
+			return fmt.Sprintf("fixed interval: retry every %v, jitter %s", p.Base, Percent(p.JitterFraction())) + p.replacesDelay()
+		}
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.JitterFraction())) + p.replacesDelay()
+	case AWS2026:
+		s := fmt.Sprintf("exponential backoff with full jitter: retry n after U(0, %v × 2^(n−1)) after a 503, U(0, %v × 2^(n−1)) after a 429%s, the cap before the jitter", p.Base, awsThrottleBase, capWords(p.Cap))
+		if p.HonorRetryAfter {
+			s += "; a Retry-After is followed within [the delay, the delay + 5s]"
+		}
+		return s
+	case URLLib3:
+		return fmt.Sprintf("exponential backoff: first retry at once, retry n after %v × 2^(n−1) plus U(0, %v)%s", p.Base, dur(p.Base.Seconds()*p.Width), capWords(p.Cap)) + p.replacesDelay()
+	case Resilience4j:
+		s := fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt in whole ms, uniform jitter %s%s", p.Base, p.Multiplier, Percent(p.Width), capWords(p.Cap))
+		if p.Cap != 0 {
+			s += " (applied after the jitter)"
+		}
+		return s
+	case K8sWait:
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, lengthened by U(0, %s) of the delay", p.Base, p.Multiplier, capWords(p.Cap), strings.TrimPrefix(Percent(p.Width), "±"))
+	case SgcPM:
+		return fmt.Sprintf("exponential backoff: first retry after %v, ×%g per attempt%s, uniform jitter %s (applied after the cap)", p.Base, p.Multiplier, capWords(p.Cap), Percent(p.Width)) + p.replacesDelay()
+	}
+	return p.Describe()
+}
+
+// replacesDelay is what Plain adds for a family whose client, honouring
+// Retry-After, waits exactly the server's value: "; a Retry-After replaces
+// the delay", or "" when it does not honour it.
+func (p Policy) replacesDelay() string {
+	if p.HonorRetryAfter {
+		return "; a Retry-After replaces the delay"
+	}
+	return ""
 }
 
 // Reads reports whether the family reads the policy field f: of those

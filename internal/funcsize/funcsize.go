@@ -48,7 +48,8 @@ func (f Func) Over() bool { return f.Lines > MaxLines || f.Complexity > MaxCompl
 // Measure measures every function declared in the Go files under root,
 // tests excluded (a table-driven test's length is its table), skipping
 // folders named testdata or starting with "." or "_", as the go command
-// does. Functions come in file order, then line order.
+// does, and those holding a go.mod of their own (another module, as the
+// go command treats them). Functions come in file order, then line order.
 func Measure(root string) ([]Func, error) {
 	var out []Func
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -59,6 +60,9 @@ func Measure(root string) ([]Func, error) {
 		if d.IsDir() {
 			if path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
+				return filepath.SkipDir // another module (a copy of an older tree under out/, say): not this one's code
 			}
 			return nil
 		}
