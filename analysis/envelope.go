@@ -136,6 +136,10 @@ type Envelope struct {
 	// OnlyGivingUp are the servers on which only candidates that let
 	// clients give up recover (in Defeating too when they were left out).
 	OnlyGivingUp []int
+	// NotEverySeed are the servers left out (in Defeating too) because no
+	// contender came back there in every one of the final seeds, though
+	// some came back on the screened ones.
+	NotEverySeed []int
 	// Tried are the candidates that never give up tried on every server
 	// before it is called defeating.
 	Tried []*Candidate
@@ -533,7 +537,7 @@ func (e *envelopeSearch) representatives(givingUp bool) []*Candidate {
 			out = append(out, c)
 			continue
 		}
-		if b := best[p.Kind]; b == nil || gentleness(p) > gentleness(b.Policy) {
+		if b := best[p.Kind]; b == nil || gentler(p, b.Policy) < 0 {
 			best[p.Kind] = c
 		}
 	}
@@ -542,24 +546,36 @@ func (e *envelopeSearch) representatives(givingUp bool) []*Candidate {
 			out = append(out, c)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *Candidate) int { return cmp.Compare(gentleness(b.Policy), gentleness(a.Policy)) })
+	slices.SortStableFunc(out, func(a, b *Candidate) int { return gentler(a.Policy, b.Policy) })
 	return out
 }
 
-// gentleness orders candidates for the search of a defeating server: a
-// client component or limit first (they hold requests back), then the
-// longest bounded delay.
-func gentleness(p sim.Policy) float64 {
-	g := 0.0
-	if d, ok := p.MaxDelay(); ok {
-		g = d.Seconds()
-	} else {
-		g = 1e6
+// gentler orders candidates for the search of a defeating server,
+// gentlest first (negative when a is gentler than b): a client component
+// or limit first (they hold requests back), then the longest bounded delay
+// (none known counts as longest), then the longest first delay (Base: at
+// the same cap, a herd that starts 2 s apart spreads where one that starts
+// 500 ms apart may not).
+func gentler(a, b sim.Policy) int {
+	holds := func(p sim.Policy) bool {
+		return p.LetsClientsGiveUp() || p.BreakerRatio > 0 || p.ThrottleK > 0 || p.AWSAdaptive
 	}
-	if p.LetsClientsGiveUp() || p.BreakerRatio > 0 || p.ThrottleK > 0 || p.AWSAdaptive {
-		g += 1e7
+	longest := func(p sim.Policy) float64 {
+		if d, ok := p.MaxDelay(); ok {
+			return d.Seconds()
+		}
+		return math.Inf(1)
 	}
-	return g
+	if ha, hb := holds(a), holds(b); ha != hb {
+		if ha {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(longest(b), longest(a)); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Base, a.Base)
 }
 
 // final runs the contenders (the complete candidates whose screened
@@ -628,6 +644,25 @@ func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) er
 		// screened score get them in turn.
 	}
 	if len(ans.Ranked) == 0 {
+		// Every contender failed somewhere: the compromise weighs where
+		// each recovers on every seed, so each is measured on the final
+		// seeds everywhere, as it left before the servers after its first
+		// failure.
+		for _, i := range e.order {
+			if skip[i] {
+				continue
+			}
+			var cs []*Candidate
+			for _, c := range e.cands {
+				if final[c] {
+					cs = append(cs, c)
+				}
+			}
+			if err := e.judge(cs, i, s.Final); err != nil {
+				return err
+			}
+		}
+		ans.Left = nil
 		return e.lucky(skip, s, ans, final)
 	}
 	slices.SortStableFunc(ans.Ranked, func(a, b *Candidate) int {
@@ -682,6 +717,7 @@ func (e *envelopeSearch) lucky(skip []bool, s EnvelopeSeeding, ans *Envelope, fi
 		if !some {
 			skip[i] = true
 			ans.Defeating = append(ans.Defeating, i)
+			ans.NotEverySeed = append(ans.NotEverySeed, i)
 		}
 	}
 	ans.Compromise = true

@@ -385,3 +385,37 @@ func TestSearchStoredIsSearch(t *testing.T) {
 		}
 	}
 }
+
+// The search for servers where only candidates that give up come back
+// tries each family's gentlest first: the longest cap, then the longest
+// first delay. On a server where decorrelated jitter from 2 s, at most
+// 2 min, comes back and the same from 500 ms does not, a candidate that
+// never gives up is the answer (with the first delay left out of the
+// order, the server was called one only giving up brings back, and an
+// attempt limit won).
+func TestDefeatingTriesTheGentlestFirst(t *testing.T) {
+	t.Parallel()
+	if c := gentler(sim.Policy{Kind: sim.Decorrelated, Base: 2 * time.Second, Cap: 2 * time.Minute}.Normalize(),
+		sim.Policy{Kind: sim.Decorrelated, Base: 500 * time.Millisecond, Cap: 2 * time.Minute}.Normalize()); c >= 0 {
+		t.Fatalf("gentler: a 2 s first delay is not gentler than 500 ms at the same cap (%d)", c)
+	}
+	base := Request{Outage: 5 * time.Second, Window: 20 * time.Minute}.Scenario(2000, 1000)
+	srv := Server{Service: "fixed", ServiceTime: 20 * time.Millisecond, Timeout: time.Second, Load: 0.5}
+	short := sim.Policy{Kind: sim.Decorrelated, Base: 500 * time.Millisecond, Cap: 2 * time.Minute}.Normalize()
+	long := sim.Policy{Kind: sim.Decorrelated, Base: 2 * time.Second, Cap: 2 * time.Minute}.Normalize()
+	limited := sim.Policy{Kind: sim.Decorrelated, Base: 2 * time.Second, Cap: 2 * time.Minute, MaxAttempts: 4}.Normalize()
+	q := Query{Capacity: base.Capacity, Objective: ByT99}
+	got, err := SearchEnvelope(context.Background(), base, []Server{srv}, []sim.Policy{short, long, limited}, q, EnvelopeSeeding{Screen: 1, Final: 2}, simulateStuck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &judger{ctx: context.Background(), q: q, measure: simulateStuck, memo: map[string]*Record{}}
+	for p, want := range map[sim.Policy]bool{short: false, long: true} {
+		if r, err := j.recovery(srv.Scenario(base), p, 1); err != nil || r.Recovers() != want {
+			t.Fatalf("%v recovers %v on the server (err %v): the test's premise is gone", p.Short(), r.Recovers(), err)
+		}
+	}
+	if len(got.OnlyGivingUp) > 0 || got.Winner == nil || got.Winner.Policy.LetsClientsGiveUp() {
+		t.Errorf("only giving up %v, winner %v: want %v, which never gives up", got.OnlyGivingUp, got.Winner, long.Short())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -157,16 +158,27 @@ func writeDefeating(ew *errWriter, e *analysis.Envelope) {
 		return
 	}
 	ew.printf("\n")
-	var none, giving []int
+	var none, giving, unsteady []int
 	for _, i := range e.Defeating {
-		if e.GiveUpRecovers[i] != nil {
+		switch {
+		case e.GiveUpRecovers[i] != nil:
 			giving = append(giving, i)
-		} else {
+		case slices.Contains(e.NotEverySeed, i):
+			unsteady = append(unsteady, i)
+		default:
 			none = append(none, i)
 		}
 	}
 	if len(none) > 0 {
 		ew.printf("no candidate comes back on %s: %s\n", num.Plural(len(none), "server"), serverList(e, none))
+	}
+	if len(unsteady) > 0 {
+		screening := "the screening seed"
+		if e.Screened > 1 {
+			screening = fmt.Sprintf("the %d screening seeds", e.Screened)
+		}
+		ew.printf("no contender comes back in all %s on %s, though some did on %s: %s\n",
+			num.Plural(e.Seeds, "seed"), num.Plural(len(unsteady), "server"), screening, serverList(e, unsteady))
 	}
 	if len(giving) > 0 {
 		ex := e.GiveUpRecovers[giving[0]]
@@ -547,6 +559,7 @@ type (
 		Use          *jsonEnvCandidate  `json:"use,omitempty"`
 		Defeating    []string           `json:"left_out"`
 		OnlyGivingUp []string           `json:"only_giving_up_recovers"`
+		NotEverySeed []string           `json:"left_out_not_back_in_every_seed"`
 		Margins      []jsonMargin       `json:"margins"`
 		Owner        *jsonOwner         `json:"owner,omitempty"`
 		Ranked       []jsonEnvCandidate `json:"ranked"`
@@ -641,6 +654,10 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 	}
 	for _, i := range e.OnlyGivingUp {
 		j.OnlyGivingUp = append(j.OnlyGivingUp, e.Servers[i].Label())
+	}
+	j.NotEverySeed = []string{}
+	for _, i := range e.NotEverySeed {
+		j.NotEverySeed = append(j.NotEverySeed, e.Servers[i].Label())
 	}
 	if e.Winner != nil {
 		u := envCandidateJSON(e, e.Winner)
