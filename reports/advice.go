@@ -48,15 +48,10 @@ func WriteAdvice(w io.Writer, ans *AdviceAnswer, top int) error {
 		what = "judged on your"
 	}
 	ew.printf("%s %s\n", what, analysis.DescribeEnvelope(e.Servers))
-	for _, s := range e.Servers {
-		if sc := s.Scenario(base); s.Queueing() && s.Workers > 0 && math.Abs(analysis.ServerCapacity(sc)-base.Capacity) > 1e-9*base.Capacity {
-			ew.printf("(%s serves %s requests/s, %d workers at a mean service of %v: its workers, not --capacity, set what it serves)\n",
-				s.Label(), num.Short(analysis.ServerCapacity(sc)), s.Workers, sc.MeanService())
-		}
-	}
 	if !a.Question.Own {
 		ew.printf("(%s)\n", EnvelopeAssumes)
 	}
+	writeServes(ew, e.Servers, base)
 	ew.printf("\n")
 	if e.Winner == nil {
 		ew.printf("no answer: %s\n", e.NoAnswer)
@@ -119,7 +114,37 @@ func writeUse(ew *errWriter, e *analysis.Envelope) {
 	}
 	if len(e.Ranked) > 1 {
 		ru := e.Ranked[1]
-		ew.printf("  runner-up: %s, worst %.2f× (%+.1f %%)\n", ru.Policy.Short(), ru.Score, 100*(ru.Score/w.Score-1))
+		if w.Score > 0 {
+			ew.printf("  runner-up: %s, worst %.2f× (%+.1f %%)\n", ru.Policy.Short(), ru.Score, 100*(ru.Score/w.Score-1))
+		} else {
+			ew.printf("  runner-up: %s, worst %.2f×\n", ru.Policy.Short(), ru.Score)
+		}
+	}
+}
+
+// writeServes says which queueing servers serve another rate than the
+// question's capacity: those with their own workers, one line each, and
+// those whose workers are sized to it in whole workers, one line for all.
+func writeServes(ew *errWriter, servers []analysis.Server, base sim.Scenario) {
+	var sized []string
+	for _, s := range servers {
+		sc := s.Scenario(base)
+		c := analysis.ServerCapacity(sc)
+		if !s.Queueing() || math.Abs(c-base.Capacity) <= 1e-9*base.Capacity {
+			continue
+		}
+		if s.Workers > 0 {
+			ew.printf("(%s serves %s requests/s, %d workers at a mean service of %v: its workers, not --capacity, set what it serves)\n",
+				s.Label(), num.Short(c), s.Workers, sc.MeanService())
+			continue
+		}
+		w := fmt.Sprintf("of %v service serve %s requests/s with %s", sc.MeanService(), num.Short(c), num.Plural(sc.Concurrency, "worker"))
+		if !slices.Contains(sized, w) {
+			sized = append(sized, w)
+		}
+	}
+	if len(sized) > 0 {
+		ew.printf("(workers are whole: the queueing servers %s, the nearest to %s requests/s)\n", strings.Join(sized, "; those "), num.Short(base.Capacity))
 	}
 }
 
@@ -369,8 +394,12 @@ func writeSettings(ew *errWriter, p sim.Policy, settings []sim.Setting) {
 
 // writeOwner is the owner's view: a table of options × fleet.
 func writeOwner(ew *errWriter, v *analysis.OwnerView, base sim.Scenario) {
-	ew.printf("\nfor the server's owner, on %s (%s): time back to steady state, s after recovery, and goodput (%% of demand), for today's library defaults and the answer\n",
-		v.Server.Label(), num.Plural(v.Seeds, "seed"))
+	what := "time back to steady state, s after recovery, and goodput (% of demand)"
+	if !sim.HasSteadyState(v.Server.Scenario(base)) { // no open-loop traffic: the cohort's t99 (Query.Recovery)
+		what = "t99, s after recovery (never: not 99 % back within the window in every seed, or clients gave up), and goodput (% of demand)"
+	}
+	ew.printf("\nfor the server's owner, on %s (%s): %s, for today's library defaults and the answer\n",
+		v.Server.Label(), num.Plural(v.Seeds, "seed"), what)
 	if err := ownerTable(v, "the answer").Text(ew, table.TextStyle{Indent: "  "}); err != nil && ew.err == nil {
 		ew.err = err
 	}
@@ -591,10 +620,17 @@ func recoveryJSON(s analysis.Server, r *analysis.Recovery) jsonRecovery {
 	}
 	if a := r.Agg; a != nil {
 		j.Seeds = len(a.Seeds)
-		if a.Has(analysis.GoodputShare) {
-			j.Goodput = ptr(a.Summary(analysis.GoodputShare).Mean)
+		// A queueing run that does not come back may have stopped once
+		// provably stuck (sim.Sim.StopStuck), its counts those of the
+		// stop: its goodput and clients given up are left out, as the
+		// text leaves them, so that the answer is the same whether the
+		// run was simulated now or read whole from a dataset.
+		if r.Recovers() || a.Cell.Scenario.Concurrency == 0 {
+			if a.Has(analysis.GoodputShare) {
+				j.Goodput = ptr(a.Summary(analysis.GoodputShare).Mean)
+			}
+			j.GaveUp = ptr(a.Summary(analysis.GaveUp).Mean)
 		}
-		j.GaveUp = ptr(a.Summary(analysis.GaveUp).Mean)
 	}
 	return j
 }

@@ -51,7 +51,7 @@ func writeOwners(ew *errWriter, owners []analysis.StoredOwner) {
 			answer = p.Short()
 		}
 		if cmd, ok := ownerCommand(o); ok {
-			ew.printf(" `%s` measures the same table for this server, with its own answer as the last column (here: %s)", cmd, answer)
+			ew.printf(" the library defaults' columns are what `%s` prints for this server; its last column is that command's own answer (here the sweep's %s)", cmd, answer)
 		}
 		ew.printf(".\n\n")
 		ew.table(ownerTable(v, answer))

@@ -208,6 +208,12 @@ func serverWords(sc sim.Scenario) string {
 	} else {
 		parts = append(parts, "a queue that "+strings.Join(bound, ", "))
 	}
+	switch {
+	case sc.RetryAfterMax > sc.RetryAfter:
+		parts = append(parts, fmt.Sprintf("sends a Retry-After drawn from U(%v, %v) with its rejections", sc.RetryAfter, sc.RetryAfterMax))
+	case sc.RetryAfter > 0:
+		parts = append(parts, fmt.Sprintf("sends Retry-After %v with its rejections", sc.RetryAfter))
+	}
 	if sc.ArrivalCurve != "" {
 		c, _ := sim.ParseCurve(sc.ArrivalCurve)
 		parts = append(parts, fmt.Sprintf("new requests at %s requests/s × a daily curve of %d slots, the run starting at %s", thousands(sc.ArrivalRate), len(c), clockWords(sc.ArrivalClock)))

@@ -81,9 +81,12 @@ func (r *Report) writeUse(ew *errWriter) {
 	d := &r.Decision
 	ew.printf("## Use\n\n")
 	if len(d.Families) == 0 {
-		if len(r.Queueing) > 0 {
+		switch {
+		case len(r.Queueing) > 0:
 			ew.printf("The dataset holds no scenario of a counting server with a single policy per fleet; its queueing servers are ranked in [their own section](#queueing-servers-back-to-steady-state).\n\n")
-		} else {
+		case len(r.Owners) > 0:
+			ew.printf("The dataset holds no scenario of a counting server with a single policy per fleet; its queueing servers are in the [section for the server's owner](#for-the-servers-owner).\n\n")
+		default:
 			ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
 		}
 		return
