@@ -665,14 +665,35 @@ func (e *envelopeSearch) final(skip []bool, s EnvelopeSeeding, ans *Envelope) er
 		ans.Left = nil
 		return e.lucky(skip, s, ans, final)
 	}
-	slices.SortStableFunc(ans.Ranked, func(a, b *Candidate) int {
-		if c := cmp.Compare(a.Score, b.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Policy.String(), b.Policy.String())
-	})
+	slices.SortStableFunc(ans.Ranked, ranking)
 	ans.Winner = ans.Ranked[0]
 	return nil
+}
+
+// ranking orders complete candidates: the least worst regret first;
+// among equals (several back within the first window of a server with
+// open-loop traffic, all at regret 0), the one that loses the least of the
+// demand there (the greatest least goodput share), then by spec.
+func ranking(a, b *Candidate) int {
+	if c := cmp.Compare(a.Score, b.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.LeastGoodput(), a.LeastGoodput()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Policy.String(), b.Policy.String())
+}
+
+// LeastGoodput is c's least mean goodput share over the queueing servers
+// it comes back on (1 when none measures it).
+func (c *Candidate) LeastGoodput() float64 {
+	g := 1.0
+	for _, r := range c.On {
+		if r != nil && r.Recovers() && r.Agg != nil && r.Agg.Has(GoodputShare) {
+			g = math.Min(g, r.Agg.Summary(GoodputShare).Mean)
+		}
+	}
+	return g
 }
 
 // binding orders the servers not skipped by c's regret there, largest
@@ -730,12 +751,7 @@ func (e *envelopeSearch) lucky(skip []bool, s EnvelopeSeeding, ans *Envelope, fi
 	if len(ans.Ranked) == 0 {
 		return e.fallback(skip, ans)
 	}
-	slices.SortStableFunc(ans.Ranked, func(a, b *Candidate) int {
-		if c := cmp.Compare(a.Score, b.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Policy.String(), b.Policy.String())
-	})
+	slices.SortStableFunc(ans.Ranked, ranking)
 	ans.Winner = ans.Ranked[0]
 	return nil
 }

@@ -62,9 +62,9 @@ func envelopeBase(capacity float64, clients int, outage time.Duration) sim.Scena
 func exhaustive(t *testing.T, base sim.Scenario, env []Server, space []sim.Policy, skip []int, n int) (sim.Policy, float64) {
 	t.Helper()
 	j := &judger{ctx: context.Background(), q: Query{Capacity: base.Capacity, Objective: ByT99}, measure: simulateStuck, memo: map[string]*Record{}}
-	best, score := sim.Policy{}, math.Inf(1)
+	var best *Candidate
 	for _, p := range space {
-		worst := 0.0
+		c := &Candidate{Policy: p, On: make([]*Recovery, len(env))}
 		ok := true
 		for i, s := range env {
 			if slices.Contains(skip, i) {
@@ -78,13 +78,17 @@ func exhaustive(t *testing.T, base sim.Scenario, env []Server, space []sim.Polic
 				ok = false
 				break
 			}
-			worst = math.Max(worst, r.Regret)
+			c.On[i] = &r
+			c.Score = math.Max(c.Score, r.Regret)
 		}
-		if ok && (worst < score || (worst == score && p.String() < best.String())) {
-			best, score = p, worst
+		if ok && (best == nil || ranking(c, best) < 0) {
+			best = c
 		}
 	}
-	return best, score
+	if best == nil {
+		return sim.Policy{}, math.Inf(1)
+	}
+	return best.Policy, best.Score
 }
 
 // The pruned search answers what measuring every candidate on every
@@ -178,13 +182,14 @@ func TestFinalIsExhaustive(t *testing.T) {
 			continue
 		}
 		j := &judger{ctx: context.Background(), q: q, measure: simulateStuck, memo: map[string]*Record{}}
-		best, score, contenders := sim.Policy{}, math.Inf(1), 0
+		var best *Candidate
+		contenders := 0
 		for _, c := range got.Candidates {
 			if !slices.ContainsFunc(c.On, func(r *Recovery) bool { return r != nil && r.Agg != nil && len(r.Agg.Seeds) == s.Final }) {
 				continue // not a contender
 			}
 			contenders++
-			worst := 0.0
+			worst, cc := 0.0, &Candidate{Policy: c.Policy, On: make([]*Recovery, len(env))}
 			for i, srv := range env {
 				if slices.Contains(got.Defeating, i) {
 					continue
@@ -198,17 +203,18 @@ func TestFinalIsExhaustive(t *testing.T) {
 					break
 				}
 				worst = math.Max(worst, r.Regret)
+				cc.On[i] = &r
 			}
 			if !slices.Contains(got.Ranked, c) && worst <= got.Winner.Score {
 				t.Errorf("trial %d: %v left the ranking (%s), yet its worst regret everywhere is %.3f, the winner's %.3f", trial, c.Policy, c.Out, worst, got.Winner.Score)
 			}
-			if worst < score || (worst == score && c.Policy.String() < best.String()) {
-				best, score = c.Policy, worst
+			if cc.Score = worst; !math.IsInf(worst, 1) && (best == nil || ranking(cc, best) < 0) {
+				best = cc
 			}
 		}
 		t.Logf("trial %d: %d contenders, %d ranked, winner %v (%.3f)", trial, contenders, len(got.Ranked), got.Winner.Policy, got.Winner.Score)
-		if best != got.Winner.Policy || math.Abs(score-got.Winner.Score) > 1e-12 {
-			t.Fatalf("trial %d: the final ranked %v (%.3f); every contender everywhere gives %v (%.3f)", trial, got.Winner.Policy, got.Winner.Score, best, score)
+		if best == nil || best.Policy != got.Winner.Policy || math.Abs(best.Score-got.Winner.Score) > 1e-12 {
+			t.Fatalf("trial %d: the final ranked %v (%.3f); every contender everywhere gives %+v", trial, got.Winner.Policy, got.Winner.Score, best)
 		}
 		if contenders > 1 {
 			compared++

@@ -498,13 +498,24 @@ func writeEnvelopeRanking(ew *errWriter, e *analysis.Envelope, top int) {
 		return
 	}
 	ew.printf("\ncandidates that recover on every server kept (%d of %d searched; screened on %s, ranked on %s):\n", len(e.Ranked), e.Space, num.Plural(e.Screened, "seed"), num.Plural(e.Seeds, "seed"))
+	// Ties at the least worst regret are broken by the least goodput
+	// (analysis ranking): shown where a candidate loses demand.
+	goodput := slices.ContainsFunc(e.Ranked, func(c *analysis.Candidate) bool { return c.LeastGoodput() < 1 })
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  #\tpolicy\tworst × least possible\t\n")
+	if goodput {
+		fmt.Fprintf(tw, "  #\tpolicy\tworst × least possible\tleast goodput\t\n")
+	} else {
+		fmt.Fprintf(tw, "  #\tpolicy\tworst × least possible\t\n")
+	}
 	for i, c := range e.Ranked {
 		if i >= top {
 			break
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%.2f\t\n", i+1, c.Policy.Short(), c.Score)
+		if goodput {
+			fmt.Fprintf(tw, "  %d\t%s\t%.2f\t%.1f %%\t\n", i+1, c.Policy.Short(), c.Score, 100*c.LeastGoodput())
+		} else {
+			fmt.Fprintf(tw, "  %d\t%s\t%.2f\t\n", i+1, c.Policy.Short(), c.Score)
+		}
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
