@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,14 +16,7 @@ import (
 
 func TestLoadRepositorySweeps(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("../sweeps.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Load("sweeps.toml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := repoConfig(t)
 	art := cfg.Sweep("article")
 	if art == nil || len(art.Cells) != 12 || len(art.Seeds) != 5 {
 		t.Fatalf("article sweep: %+v, want the 12 distinct cells of tables 1–4 on 5 seeds", art)

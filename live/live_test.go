@@ -39,8 +39,19 @@ func seedsUpTo(n int) []uint32 {
 // a stall shorter than that moves no request of these scenarios to another
 // tick (the 333 ms ticks leave deterministic delays about 330 ms of room), a
 // longer one may, and then the measurement says more about the machine than
-// about the library. Three stalled runs fail the test.
-func runLive(t *testing.T, cfg Config) *Measurement {
+// about the library. Three stalled runs fail the test, but with the race
+// detector on, which may slow the harness past any tick: then the last
+// run is returned with held false, and its verdicts are logged, not
+// asserted. held is true whenever the run kept its ticks, with the
+// detector on or not.
+//
+// With the detector on, a run also counts as stalled when the harness's
+// own evidence does not hold (Degraded: a request it placed counted in
+// another tick, ticks answered late): the detector slows what the bounds
+// above do not see, such as 200 gRPC channels connecting at once (a run
+// with first requests 125 ms late had 199 of 200 of them counted a tick
+// off, and its verdict was inconclusive).
+func runLive(t *testing.T, cfg Config) (m *Measurement, held bool) {
 	t.Helper()
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = 1000
@@ -64,24 +75,28 @@ func runLive(t *testing.T, cfg Config) *Measurement {
 		if cfg.Scenario.Spread == 0 {
 			firstRoom = cfg.Grace
 		}
-		if m.CloseLateMax <= maxStall && m.FirstLateMax <= firstRoom {
-			return m
+		if m.CloseLateMax <= maxStall && m.FirstLateMax <= firstRoom && !(raceEnabled && len(m.Degraded()) > 0) {
+			return m, true
+		}
+		if raceEnabled {
+			t.Logf("race detector on, run again: %v", m.Degraded())
 		}
 		stalls = append(stalls, max(m.CloseLateMax, m.FirstLateMax))
 	}
 	if raceEnabled {
 		t.Logf("race detector on: stalls %v", stalls)
-		return last
+		return last, false
 	}
 	t.Fatalf("the machine stalled the server for more than %v in each of 3 runs (%v): too busy for a live comparison", maxStall, stalls)
-	return nil
+	return nil, false
 }
 
-// verdictf reports a verdict that failed: an error, or with the race
-// detector on (which slows a run too much to keep its ticks) a log line.
-func verdictf(t *testing.T, format string, args ...any) {
+// verdictf reports a verdict that failed: an error when the run held its
+// timing, else (only with the race detector on: runLive and runPlaced
+// fail the test otherwise) a log line.
+func verdictf(t *testing.T, held bool, format string, args ...any) {
 	t.Helper()
-	if raceEnabled {
+	if !held {
 		t.Logf("race detector on, timing not held: "+format, args...)
 		return
 	}
@@ -116,7 +131,7 @@ func TestLiveRetryableHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: seed})
+	m, held := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: seed})
 	c, err := Compare(m, pr.Policy, seeds, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +139,7 @@ func TestLiveRetryableHTTP(t *testing.T) {
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
 		if mt := metricOf(c, name); !mt.Agree {
-			verdictf(t, "%s: live %v outside the simulated 5–95 %% band [%v, %v] (rank %.1f; sim on seed %d: %v)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank, seed, mt.SameSeed)
+			verdictf(t, held, "%s: live %v outside the simulated 5–95 %% band [%v, %v] (rank %.1f; sim on seed %d: %v)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank, seed, mt.SameSeed)
 		}
 	}
 }
@@ -140,7 +155,7 @@ func TestLiveCenkalti(t *testing.T) {
 	d, _ := DriverByName("cenkalti-backoff")
 	pr, _ := sim.PresetByName(d.Preset)
 	sc := liveScenario()
-	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
+	m, held := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
 	seeds := seedsUpTo(4000)
 	c, err := Compare(m, pr.Policy, seeds, 0.05)
 	if err != nil {
@@ -149,7 +164,7 @@ func TestLiveCenkalti(t *testing.T) {
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
 		if mt := metricOf(c, name); !mt.Agree {
-			verdictf(t, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
+			verdictf(t, held, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
 		}
 	}
 	other, err := Compare(m, sim.DefaultPolicy(sim.GRPC), seeds, 0.05)
@@ -158,7 +173,7 @@ func TestLiveCenkalti(t *testing.T) {
 	}
 	logComparison(t, other)
 	if !slices.Contains(other.Disagree, MT99) {
-		verdictf(t, "cenkalti's live run against grpc-go's defaults: disagreements %v, want t99 among them", other.Disagree)
+		verdictf(t, held, "cenkalti's live run against grpc-go's defaults: disagreements %v, want t99 among them", other.Disagree)
 	}
 }
 
@@ -176,7 +191,7 @@ func TestLiveGRPCFirstRetry(t *testing.T) {
 	sc := sim.Scenario{Clients: 200, Tick: 900 * time.Millisecond, RecoverAt: time.Second, Capacity: 1200, Horizon: 30 * time.Second}
 	// A grace of 200 ms: 200 clients starting at once may take a while to
 	// get their first request out on a busy machine.
-	m := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 200 * time.Millisecond, Seed: 1})
+	m, held := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 200 * time.Millisecond, Seed: 1})
 	seeds := seedsUpTo(1000)
 	old := sim.DefaultPolicy(sim.GRPC)
 	if want, _ := sim.PresetByName("grpc"); old.Base != want.Policy.Base || old.Width != want.Policy.Width || old.Multiplier != want.Policy.Multiplier || old.Cap != want.Policy.Cap {
@@ -188,7 +203,7 @@ func TestLiveGRPCFirstRetry(t *testing.T) {
 	}
 	logComparison(t, unfixed)
 	if !slices.Contains(unfixed.Disagree, MPeak) {
-		verdictf(t, "live grpc-go against the old preset (first retry 1 s ± 20 %%): disagreements %v, want the peak among them", unfixed.Disagree)
+		verdictf(t, held, "live grpc-go against the old preset (first retry 1 s ± 20 %%): disagreements %v, want the peak among them", unfixed.Disagree)
 	}
 	pr, _ := sim.PresetByName("grpc")
 	fixed, err := Compare(m, pr.Policy, seeds, 5)
@@ -197,7 +212,7 @@ func TestLiveGRPCFirstRetry(t *testing.T) {
 	}
 	logComparison(t, fixed)
 	if len(fixed.Disagree) != 0 {
-		verdictf(t, "live grpc-go against the grpc preset: disagreements %v, want none", fixed.Disagree)
+		verdictf(t, held, "live grpc-go against the grpc preset: disagreements %v, want none", fixed.Disagree)
 	}
 }
 
@@ -210,7 +225,7 @@ func TestLiveGRPCRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := runLive(t, Config{Scenario: liveScenario(), Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
+	m, held := runLive(t, Config{Scenario: liveScenario(), Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
 	c, err := Compare(m, p, seedsUpTo(4000), 0.05)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +233,7 @@ func TestLiveGRPCRetryPolicy(t *testing.T) {
 	logComparison(t, c)
 	for _, name := range []string{MT99, MSent} {
 		if mt := metricOf(c, name); !mt.Agree {
-			verdictf(t, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
+			verdictf(t, held, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
 		}
 	}
 }

@@ -2,8 +2,10 @@
 
 package live
 
-// raceEnabled: the race detector slows everything about tenfold, too much
-// for a real-time run to keep its ticks; the live tests then still run
-// (so that the detector checks the server and the clients) but only log
-// their verdicts.
+// raceEnabled: the race detector slows everything about tenfold, which
+// may be too much for a real-time run to keep its ticks. The live tests
+// still run (so that the detector checks the server and the clients) and
+// assert their verdicts whenever a run kept its ticks; a test whose three
+// runs all stalled logs its verdicts instead of failing (runLive,
+// runPlaced).
 const raceEnabled = true

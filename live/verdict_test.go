@@ -58,6 +58,8 @@ func smallScenario(rng *sim.Mulberry32) sim.Scenario {
 //   - evidence that holds agrees exactly when no metric lies outside;
 //   - a sim: client's run is judged by where its requests landed, not by
 //     when the server answered (it places them itself).
+//
+// 60 cases; under -short (.ci/run's race step) the first 20 of them.
 func TestVerdictSameStandardBothWays(t *testing.T) {
 	t.Parallel()
 	rng := sim.NewMulberry32(4)
@@ -65,7 +67,11 @@ func TestVerdictSameStandardBothWays(t *testing.T) {
 	lib, _ := DriverByName("go-retryablehttp")
 	seeds := seedsUpTo(40)
 	var agreed, disagreed int
-	for c := range 60 {
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	for c := range n {
 		sc := smallScenario(rng)
 		pr := presets[int(rng.Float64()*float64(len(presets)))]
 		wrong := presets[int(rng.Float64()*float64(len(presets)))]

@@ -180,11 +180,15 @@ func RetiredPreset(name string) (string, bool) {
 	return why, ok
 }
 
-// PresetByName returns the preset called name.
+// PresetByName returns the preset called name, as Presets has it. It
+// copies no other preset: loading a config calls it for every cell.
 func PresetByName(name string) (Preset, bool) {
-	for _, p := range Presets() {
-		if p.Name == name {
-			return p, true
+	for _, list := range [...][]Preset{presets, componentPresets} {
+		for _, p := range list {
+			if p.Name == name {
+				p.Policy.Preset = p.Name
+				return p, true
+			}
 		}
 	}
 	return Preset{}, false

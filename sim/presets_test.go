@@ -195,6 +195,12 @@ func TestPresetsAreValidAndDocumented(t *testing.T) {
 		if err := CheckPolicy(pr.Policy); err != nil {
 			t.Errorf("%s: %v", pr.Name, err)
 		}
+		if got, ok := PresetByName(pr.Name); !ok || got != pr {
+			t.Errorf("PresetByName(%q) = %+v, %v; want Presets' %+v", pr.Name, got, ok, pr)
+		}
+	}
+	if got, ok := PresetByName("no-such-preset"); ok {
+		t.Errorf("PresetByName of no preset: %+v", got)
 	}
 }
 

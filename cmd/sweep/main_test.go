@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,9 +236,6 @@ func TestRunIsDeterministicIncrementalAndShardable(t *testing.T) {
 // writer's (check passes at once, and a direct reader of a side table
 // sees only committed parts), and touches no file that is not ours.
 func TestKilledRunResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the command as a process")
-	}
 	t.Setenv("SOURCE_DATE_EPOCH", "1780000000")
 	dir := t.TempDir()
 	killed, whole := filepath.Join(dir, "killed"), filepath.Join(dir, "whole")
@@ -283,18 +281,29 @@ func TestKilledRunResumes(t *testing.T) {
 	}
 }
 
-// signalConfigs writes two configs of sweep a: cfg, whose fast cells (240
-// runs) are followed by a slow one that takes hours (a metastable server
-// over a 10⁶ s horizon), so that a process signalled while it writes parts
-// cannot have finished; and fast, the same fast cells alone, for reruns.
+// signalSeeds is how many seeds each fast cell of signalConfigs runs: 40,
+// or 10 under -short (.ci/run's race step, where the processes run under
+// the race detector): 240 fast runs in 24 parts of 10, or 60 in 6.
+func signalSeeds() int {
+	if testing.Short() {
+		return 10
+	}
+	return 40
+}
+
+// signalConfigs writes two configs of sweep a: cfg, whose fast cells (6 ×
+// signalSeeds runs) are followed by a slow one that takes hours (a
+// metastable server over a 10⁶ s horizon), so that a process signalled
+// while it writes parts cannot have finished; and fast, the same fast
+// cells alone, for reruns.
 func signalConfigs(t *testing.T, dir string) (cfg, fast string) {
 	t.Helper()
-	const head = `[defaults]
+	head := `[defaults]
 clients = 300
 capacity_rps = 15
 recover_s = 10
 window_s = 590
-seeds = {from = 1, to = 40}
+seeds = {from = 1, to = ` + strconv.Itoa(signalSeeds()) + `}
 
 [sweep.a]
 [[sweep.a.cell]]
@@ -446,18 +455,16 @@ func FuzzParseShard(f *testing.F) {
 // in the middle of a run that would take hours; a rerun completes the
 // sweep.
 func TestInterruptFinishesThePartInHand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the command as a process")
-	}
 	for _, tt := range []struct {
 		name  string
 		sig   os.Signal
 		parts int // signal once this many parts are written
 	}{
 		{"SIGINT among the fast runs", os.Interrupt, 2},
-		// 24 parts are the 240 fast runs: the workers are in the slow
-		// cell, whose runs take hours unless the stop reaches them.
-		{"SIGTERM in a run of 10⁷ ticks", syscall.SIGTERM, 24},
+		// 6 × signalSeeds() / 10 parts are the fast runs (24 parts, or 6
+		// under -short): the workers are in the slow cell, whose runs take
+		// hours unless the stop reaches them.
+		{"SIGTERM in a run of 10⁷ ticks", syscall.SIGTERM, 6 * signalSeeds() / 10},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -172,9 +172,21 @@ func TestReadChecksSeedRange(t *testing.T) {
 	}
 }
 
+// mutations is how many random changes of a part a test tries: n, or
+// short under -short (.ci/run's race step, where the detector slows the
+// readers several times over; the full counts run in its plain go test
+// step). The changes are drawn from the same seeds either way: a
+// shortened test starts as the full one does.
+func mutations(n, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return n
+}
+
 // Random corruptions of real parts never panic: every one reads whole or
 // is an error; a panic inside the Parquet library comes back as "corrupt
-// Parquet file".
+// Parquet file". 400 of each table, 100 under -short.
 func TestReadNeverPanicsOnCorruptParts(t *testing.T) {
 	t.Parallel()
 	runs, timelines, groups := sampleParts(t)
@@ -183,9 +195,9 @@ func TestReadNeverPanicsOnCorruptParts(t *testing.T) {
 		table string
 		file  []byte
 	}{{"runs", runs}, {"timelines", timelines}, {"groups", groups}} {
-		const mutations = 400
+		n := mutations(400, 100)
 		errs, corrupt, panics := 0, 0, 0
-		for range mutations {
+		for range n {
 			b := bytes.Clone(tc.file)
 			for range 1 + rng.IntN(3) {
 				b[rng.IntN(len(b))] = byte(rng.IntN(256))
@@ -201,7 +213,7 @@ func TestReadNeverPanicsOnCorruptParts(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d of %d mutations refused, %d of them as corrupt Parquet files (%d panics recovered)", tc.table, errs, mutations, corrupt, panics)
+		t.Logf("%s: %d of %d mutations refused, %d of them as corrupt Parquet files (%d panics recovered)", tc.table, errs, n, corrupt, panics)
 		if errs == 0 {
 			t.Errorf("%s: no mutation was refused: the test does not corrupt", tc.table)
 		}

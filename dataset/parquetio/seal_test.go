@@ -134,7 +134,9 @@ func issuePart(t testing.TB) []byte {
 // in its last 3 KB), no reader refuses what it accepts. ReadRuns alone
 // accepted parts that ScanRuns and FindRunsOf refuse ("eof exception
 // decode plain INT64"): with these seeds, 4 of the 400 (trials 22, 184,
-// 242 and 389 as measured; they move if the part's bytes do).
+// 242 and 389 when first measured, 184, 242 and 389 today; they move if
+// the part's bytes do). Under -short, the first 200 of the changes
+// (trial 184 among them).
 func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 	runs := unseal(t, issuePart(t))
 	recs, _, err := ReadRuns(bytes.NewReader(runs))
@@ -171,7 +173,8 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 9))
 	refusedByOne := 0
-	for trial := range 400 {
+	trials := mutations(400, 200)
+	for trial := range trials {
 		m := mutate(rng, runs)
 		_, _, strict := ReadRunsStrict(bytes.NewReader(m))
 		var refused []string
@@ -187,5 +190,5 @@ func TestReadRunsStrictRefusesWhatAnyReaderRefuses(t *testing.T) {
 			refusedByOne++
 		}
 	}
-	t.Logf("%d of 400 changed parts refused by some readers only", refusedByOne)
+	t.Logf("%d of %d changed parts refused by some readers only", refusedByOne, trials)
 }
