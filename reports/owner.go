@@ -45,13 +45,13 @@ func writeOwners(ew *errWriter, owners []analysis.StoredOwner) {
 	ew.printf("The best option brings the most of the fleet back, then the soonest on average.\n\n")
 	for _, o := range owners {
 		v, b := o.View, o.Base
-		ew.printf("On %s, after a %v outage, %s clients retrying (%s):", v.Server.Label(), b.RecoverAt, thousands(float64(b.Clients)), num.Plural(v.Seeds, "seed"))
+		ew.printf("On %s, after a %v outage, %s clients retrying (%s)", v.Server.Label(), b.RecoverAt, thousands(float64(b.Clients)), num.Plural(v.Seeds, "seed"))
 		answer := "the answer"
 		if p := v.Fleet[len(v.Fleet)-1]; p.Preset == "" {
 			answer = p.Short()
 		}
 		if cmd, ok := ownerCommand(o); ok {
-			ew.printf(" the library defaults' columns are what `%s` prints for this server; its last column is that command's own answer (here the sweep's %s)", cmd, answer)
+			ew.printf(": the library defaults' columns are what `%s` prints for this server; its last column is that command's own answer (here the sweep's %s)", cmd, answer)
 		}
 		ew.printf(".\n\n")
 		ew.table(ownerTable(v, answer))
