@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -23,6 +24,9 @@ type Env struct {
 	Scale float64
 	Start time.Time
 	clock Clock // the run's
+	// dial connects to Addr on the run's network; nil: the loopback, as
+	// a library dials by itself.
+	dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // Now is the scaled clock: Start plus the real time since, times Scale.
@@ -138,12 +142,16 @@ func tickOf(t, tick, grace time.Duration) int {
 }
 
 // newHTTPClient returns a client with its own connection pool (one
-// connection: a client sends one request at a time).
-func newHTTPClient(rec *recorder) *http.Client {
+// connection: a client sends one request at a time), dialling through dial
+// when it is not nil.
+func newHTTPClient(rec *recorder, dial func(ctx context.Context, addr string) (net.Conn, error)) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil // loopback only, whatever the environment says
 	tr.MaxIdleConnsPerHost = 1
 	tr.MaxConnsPerHost = 1
+	if dial != nil {
+		tr.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) { return dial(ctx, addr) }
+	}
 	rec.next = tr
 	return &http.Client{Transport: rec, Timeout: 5 * time.Minute}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ type Driver struct {
 	Name   string     // as `sweep live --library` takes it
 	Preset string     // the sim preset that models it, if any
 	Model  sim.Policy // the sim policy that models it when no preset does
-	Module string     // module@version whose code runs
+	Module string     // the module whose code runs: path@version (module)
 	Source string     // the file read for it (in the module cache)
 	Note   string     // what differs from the preset, or how it is driven
 	Do     func(ctx context.Context, e Env) error
@@ -46,40 +47,40 @@ type Driver struct {
 // each preset of sim in a plain loop ("sim:NAME").
 func Drivers() []Driver {
 	ds := []Driver{
-		{Name: "cenkalti-backoff", Preset: "cenkalti-backoff", Module: "github.com/cenkalti/backoff/v5@v5.0.3",
+		{Name: "cenkalti-backoff", Preset: "cenkalti-backoff", Module: module("github.com/cenkalti/backoff/v5"),
 			Source: "retry.go (Retry, DefaultMaxElapsedTime 15 min), exponential.go (NewExponentialBackOff)",
 			Note:   "backoff.Retry(ctx, op) with every default; an HTTP rejection is an error",
 			Do:     cenkaltiV5},
-		{Name: "cenkalti-backoff-v4", Preset: "cenkalti-backoff", Module: "github.com/cenkalti/backoff/v4@v4.3.0",
+		{Name: "cenkalti-backoff-v4", Preset: "cenkalti-backoff", Module: module("github.com/cenkalti/backoff/v4"),
 			Source: "retry.go (Retry), exponential.go (NewExponentialBackOff, MaxElapsedTime 15 min)",
 			Note:   "backoff.RetryNotifyWithTimer(op, backoff.WithContext(b, ctx), nil, timer) with b := backoff.NewExponentialBackOff() and every default; its own Clock and Timer hooks carry the run's clock, so it may run scaled",
 			Do:     cenkaltiV4, Scalable: true},
-		{Name: "go-retryablehttp", Preset: "go-retryablehttp", Module: "github.com/hashicorp/go-retryablehttp@v0.7.8",
+		{Name: "go-retryablehttp", Preset: "go-retryablehttp", Module: module("github.com/hashicorp/go-retryablehttp"),
 			Source: "client.go (NewClient, DefaultRetryPolicy, DefaultBackoff, parseRetryAfterHeader)",
 			Note:   "retryablehttp.NewClient() with its defaults (RetryMax 4, 1 s to 30 s, Retry-After on 429 and 503), logger off, its HTTPClient the client's own",
 			Do:     retryableHTTP},
-		{Name: "aws-sdk-go-v2", Preset: "aws-sdk-go-v2", Module: "github.com/aws/aws-sdk-go-v2@v1.48.0",
+		{Name: "aws-sdk-go-v2", Preset: "aws-sdk-go-v2", Module: module("github.com/aws/aws-sdk-go-v2"),
 			Source: "aws/retry/standard.go (NewStandard), jitter_backoff.go (backoffDelay2026), middleware.go (handleAttempt: the loop reproduced here)",
 			Note:   "retry.NewStandard() per client, driven as its middleware does; since retry behaviour 2.1 a non-throttle error (503, refused) backs off from 50 ms and a 429 from 1 s, capped before the jitter, and a retry costs 14 tokens (5 for a 429), as the preset (aws-sdk-go-v2-2026) models",
 			Do:     awsDriver(false)},
-		{Name: "aws-sdk-go-v2-legacy", Preset: "aws-sdk-go-v2-standard-2020", Module: "github.com/aws/aws-sdk-go-v2@v1.48.0",
+		{Name: "aws-sdk-go-v2-legacy", Preset: "aws-sdk-go-v2-standard-2020", Module: module("github.com/aws/aws-sdk-go-v2"),
 			Source: "aws/retry/jitter_backoff.go (NewExponentialJitterBackoff: backoffDelayLegacy), standard.go (DefaultRetryCost 5)",
 			Note:   "retry.NewStandard with the exported legacy backoff (U·2^attempt s, exactly 20 s past int(log2 20)) and retry cost 5: the standard retryer before retry behaviour 2.1, which the preset models",
 			Do:     awsDriver(true)},
-		{Name: "grpc-go", Preset: "grpc", Module: "google.golang.org/grpc@v1.83.2",
+		{Name: "grpc-go", Preset: "grpc", Module: module("google.golang.org/grpc"),
 			Source: "backoff/backoff.go (DefaultConfig), internal/backoff/backoff.go (Exponential.Backoff)",
 			Note:   "internal/backoff cannot be imported: its Backoff(retries) is reproduced line by line on the exported backoff.DefaultConfig; connection backoff retries forever, retries counted from 0 at the first failure",
 			Do:     grpcGo},
 		{Name: "grpc-go-retry", Model: sim.Policy{Kind: sim.GRPC, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, Width: 0.2, MaxAttempts: 5},
-			Module: "google.golang.org/grpc@v1.83.2",
+			Module: module("google.golang.org/grpc"),
 			Source: "stream.go (csAttempt.shouldRetry: min(initialBackoff·multiplier^n, maxBackoff)·(0.8 + 0.4U)), service_config.go",
 			Note:   "a real gRPC channel per client calling grpc.health.v1.Health/Check with a service-config retry policy (maxAttempts 5, 1 s × 2 to 30 s, UNAVAILABLE and RESOURCE_EXHAUSTED, no throttling): grpc-go jitters ±20 % from the first retry, not U(0, backoff) as gRFC A6 words it; modelled by the grpc family",
 			Do:     grpcCall(GRPCClient{ServiceConfig: grpcRetryConfig}), GRPC: &GRPCClient{ServiceConfig: grpcRetryConfig}},
-		{Name: "failsafe-go", Preset: "failsafe-go", Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+		{Name: "failsafe-go", Preset: "failsafe-go", Module: module("github.com/failsafe-go/failsafe-go"),
 			Source: "retrypolicy/retry.go (NewWithDefaults: defaultMaxRetries 2, no delay), retrypolicy/retryexecutor.go (getDelay)",
 			Note:   "retrypolicy.NewWithDefaults(): 3 attempts with no delay at all; the preset's fixed 1 ms reaches the next tick as 0 does",
 			Do:     failsafeDriver(retrypolicy.NewWithDefaults[struct{}]())},
-		{Name: "failsafe-go-backoff", Model: sim.Policy{Kind: sim.HTTPRetry, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, MaxAttempts: 5}, Module: "github.com/failsafe-go/failsafe-go@v0.9.8",
+		{Name: "failsafe-go-backoff", Model: sim.Policy{Kind: sim.HTTPRetry, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, MaxAttempts: 5}, Module: module("github.com/failsafe-go/failsafe-go"),
 			Source: "retrypolicy/retry.go (WithBackoff: factor 2), retrypolicy/retryexecutor.go (getFixedOrRandomDelay)",
 			Note:   "retrypolicy.NewBuilder().WithBackoff(1 s, 30 s).WithMaxRetries(4): go-retryablehttp's curve without its Retry-After, as the http-retry family",
 			Do:     failsafeDriver(retrypolicy.NewBuilder[struct{}]().WithBackoff(time.Second, 30*time.Second).WithMaxRetries(4).Build())},
@@ -88,6 +89,23 @@ func Drivers() []Driver {
 		ds = append(ds, simDriver(p))
 	}
 	return ds
+}
+
+// module is path@version of a module this program is built with, the
+// version go.mod requires (runtime/debug.ReadBuildInfo); path alone where
+// the build says no versions (a test binary).
+func module(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				if d.Replace != nil {
+					d = d.Replace
+				}
+				return path + "@" + d.Version
+			}
+		}
+	}
+	return path
 }
 
 // Policy is the sim policy that models the driver: its preset's, or Model.

@@ -74,9 +74,12 @@ func newGRPCFront(s *server) (serve func(net.Listener) error, stop func()) {
 // grpc-go's own retry code as the service config says.
 func grpcCall(cfg GRPCClient) func(ctx context.Context, e Env) error {
 	return func(ctx context.Context, e Env) error {
-		cc, err := grpc.NewClient("passthrough:///"+e.Addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultServiceConfig(cfg.ServiceConfig))
+		opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultServiceConfig(cfg.ServiceConfig)}
+		if e.dial != nil {
+			opts = append(opts, grpc.WithContextDialer(e.dial))
+		}
+		cc, err := grpc.NewClient("passthrough:///"+e.Addr, opts...)
 		if err != nil {
 			return err
 		}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"testing/synctest"
 	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
@@ -39,6 +41,9 @@ type Config struct {
 	Scale float64
 	// Clock is the run's clock; nil: the system's.
 	Clock Clock
+	// virtual: the run is inside a synctest bubble (RunVirtual), on an
+	// in-memory network, its clock the bubble's.
+	virtual bool
 }
 
 // clock is Clock, the system's for nil.
@@ -74,6 +79,10 @@ const (
 	fdsPerClient = 2      // its socket and the server's
 	fdsReserve   = 64
 )
+
+// MaxVirtualClients bounds a virtual run's clients: goroutines and pipes
+// in memory, no file descriptors.
+const MaxVirtualClients = 50_000
 
 // The fields of Config its errors (sim.FieldError) name; the scenario's
 // are sim's.
@@ -111,6 +120,9 @@ func (c Config) validateScale() error {
 	if !(c.Scale == 0 || (c.Scale >= 1 && c.Scale <= MaxScale)) {
 		return fieldError(FieldScale, c.Scale, "1 (real time) to %d", MaxScale)
 	}
+	if c.virtual && c.scale() != 1 {
+		return fieldError(FieldScale, c.Scale, "1: a virtual run takes no real time at any scale")
+	}
 	if c.scale() != 1 && !c.Driver.Scalable {
 		return fieldError(FieldScale, c.Scale, "1: %s takes its time from the system clock, which cannot be scaled without changing what is under test: it runs in real time only", c.Driver.Name)
 	}
@@ -126,6 +138,15 @@ func (c Config) validateScale() error {
 // counts.
 func (c Config) validateScenario(fds uint64) error {
 	sc := c.Scenario
+	if c.virtual {
+		if sc.Clients < 1 || sc.Clients > MaxVirtualClients {
+			return fieldError(sim.FieldClients, sc.Clients, "a whole number in [1, %d] for a virtual run", MaxVirtualClients)
+		}
+		if err := sc.Validate(); err != nil {
+			return err
+		}
+		return c.validateServerKind()
+	}
 	if c.real(sc.Tick) < MinTick {
 		return fieldError(sim.FieldTick, sc.Tick, "at least %v of real time for a live run (timers and HTTP take milliseconds; %v at scale %g)", MinTick, c.real(sc.Tick), c.scale())
 	}
@@ -142,6 +163,13 @@ func (c Config) validateScenario(fds uint64) error {
 	if c.real(sc.Horizon) > MaxHorizon {
 		return fieldError(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
+	return c.validateServerKind()
+}
+
+// validateServerKind checks what a live server can be: whole seconds of
+// Retry-After, and a server that only counts.
+func (c Config) validateServerKind() error {
+	sc := c.Scenario
 	if sc.RetryAfter%time.Second != 0 {
 		return fieldError(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
@@ -157,6 +185,9 @@ func (c Config) validateScenario(fds uint64) error {
 func (c Config) validateServerAndDriver() error {
 	if c.Down != Down503 && c.Down != DownRefused {
 		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 or refused")
+	}
+	if c.virtual && c.Grace != 0 {
+		return fieldError(FieldGrace, c.Grace, "0 in a virtual run: its requests take no time, and a tick closes once every request sent by its end has arrived")
 	}
 	if c.Grace < 0 || c.Grace >= c.real(c.Scenario.Tick)/2 {
 		return fieldError(FieldGrace, c.Grace, "at least 0 and less than half the tick (%v of real time)", c.real(c.Scenario.Tick)/2)
@@ -203,9 +234,18 @@ type Measurement struct {
 func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	sc := cfg.Scenario
 	clock := cfg.clock()
-	srv, err := newServer(cfg)
+	var nw network = loopback{}
+	var dial func(context.Context, string) (net.Conn, error)
+	if cfg.virtual {
+		p := &pipes{}
+		nw, dial = p, p.dial
+	}
+	srv, err := newServer(cfg, nw)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.virtual {
+		srv.settle = synctest.Wait
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -218,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 		defer steps.d.Close() // after the server's last close: every return below waits for it
 		do = steps.do
 	}
-	f := startClients(ctx, cfg, clock, srv.addr, do)
+	f := startClients(ctx, cfg, clock, srv.addr, dial, do)
 	f.warm.Wait()
 	start := clock.Now().Add(50 * time.Millisecond)
 	srv.mu.Lock()
@@ -282,7 +322,7 @@ type clients struct {
 // startClients starts cfg's clients, each of which sends through do to
 // the server at addr. Their first send times are the first draws of sim's
 // stream for cfg.Seed, in client order.
-func startClients(ctx context.Context, cfg Config, clock Clock, addr string, do func(context.Context, Env) error) *clients {
+func startClients(ctx context.Context, cfg Config, clock Clock, addr string, dial func(context.Context, string) (net.Conn, error), do func(context.Context, Env) error) *clients {
 	sc := cfg.Scenario
 	scale := cfg.scale()
 	rng := sim.NewMulberry32(cfg.Seed)
@@ -294,10 +334,14 @@ func startClients(ctx context.Context, cfg Config, clock Clock, addr string, do 
 		// k = ceil(x/tick): it goes 1 ms into the window of tick k; one
 		// meant for time 0 (no spread) goes at once, within the grace of
 		// tick 0.
-		k0, first := firstSend(rng.Float64()*float64(sc.Spread.Milliseconds()), float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
+		x := rng.Float64() * float64(sc.Spread.Milliseconds())
+		k0, first := firstSend(x, float64(sc.Tick.Milliseconds()), cfg.real(sc.Tick), cfg.Grace)
+		if cfg.virtual {
+			first = exactSend(x, k0, sc.Tick)
+		}
 		rec := &recorder{clock: clock, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts, aim: k0}
 		f.recs[i] = rec
-		hc := newHTTPClient(rec)
+		hc := newHTTPClient(rec, dial)
 		f.warm.Add(1)
 		f.wg.Add(1)
 		go func() {
@@ -321,7 +365,7 @@ func startClients(ctx context.Context, cfg Config, clock Clock, addr string, do 
 				return
 			}
 			f.firstLate[i] = clock.Now().Sub(f.start.Add(first))
-			f.errs[i] = do(f.runCtx, Env{Index: i, URL: url, Addr: addr, HTTP: hc, Scale: scale, Start: f.start, clock: clock})
+			f.errs[i] = do(f.runCtx, Env{Index: i, URL: url, Addr: addr, HTTP: hc, Scale: scale, Start: f.start, clock: clock, dial: dial})
 		}()
 	}
 	return f
@@ -491,6 +535,19 @@ func firstSend(xMS, tickMS float64, tick, grace time.Duration) (k int, at time.D
 		kf++
 	}
 	return int(kf), sendAt(int(kf), tick, grace)
+}
+
+// exactSend is when a virtual run sends a first request sim draws at xMS
+// and counts in tick k: at xMS itself (to the nanosecond above), kept
+// within the tick's window ((k−1)·tick, k·tick] against rounding. A
+// virtual run has no grace: its requests take no time, and a tick closes
+// once every request sent by its end has arrived.
+func exactSend(xMS float64, k int, tick time.Duration) time.Duration {
+	if k == 0 {
+		return 0
+	}
+	at := time.Duration(math.Ceil(xMS * float64(time.Millisecond)))
+	return min(max(at, time.Duration(k-1)*tick+1), time.Duration(k)*tick)
 }
 
 // sendAt is when the harness sends a request meant for tick k, in real

@@ -44,6 +44,7 @@ type server struct {
 	down                   DownMode
 
 	addr  string
+	net   network
 	srv   *http.Server
 	serve func(net.Listener) error // the HTTP server's, or a gRPC server's
 	stop  func()
@@ -53,9 +54,13 @@ type server struct {
 	// onClose, when set, is told each batch as it is decided, before its
 	// answers go out (the sim: clients' stepper, simdriver.go).
 	onClose func(k int, clients []int32, served []bool)
-	clock   Clock
-	lnMu    sync.Mutex
-	ln      net.Listener
+	// settle, when set, returns once every request sent by the time of a
+	// tick's close has reached the server (synctest.Wait, in a virtual
+	// run): a request sent at a tick's end then counts in that tick.
+	settle func()
+	clock  Clock
+	lnMu   sync.Mutex
+	ln     net.Listener
 
 	mu       sync.Mutex
 	start    time.Time
@@ -74,18 +79,18 @@ type batch struct {
 	done   chan struct{}
 }
 
-// newServer reserves a loopback port. In DownRefused mode nothing listens on
-// it until open.
+// newServer reserves an address on nw (a loopback port). In DownRefused
+// mode nothing listens on it until open.
 //
 // The server keeps real time: its tick and recovery are the scenario's
 // divided by the scale; its budget per tick is the scenario's.
-func newServer(cfg Config) (*server, error) {
+func newServer(cfg Config, nw network) (*server, error) {
 	s := &server{tick: cfg.real(cfg.Scenario.Tick), grace: cfg.Grace, recoverAt: cfg.real(cfg.Scenario.RecoverAt),
-		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down, clock: cfg.clock()}
+		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down, clock: cfg.clock(), net: nw}
 	if ra := cfg.Scenario.RetryAfter; ra > 0 {
 		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := nw.listen("")
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
@@ -119,7 +124,7 @@ func (s *server) open() error {
 	if s.ln != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := s.net.listen(s.addr)
 	if err != nil {
 		return fmt.Errorf("listening again on %s at recovery: %w", s.addr, err)
 	}
@@ -241,6 +246,9 @@ func (s *server) run(ctx context.Context, start time.Time, ticks int) error {
 			return nil
 		}
 		s.late = append(s.late, s.clock.Now().Sub(end))
+		if s.settle != nil {
+			s.settle()
+		}
 		if k+1 == firstUp || (k == 0 && firstUp == 0) {
 			if err := s.open(); err != nil {
 				return err

@@ -97,7 +97,7 @@ var presets = []Preset{
 		"cenkalti/backoff v5.0.3 exponential.go (DefaultInitialInterval 500 ms, DefaultRandomizationFactor 0.5, DefaultMultiplier 1.5, DefaultMaxInterval 60 s) and retry.go (DefaultMaxElapsedTime 15 min); v4.3.0 has the same numbers",
 		"MaxInterval caps the interval before randomisation, so a wait can reach 90 s; v5 moved MaxElapsedTime from ExponentialBackOff to Retry's options (same 15 min), added WithMaxTries (default: none) and RetryAfterError (the operation's own wait, then a reset), none of which changes the defaults", ""},
 	{"go-retryablehttp", Policy{Kind: HTTPRetry, Base: time.Second, Multiplier: 2, Cap: 30 * time.Second, MaxAttempts: 5, HonorRetryAfter: true},
-		"hashicorp/go-retryablehttp client.go (defaultRetryWaitMin 1 s, defaultRetryWaitMax 30 s, defaultRetryMax 4; DefaultBackoff honours Retry-After on 429 and 503)",
+		"hashicorp/go-retryablehttp v0.7.8 client.go (defaultRetryWaitMin 1 s, defaultRetryWaitMax 30 s, defaultRetryMax 4; DefaultBackoff honours Retry-After on 429 and 503)",
 		"no jitter; a Retry-After is used as is, not capped by RetryWaitMax", ""},
 	{"polly-v8", Policy{Kind: Fixed, Base: 2 * time.Second, MaxAttempts: 4},
 		"Polly src/Polly.Core/Retry/RetryConstants.cs, commit 243b0443 (DefaultBackoffType Constant, DefaultRetryCount 3, DefaultBaseDelay 2 s), RetryStrategyOptions.TResult.cs (UseJitter false; ShouldHandle: any exception but OperationCanceledException) and RetryHelper.cs (Constant without jitter: the base delay)",

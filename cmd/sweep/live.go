@@ -29,6 +29,14 @@ within the band), disagrees (one outside), inconclusive (the machine did not
 keep the simulator's clock: the run is not the simulated scenario, whatever
 its metrics say).
 
+With --virtual the same libraries run on a fake clock (testing/synctest)
+over an in-memory network: no real time passes, the machine's load cannot
+move a request, and --runs runs are judged together: a library without
+jitter must give the simulator's run of each seed tick for tick, a jittered
+one is a sample set against the simulator's runs by a permutation test at
+the false-alarm rate --alpha. --grid runs every library over a grid of
+scenarios.
+
 Exit codes: 0 agrees, 1 disagrees (or failed), 2 bad input, 3 inconclusive,
 130 interrupted. With several --policy, it exits 0 only when every
 comparison agrees.
@@ -37,12 +45,13 @@ comparison agrees.
 // liveRun is one `sweep live` once its flags are read: flags → options,
 // then runLive.
 type liveRun struct {
-	cfg    live.Config
-	pols   []sim.Policy
-	seeds  []uint32
-	tail   float64
-	out    string
-	asJSON bool
+	virtual *virtualRun // --virtual: the rest is unused
+	cfg     live.Config
+	pols    []sim.Policy
+	seeds   []uint32
+	tail    float64
+	out     string
+	asJSON  bool
 }
 
 // errInconclusive is a live check that could not decide: exit code 3.
@@ -54,6 +63,9 @@ func cmdLive(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	o, err := parseLive(args, stdout, stderr)
 	if err != nil || o == nil {
 		return err
+	}
+	if o.virtual != nil {
+		return runVirtual(ctx, o.virtual, stdout, stderr)
 	}
 	return runLive(ctx, o, stdout, stderr)
 }
@@ -68,6 +80,9 @@ type liveFlagValues struct {
 	retryAfter, grace             time.Duration
 	seed                          uint
 	policies                      listFlag
+	virtual, grid                 bool
+	runs                          int
+	alpha                         float64
 	set                           map[string]bool // the flags given
 }
 
@@ -93,6 +108,10 @@ func liveFlagSet(v *liveFlagValues, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&v.asJSON, "json", false, "print the report as JSON")
 	fs.IntVar(&v.maxAttempts, "max-attempts", live.DefaultMax, "requests per client at most in the run, whatever its library does")
 	fs.Float64Var(&v.scale, "scale", 1, "run this many times faster than real time: only for clients on a clock we can hand them (cenkalti-backoff-v4, sim:*); the tick must stay above the timer error")
+	fs.BoolVar(&v.virtual, "virtual", false, "run on virtual time (a synctest bubble, in-memory network): --runs runs, judged seed for seed or as a distribution; --seeds then defaults to 2000")
+	fs.IntVar(&v.runs, "runs", 10, "with --virtual: runs, seeds --seed … --seed+runs−1 (--seed 0: from 1)")
+	fs.Float64Var(&v.alpha, "alpha", 1e-4, "with --virtual: the permutation test's false-alarm rate for a jittered library")
+	fs.BoolVar(&v.grid, "grid", false, "with --virtual: every library (--library all) or the one named, over the grid of scenarios (capacities 60–960/s, outages 10 s–10 min, Retry-After, refused connections)")
 	return fs
 }
 
@@ -114,6 +133,14 @@ func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
 	}
 	if v.library == "" {
 		return nil, usagef("live: --library is required (--library list lists them)")
+	}
+	if v.virtual {
+		return parseVirtual(v)
+	}
+	for _, name := range []string{"runs", "alpha", "grid"} {
+		if v.set[name] {
+			return nil, usagef("live: --%s: only with --virtual", name)
+		}
 	}
 	drv, err := live.DriverByName(v.library)
 	if err != nil {
@@ -249,26 +276,11 @@ func runLive(ctx context.Context, o *liveRun, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Comparisons = append(rep.Comparisons, c)
-		f := c.Figure(budget)
-		buf := &partBuffer{}
-		if err := plots.Render(buf, f, footer, "png"); err != nil {
+		file, err := writeLiveFigure(o.out, c, budget, footer, c.WriteText)
+		if err != nil {
 			return err
 		}
-		if err := writeAtomic(o.out, f.Name+".png", buf); err != nil {
-			return err
-		}
-		files = append(files, filepath.Join(o.out, f.Name+".png"))
-		// A page per comparison, which `sweep report` lists when the
-		// comparisons sit in the dataset's live/ folder.
-		page := &partBuffer{}
-		fmt.Fprintf(page, "### %s\n\n![%s](%s.png)\n\n%s\n\n```\n", f.Title, f.Title, f.Name, f.Caption)
-		if err := c.WriteText(page); err != nil {
-			return err
-		}
-		fmt.Fprintf(page, "```\n")
-		if err := writeAtomic(o.out, f.Name+".md", page); err != nil {
-			return err
-		}
+		files = append(files, file)
 	}
 	if o.asJSON {
 		if err := rep.WriteJSON(stdout); err != nil {
@@ -281,6 +293,30 @@ func runLive(ctx context.Context, o *liveRun, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "figures: %s\n", strings.Join(files, ", "))
 	}
 	return liveVerdict(rep.Comparisons)
+}
+
+// writeLiveFigure writes c's figure and a page with it and what text
+// writes, which `sweep report` lists when the comparisons sit in the
+// dataset's live/ folder; it returns the figure's path.
+func writeLiveFigure(out string, c *live.Comparison, budget int, footer string, text func(io.Writer) error) (string, error) {
+	f := c.Figure(budget)
+	buf := &partBuffer{}
+	if err := plots.Render(buf, f, footer, "png"); err != nil {
+		return "", err
+	}
+	if err := writeAtomic(out, f.Name+".png", buf); err != nil {
+		return "", err
+	}
+	page := &partBuffer{}
+	fmt.Fprintf(page, "### %s\n\n![%s](%s.png)\n\n%s\n\n```\n", f.Title, f.Title, f.Name, f.Caption)
+	if err := text(page); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(page, "```\n")
+	if err := writeAtomic(out, f.Name+".md", page); err != nil {
+		return "", err
+	}
+	return filepath.Join(out, f.Name+".png"), nil
 }
 
 // liveVerdict is the run's verdict as the command's exit status: nil when

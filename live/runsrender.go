@@ -1,0 +1,124 @@
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// VirtualReport is `sweep live --virtual`'s answer: one comparison of the
+// runs per simulated policy.
+type VirtualReport struct {
+	Seeds       []uint32          `json:"seeds"` // the runs' seeds (their first send times)
+	Wall        float64           `json:"wall_s"`
+	Served      []int             `json:"served"` // per run: clients served
+	GaveUp      []int             `json:"gave_up"`
+	Pending     []int             `json:"pending"`
+	Comparisons []*RunsComparison `json:"comparisons"`
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *VirtualReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r for people: what ran, then each comparison's table
+// and verdict.
+func (r *VirtualReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for i, c := range r.Comparisons {
+		if i == 0 {
+			fmt.Fprintf(&b, "virtual: %s (%s), %s, down: %s\n", c.Driver, c.Module, c.Scenario, c.Down)
+			fmt.Fprintf(&b, "time: %d runs on a bubble's clock (testing/synctest) in %.1f s of real time; requests take no time on an in-memory network, and a tick closes once every request sent by its end has arrived (a request sent at k·tick counts in tick k, as sim counts it)\n",
+				c.Runs, r.Wall)
+			fmt.Fprintf(&b, "clients per run: served %s, gave up %s, pending at the end %s\n", spanInts(r.Served), spanInts(r.GaveUp), spanInts(r.Pending))
+		}
+		fmt.Fprintf(&b, "\nmodel %s: %s\n", c.Name, c.Policy)
+		switch c.Method {
+		case SameSeed:
+			fmt.Fprintf(&b, "seed for seed: each run (seeds %s) must be sim's run of its seed, tick for tick\n", seedSpan(r.Seeds))
+		default:
+			fmt.Fprintf(&b, "as a distribution: the %d runs (seeds %s; the library's own jitter) against sim's runs of %d other seeds, by a permutation test at a false-alarm rate of %g (%d relabellings): p = %.4g\n",
+				c.Runs, seedSpan(r.Seeds), c.Seeds, c.Alpha, c.Permutations, c.P)
+		}
+		writeRunsTable(&b, c)
+		fmt.Fprintf(&b, "verdict: %s — %s\n", c.Verdict, runsVerdictWords(c))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeRunsTable writes c's quantities: the runs' and sim's 5th, 50th and
+// 95th percentiles, and the distance and p-value or the runs that differ.
+func writeRunsTable(w io.Writer, c *RunsComparison) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	last := "distance\tp"
+	if c.Method == SameSeed {
+		last = "runs differing\t"
+	}
+	fmt.Fprintf(tw, "  quantity\tunit\truns 5–50–95 %%\tsimulated 5–50–95 %%\t%s\n", last)
+	for _, m := range c.Metrics {
+		runs, simd := fmt.Sprintf("%s %s %s", num(m.Live.Lo), num(m.Live.Mid), num(m.Live.Hi)), fmt.Sprintf("%s %s %s", num(m.Sim.Lo), num(m.Sim.Mid), num(m.Sim.Hi))
+		if m.Name == MetricArrivals {
+			runs, simd = "mean curve", "mean curve"
+		}
+		tail := fmt.Sprintf("%.3g\t%.3g", m.D, m.P)
+		if c.Method == SameSeed {
+			tail = fmt.Sprintf("%d of %d\t", m.Differ, c.Runs)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, runs, simd, tail)
+	}
+	tw.Flush()
+}
+
+func runsVerdictWords(c *RunsComparison) string {
+	switch c.Verdict {
+	case Inconclusive:
+		return "the runs' evidence does not hold: " + strings.Join(c.Degraded, "; ")
+	case Disagrees:
+		if c.Method == SameSeed {
+			return "differs from sim's run of the same seed in " + strings.Join(c.Disagree, ", ")
+		}
+		return fmt.Sprintf("the runs are not draws of the model (p = %.3g ≤ %g), apart in %s", c.P, c.Alpha, strings.Join(c.Disagree, ", "))
+	}
+	if c.Method == SameSeed {
+		return "every run is sim's run of its seed"
+	}
+	return fmt.Sprintf("the runs could be draws of the model (p = %.3g > %g)", c.P, c.Alpha)
+}
+
+func spanInts(xs []int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	lo, hi := xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func seedSpan(s []uint32) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	contiguous := true
+	for i := range s[1:] {
+		contiguous = contiguous && s[i+1] == s[i]+1
+	}
+	if len(s) > 1 && contiguous {
+		return fmt.Sprintf("%d–%d", s[0], s[len(s)-1])
+	}
+	parts := make([]string, len(s))
+	for i, x := range s {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
