@@ -607,3 +607,171 @@ func appendFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// fakeSbatch is an sbatch that runs each job at once, as Slurm would run
+// it: a copy of the script (not beside the original), the environment of
+// the submission, and for an array the task's SLURM_ARRAY_* variables. It
+// logs "ID ARGS" in DIR/sbatch.log and each job's outcome in DIR/states; a
+// job whose afterok dependency failed never runs. Options it does not
+// know are refused.
+const fakeSbatch = `#!/bin/sh
+dir=%q
+id=$(cat "$dir/next-id" 2>/dev/null || echo 1000)
+echo $((id + 1)) >"$dir/next-id"
+printf '%%s %%s\n' "$id" "$*" >>"$dir/sbatch.log"
+array= dep= parsable=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--array=*) array=${1#--array=} ;;
+	--dependency=*) dep=${1#--dependency=} ;;
+	--parsable) parsable=1 ;;
+	--export=ALL | --job-name=* | --output=* | --kill-on-invalid-dep=yes | --cpus-per-task=* | --mem=* | --time=*) ;;
+	-*) echo "fake sbatch: $1: not an option this fake knows" >&2; exit 1 ;;
+	*) break ;;
+	esac
+	shift
+done
+spool=$dir/spool/$id
+mkdir -p "$spool" && cp "$1" "$spool/script" && chmod +x "$spool/script" || exit 1
+shift
+state=ok
+case $dep in
+"") ;;
+afterok:*) for d in $(echo "${dep#afterok:}" | tr : ' '); do grep -qx "$d ok" "$dir/states" || state=never; done ;;
+*) echo "fake sbatch: --dependency=$dep: this fake knows afterok:ID only" >&2; exit 1 ;;
+esac
+if [ $state = ok ] && [ -n "$array" ]; then
+	lo=${array%%-*} hi=${array#*-}
+	case "$lo$hi" in *[!0-9]* | "") echo "fake sbatch: --array=$array: this fake knows A-B only" >&2; exit 1 ;; esac
+	i=$lo
+	while [ "$i" -le "$hi" ]; do
+		SLURM_JOB_ID=$id$i SLURM_ARRAY_JOB_ID=$id SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_MAX=$hi \
+			SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) "$spool/script" "$@" >"$spool/$i.out" 2>&1 || state=failed
+		i=$((i + 1))
+	done
+elif [ $state = ok ]; then
+	SLURM_JOB_ID=$id "$spool/script" "$@" >"$spool/out" 2>&1 || state=failed
+fi
+echo "$id $state" >>"$dir/states"
+if [ -n "$parsable" ]; then echo "$id"; else echo "Submitted batch job $id"; fi
+`
+
+// slurmNight runs deploy/slurm/nightly.sh under the fake sbatch and
+// returns the sbatch calls it made ("ID ARGS").
+func slurmNight(t *testing.T, root, data, night string, shards int) []string {
+	t.Helper()
+	script := filepath.Join(repoRoot(t), "deploy", "slurm", "nightly.sh")
+	cmd := exec.Command(script)
+	cmd.Env = []string{"PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin", "HOME=" + root,
+		"HERDSWEEP_DATA=" + data, "NIGHT=" + night, "SHARDS=" + strconv.Itoa(shards)}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		spool, _ := exec.Command("sh", "-c", `tail -n 20 "$0"/spool/*/*out`, root).CombinedOutput()
+		t.Fatalf("slurm/nightly.sh, night %s: %v\n%s\nthe jobs' output:\n%s", night, err, out, spool)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "sbatch.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for l := range strings.Lines(string(b)) {
+		if strings.Contains(l, night) {
+			calls = append(calls, strings.TrimSuffix(l, "\n"))
+		}
+	}
+	return calls
+}
+
+func TestDeploySlurm(t *testing.T) {
+	root := t.TempDir()
+	bin := fakeBin(t, root)
+	if err := os.WriteFile(filepath.Join(bin, "sbatch"), fmt.Appendf(nil, fakeSbatch, root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	slurmDir := filepath.Join(repoRoot(t), "deploy", "slurm")
+	for _, f := range []string{"nightly.sh", "shard.sbatch"} {
+		b, err := os.ReadFile(filepath.Join(slurmDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if regexp.MustCompile(`(?m)^#SBATCH\s+(--array|-a|--dependency|-d)\b`).Match(b) {
+			t.Errorf("slurm/%s: give --array and --dependency on sbatch's command line, where nightly.sh sets them (and this test sees them)", f)
+		}
+	}
+	data := filepath.Join(root, "data")
+	const shards = 3
+	nights := []string{"20261201T0200Z", "20261202T0200Z"}
+	for _, night := range nights {
+		checkSbatchCalls(t, slurmNight(t, root, data, night, shards), shards)
+		checkShardsRan(t, sweepCalls(t, root), night, shards)
+		if b, err := os.ReadFile(filepath.Join(data, "last-good")); err != nil || string(b) != night+"\n" {
+			t.Errorf("night %s: last-good %q (%v): want the night, whose gates passed", night, b, err)
+		}
+	}
+	whole := filepath.Join(root, "whole")
+	config := filepath.Join(repoRoot(t), "deploy", "nightly", "sweeps.toml")
+	for _, args := range [][]string{
+		{"run", "--config", config, "--sweep", "nightly", "--out", whole, "--yes", "--no-report", "--quiet"},
+		{"diff", whole, filepath.Join(data, "nights", nights[0])},
+	} {
+		if _, stderr, code := sweep(t, args...); code != 0 {
+			t.Fatalf("the shards of slurm/shard.sbatch, then sweep %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		}
+	}
+	var compares []string
+	for _, l := range sweepCalls(t, root) {
+		if _, args, _ := strings.Cut(l, "|"); strings.HasPrefix(args, "compare ") {
+			compares = append(compares, args)
+		}
+	}
+	want := fmt.Sprintf("compare --threshold 5%% %s/nights/%s %s/nights/%s", data, nights[0], data, nights[1])
+	if !slices.Equal(compares, []string{want}) {
+		t.Errorf("the gates compared %q, want %q", compares, want)
+	}
+}
+
+// checkSbatchCalls checks nightly.sh's two submissions: the shards as an
+// array of tasks 0 to shards-1, then the gates once they all succeeded.
+func checkSbatchCalls(t *testing.T, calls []string, shards int) {
+	t.Helper()
+	if len(calls) != 2 {
+		t.Fatalf("sbatch ran %d times: %q; want the shards, then the gates", len(calls), calls)
+	}
+	arrayID, args, _ := strings.Cut(calls[0], " ")
+	if array, _ := argValue(strings.Fields(args), "array"); array != fmt.Sprintf("0-%d", shards-1) || !strings.HasSuffix(args, "/shard.sbatch") {
+		t.Errorf("sbatch %s: want --array=0-%d of shard.sbatch (SHARDS=%d)", args, shards-1, shards)
+	}
+	_, args, _ = strings.Cut(calls[1], " ")
+	if dep, _ := argValue(strings.Fields(args), "dependency"); dep != "afterok:"+arrayID || !strings.HasSuffix(args, "/nightly/gates.sh") {
+		t.Errorf("sbatch %s: want --dependency=afterok:%s (the array) of nightly/gates.sh", args, arrayID)
+	}
+}
+
+// checkShardsRan checks, from the calls of sweep, that the night's sweep
+// runs ran shards 0 to shards-1 of shards, each once.
+func checkShardsRan(t *testing.T, calls []string, night string, shards int) {
+	t.Helper()
+	var got []string
+	for _, l := range calls {
+		task, args, _ := strings.Cut(l, "|")
+		if !strings.HasPrefix(args, "run ") || !strings.Contains(args, "/nights/"+night+" ") {
+			continue
+		}
+		shard, ok := argValue(strings.Fields(args), "shard")
+		if !ok { // sweep reads SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT
+			var id, lo, count int
+			if _, err := fmt.Sscanf(task, "%d-%d/%d", &id, &lo, &count); err != nil {
+				t.Fatalf("sweep %s: in no array task (%q)", args, task)
+			}
+			shard = fmt.Sprintf("%d/%d", id-lo, count)
+		}
+		got = append(got, shard)
+	}
+	var want []string
+	for i := range shards {
+		want = append(want, fmt.Sprintf("%d/%d", i, shards))
+	}
+	if slices.Sort(got); !slices.Equal(got, want) {
+		t.Errorf("night %s: sweep run ran shards %v, want %v", night, got, want)
+	}
+}
