@@ -775,3 +775,47 @@ func checkShardsRan(t *testing.T, calls []string, night string, shards int) {
 		t.Errorf("night %s: sweep run ran shards %v, want %v", night, got, want)
 	}
 }
+
+// TestDeployDockerfile checks what deploy/Dockerfile must agree on with
+// the rest (no image is built here): the Go of go.mod, the README's build
+// of ./cmd/sweep, the binary where the manifests and gates.sh call it
+// (sweep, on the PATH, the entrypoint), and the user the pods run as.
+func TestDeployDockerfile(t *testing.T) {
+	d := loadDeploy(t)
+	b, err := os.ReadFile(filepath.Join(d.dir, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	mod, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
+	if goVersion == nil || !strings.Contains(src, "FROM golang:"+string(goVersion[1])+"-") {
+		t.Errorf("Dockerfile: want FROM golang:%s-…, the Go of go.mod", goVersion[1])
+	}
+	build := regexp.MustCompile(`(?m)^RUN CGO_ENABLED=0 go build (?:-\S+ )*-o (\S+) (\./cmd/sweep)$`).FindStringSubmatch(src)
+	readme, _ := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if build == nil || !strings.Contains(string(readme), "go build -o sweep "+build[2]) {
+		t.Fatalf("Dockerfile: want a static build of the README's package, RUN CGO_ENABLED=0 go build … -o PATH ./cmd/sweep")
+	}
+	if !strings.Contains(src, "\nCOPY --from=build "+build[1]+" /usr/local/bin/sweep\n") {
+		t.Errorf("Dockerfile: want COPY --from=build %s /usr/local/bin/sweep: gates.sh calls sweep on the PATH", build[1])
+	}
+	if !strings.HasSuffix(src, "\nENTRYPOINT [\"sweep\"]\n") {
+		t.Errorf("Dockerfile: want it to end with ENTRYPOINT [\"sweep\"]: the manifests give sweep's arguments only")
+	}
+	for file, pod := range map[string]corev1.PodSpec{"job.yaml": d.job.Spec.Template.Spec, "cronjob.yaml": d.cronJob.Spec.JobTemplate.Spec.Template.Spec} {
+		sc := pod.SecurityContext
+		if sc == nil || sc.RunAsUser == nil || sc.RunAsGroup == nil ||
+			!strings.Contains(src, fmt.Sprintf("\nUSER %d:%d\n", *sc.RunAsUser, *sc.RunAsGroup)) {
+			t.Errorf("%s: runAsUser and runAsGroup: want the Dockerfile's USER", file)
+		}
+		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+			if c.Name == "sweep" && len(c.Command) > 0 {
+				t.Errorf("%s: container sweep: command %q: want the image's entrypoint", file, c.Command)
+			}
+		}
+	}
+}
