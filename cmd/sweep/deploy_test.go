@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -185,6 +186,14 @@ func TestDeployCronJob(t *testing.T) {
 	if cj.ConcurrencyPolicy != batchv1.ForbidConcurrent {
 		t.Errorf("cronjob.yaml: concurrencyPolicy %q, want Forbid: two nights at once would race for last-good", cj.ConcurrencyPolicy)
 	}
+	if len(strings.Fields(cj.Schedule)) != 5 {
+		t.Errorf("cronjob.yaml: schedule %q: want 5 fields, minute hour day month weekday", cj.Schedule)
+	}
+	if cj.TimeZone == nil {
+		t.Errorf("cronjob.yaml: no timeZone: the schedule would follow the controller's clock")
+	} else if _, err := time.LoadLocation(*cj.TimeZone); err != nil {
+		t.Errorf("cronjob.yaml: timeZone: %v", err)
+	}
 	spec := cj.JobTemplate.Spec
 	pod := spec.Template.Spec
 	sw := onlyContainer(t, pod.InitContainers, "sweep")
@@ -252,6 +261,7 @@ func checkFailurePolicy(t *testing.T, file string, p *batchv1.PodFailurePolicy, 
 	if pod.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("%s: restartPolicy %q: a podFailurePolicy needs Never", file, pod.RestartPolicy)
 	}
+	checkRuleSyntax(t, file, p, pod)
 	disruption := false
 	for _, r := range p.Rules {
 		for _, c := range r.OnPodConditions {
@@ -268,6 +278,30 @@ func checkFailurePolicy(t *testing.T, file string, p *batchv1.PodFailurePolicy, 
 			if ends != final[c.Name][code] {
 				t.Errorf("%s: container %s, exit %d: action %q; want the job to end: %v", file, c.Name, code, action, final[c.Name][code])
 			}
+		}
+	}
+}
+
+// checkRuleSyntax checks what the API server's validation asks of exit
+// code rules: values sorted, distinct, no 0 under In, at most 255, and a
+// containerName that names one of the pod's containers.
+func checkRuleSyntax(t *testing.T, file string, p *batchv1.PodFailurePolicy, pod corev1.PodSpec) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		names[c.Name] = true
+	}
+	for i, r := range p.Rules {
+		e := r.OnExitCodes
+		if e == nil {
+			continue
+		}
+		sorted := slices.IsSorted(e.Values) && len(slices.Compact(slices.Clone(e.Values))) == len(e.Values)
+		if !sorted || len(e.Values) == 0 || len(e.Values) > 255 || e.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && slices.Contains(e.Values, 0) {
+			t.Errorf("%s: podFailurePolicy rule %d: values %v: want 1 to 255 distinct codes in order, no 0 under In", file, i, e.Values)
+		}
+		if e.ContainerName != nil && !names[*e.ContainerName] {
+			t.Errorf("%s: podFailurePolicy rule %d: no container %q", file, i, *e.ContainerName)
 		}
 	}
 }
@@ -501,12 +535,25 @@ func (c *cluster) run(pod corev1.PodSpec, ctr corev1.Container, labels map[strin
 	}
 	if argv[0] == "sweep" {
 		argv[0] = filepath.Join(c.bin, "sweep")
+		c.onVolumes(ctr.Name, argv)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.root
 	cmd.Env = append(env, "PATH="+c.bin+":/usr/bin:/bin", "HOME="+c.root)
 	out, err := cmd.CombinedOutput()
 	return exitCodeOf(c.t, err), string(out)
+}
+
+// onVolumes checks that what sweep reads and writes is on a volume: the
+// pods' root filesystem is read-only, and a relative --out would land in
+// the container's working folder.
+func (c *cluster) onVolumes(container string, argv []string) {
+	c.t.Helper()
+	for _, name := range []string{"out", "config", "results"} {
+		if v, ok := argValue(argv, name); ok && !strings.HasPrefix(v, filepath.Join(c.root, "volumes")+"/") {
+			c.t.Errorf("container %s: --%s %s: not on a volume", container, name, v)
+		}
+	}
 }
 
 func exitCodeOf(t *testing.T, err error) int {
