@@ -161,7 +161,7 @@ func TestDeployIndexedJob(t *testing.T) {
 	c := onlyContainer(t, spec.Template.Spec.Containers, "sweep")
 	n := shardCount(t, c.Args)
 	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion {
-		t.Errorf("job.yaml: completionMode %v, want Indexed (JOB_COMPLETION_INDEX picks the shard)", spec.CompletionMode)
+		t.Errorf("job.yaml: completionMode %v, want Indexed (JOB_COMPLETION_INDEX picks the shard)", deref(spec.CompletionMode))
 	}
 	if spec.Completions == nil || int(*spec.Completions) != n {
 		t.Errorf("job.yaml: completions %v, want %d, the shards of the sweep's --shards/--shard", deref(spec.Completions), n)
