@@ -304,12 +304,12 @@ func (l *sweepLock) beat() {
 	defer l.wg.Done()
 	t := time.NewTicker(lockBeat)
 	defer t.Stop()
-	for {
+	for beat := 1; ; beat++ {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
-			l.version = l.v.rewrite(l.path, l.version, l.content)
+			l.version = l.v.rewrite(l.path, l.version, l.content, beat)
 		}
 	}
 }
@@ -319,7 +319,7 @@ func (l *sweepLock) beat() {
 func (l *sweepLock) held() error {
 	b, err := l.v.readFile(l.path)
 	switch {
-	case err == nil && bytes.Equal(b, l.content):
+	case err == nil && bytes.Equal(withoutBeat(b), l.content):
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		dir := dirOf(l.path)
@@ -331,6 +331,16 @@ func (l *sweepLock) held() error {
 		return fmt.Errorf("reading the lock %s: %w", l.path, err)
 	}
 	return fmt.Errorf("lost the lock %s to another writer (%s), which took it over as abandoned: stopping; run the same command again to finish", l.path, parseLock(b).brief())
+}
+
+// withoutBeat is a lock's content without the line "beat=N" its writer's
+// heartbeat ends it with on object storage.
+func withoutBeat(b []byte) []byte {
+	i := bytes.LastIndex(b, []byte("\nbeat="))
+	if i < 0 || !bytes.HasSuffix(b, []byte("\n")) {
+		return b
+	}
+	return b[:i+1]
 }
 
 // brief names the lock's writer.

@@ -47,8 +47,11 @@ type volume interface {
 	// its version.
 	create(p string, b []byte) (string, error)
 	// rewrite writes b again over p, a lock of this writer of version
-	// version, and returns its new version.
-	rewrite(p, version string, b []byte) string
+	// version, for the beat-th time, and returns its new version. On
+	// object storage the lock then ends in a line "beat=N": an ETag is
+	// the hash of the content, and a renewal must change it, so that a
+	// takeover from the version read before it fails.
+	rewrite(p, version string, b []byte, beat int) string
 	// takeOver replaces p, read as seen of version version, by b when it
 	// is still what was read: on a file system by removing it (taken is
 	// false: the caller creates it again), on object storage by a
@@ -155,7 +158,7 @@ func (posix) create(p string, b []byte) (string, error) {
 	return "", err
 }
 
-func (posix) rewrite(p, _ string, b []byte) string {
+func (posix) rewrite(p, _ string, b []byte, _ int) string {
 	if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
 		f.WriteAt(b, 0)
 		f.Close()
@@ -292,12 +295,12 @@ func (o *object) create(p string, data []byte) (string, error) {
 	return obj.ETag, err
 }
 
-func (o *object) rewrite(p, version string, data []byte) string {
+func (o *object) rewrite(p, version string, data []byte, beat int) string {
 	b, err := o.bucket()
 	if err != nil {
 		return version
 	}
-	obj, err := b.Swap(bg, o.key(p), version, data)
+	obj, err := b.Swap(bg, o.key(p), version, fmt.Appendf(bytes.Clone(data), "beat=%d\n", beat))
 	if err != nil {
 		return version // taken over, or not reached: held says which
 	}

@@ -76,7 +76,9 @@ func Start(t testing.TB, o Options) *Server {
 	if err := backend.CreateBucket(Bucket); err != nil {
 		t.Fatal(err)
 	}
-	h := gofakes3.New(backend).Server()
+	// The clock stamps Last-Modified; requests are dated by this
+	// machine's, which the server then does not compare with its own.
+	h := gofakes3.New(backend, gofakes3.WithTimeSource(s.Clock), gofakes3.WithTimeSkewLimit(0)).Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests++
