@@ -75,7 +75,9 @@ type file interface {
 // volumeOf is the volume path p lies in.
 func volumeOf(p string) volume {
 	if scheme, bucket, _, ok := objstore.Split(p); ok {
-		return &object{url: scheme + "://" + bucket}
+		o := &object{url: scheme + "://" + bucket}
+		o.b, _, o.err = objstore.Open(bg, o.url) // dialled once per bucket
+		return o
 	}
 	return posix{}
 }
@@ -177,18 +179,13 @@ func (posix) takeOver(p string, seen []byte, _ string, _ []byte) (bool, string) 
 type object struct {
 	url string // scheme://bucket
 	b   objstore.Bucket
-	err error
+	err error // from dialling b
 }
 
 var bg = context.Background()
 
-// bucket dials the bucket once.
-func (o *object) bucket() (objstore.Bucket, error) {
-	if o.b == nil && o.err == nil {
-		o.b, _, o.err = objstore.Open(bg, o.url)
-	}
-	return o.b, o.err
-}
+// bucket is the bucket, or why it cannot be reached.
+func (o *object) bucket() (objstore.Bucket, error) { return o.b, o.err }
 
 // key is the object key of path p.
 func (o *object) key(p string) string {
@@ -261,11 +258,12 @@ func (o *object) writeFile(dir, name, _ string, data []byte) error {
 }
 
 // commitFile creates a part with a create-only PUT: its name is this
-// writer's alone, so one there already is an error, never replaced.
+// writer's alone, so one there already is an error, never replaced,
+// unless it holds these very bytes (the client's retry of a PUT whose
+// answer was lost).
 func (o *object) commitFile(dir, name string, data []byte) error {
-	p := join(dir, name)
-	if _, err := o.create(p, data); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
+	if err := o.writeOnce(dir, name, "", data); err != nil {
+		return fmt.Errorf("writing %s: %w", join(dir, name), err)
 	}
 	return nil
 }
@@ -423,7 +421,11 @@ func Stat(dir string) error {
 	if IsObject(dir) {
 		es, err := fs.ReadDir(FS(dir), ".")
 		if err == nil && len(es) == 0 {
-			err = &fs.PathError{Op: "list", Path: dir, Err: fs.ErrNotExist}
+			err = fmt.Errorf("no object under %s/: %w", dir, fs.ErrNotExist)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Op == "readdir" {
+			err = pe.Err // names the bucket's URL
 		}
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 )
 
 // s3Bucket is a bucket of an S3-compatible store, through the AWS SDK.
@@ -92,6 +93,9 @@ func status(err error) int {
 }
 
 func (b *s3Bucket) wrap(op, key string, err error) error {
+	if ae := smithy.APIError(nil); errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket" {
+		return fmt.Errorf("%s %s: the store has no bucket %s: %w", op, b.url(key), b.name, fs.ErrNotExist)
+	}
 	if status(err) == http.StatusNotFound {
 		return &fs.PathError{Op: op, Path: b.url(key), Err: fs.ErrNotExist}
 	}
