@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,6 +102,11 @@ func TestObjectStorageRunReportCheck(t *testing.T) {
 		t.Errorf("report --results %s --out %s: %v", remote, rep, err)
 	}
 	mustRun(t, "check", remote)
+	// plan's row: sweep, cells, seeds, runs, in the dataset, to run, …
+	if out := mustRun(t, "plan", "--config", "testdata/small.toml", "--sweep", "a", "--out", remote); !strings.Contains(out, "in "+remote) ||
+		!regexp.MustCompile(`(?m)^\s+a\s+6\s+6\s+36\s+36\s+0\s`).MatchString(out) {
+		t.Errorf("plan --out %s of a finished sweep: %q, want its 36 runs there and 0 to run", remote, out)
+	}
 	out = mustRun(t, "run", "--config", "testdata/small.toml", "--sweep", "a", "--out", remote, "--no-report", "--quiet")
 	if m := doneLine.FindStringSubmatch(out); m == nil || m[2] != "0" || m[3] != "36" {
 		t.Errorf("rerun: %q, want 0 runs done and 36 skipped", out)
