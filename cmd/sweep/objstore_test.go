@@ -93,6 +93,10 @@ func TestObjectStorageRunReportCheck(t *testing.T) {
 		t.Errorf("compare of the folder and the bucket: exit %d\n%s%s", code, stdout, stderr)
 	}
 	mustRun(t, "cells", "--results", remote, "--out", filepath.Join(dir, "cells.parquet"))
+	mustRun(t, "cells", "--results", remote) // beside the dataset, as in a folder
+	if keys := strings.Join(bucketKeys(t, "nightly/ds/"), "\n"); !strings.Contains(keys, "nightly/ds/cells.parquet") {
+		t.Errorf("cells --results %s wrote no cells.parquet beside the dataset:\n%s", remote, keys)
+	}
 	assertions := filepath.Join(dir, "gate.txt")
 	os.WriteFile(assertions, []byte("t99_after_s max <= 100000\n"), 0o644)
 	mustRun(t, "assert", "--results", remote, assertions)
@@ -143,6 +147,13 @@ func TestObjectStorageWithoutConditionalWritesIsRefused(t *testing.T) {
 	_, stderr, code = sweep(t, "run", "--config", "testdata/small.toml", "--out", "ftp://host/ds", "--quiet")
 	if code != 2 || !strings.Contains(stderr, "want a folder, file://PATH, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX") {
 		t.Errorf("ftp://: exit %d, %s", code, stderr)
+	}
+	// Commands that write pages into a folder only refuse a bucket.
+	for _, args := range [][]string{{"reproduce", "--out", "s3://" + s3test.Bucket + "/r"}, {"live", "--library", "grpc-go", "--out", "s3://" + s3test.Bucket + "/l"}} {
+		_, stderr, code = sweep(t, args...)
+		if code != 2 || !strings.Contains(stderr, "want a folder") {
+			t.Errorf("%s --out s3://…: exit %d, %s", args[0], code, stderr)
+		}
 	}
 }
 

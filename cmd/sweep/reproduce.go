@@ -36,6 +36,9 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkOutDir("reproduce", *out); err != nil {
 		return err
 	}
+	if err := checkFolderOut("reproduce", *out); err != nil {
+		return err
+	}
 	start := time.Now()
 	cells, _ := article.Builtin("article")
 	per := len(article.Seeds) + *many
