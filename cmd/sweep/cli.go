@@ -325,10 +325,13 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
-// checkFolderOut refuses a URL as the --out of a command that writes to a
-// folder only: a bucket would receive its files and this machine an empty
-// folder named after the URL.
+// checkFolderOut refuses, as the --out of a command that writes to a
+// folder only, what checkOutDir refuses and a URL: a bucket would receive
+// its files and this machine an empty folder named after the URL.
 func checkFolderOut(cmd, out string) error {
+	if err := checkOutDir(cmd, out); err != nil {
+		return err
+	}
 	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
 		return usagef("%s: --out %s: want a folder: %s writes its pages into a folder, not to %s://", cmd, out, cmd, scheme)
 	}
