@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/reports"
 )
@@ -57,7 +57,7 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		metrics = append(metrics, m.Key)
 	}
 	fs := newFlagsDoc("assert", "[--results out] [--json] FILE…", fmt.Sprintf(assertHelp, strings.Join(metrics, ", "), strings.Join(analysis.Stats, ", ")), stderr)
-	results := fs.String("results", "out", "the dataset")
+	results := fs.String("results", "out", "the dataset: a folder, or s3://BUCKET/PREFIX")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	files, err := parseArgs(fs, args)
 	if err != nil {
@@ -65,6 +65,9 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(files) == 0 {
 		return usagef("assert: want one or more assertion files")
+	}
+	if *results, err = location("assert", "--results", *results); err != nil {
+		return err
 	}
 	var as []assertion
 	for _, f := range files {
@@ -158,10 +161,10 @@ func readAssertions(path string) ([]assertion, error) {
 // intents) and returns the cells with fewer seeds; an intent that cannot be
 // read is bad input naming its file.
 func shortfalls(cmd, dir string, sc *analysis.Scanned) ([]analysis.Shortfall, error) {
-	fsys := os.DirFS(dir)
+	fsys := store.FS(dir)
 	named := func(err error) error {
 		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-			return usagef("%s: %s: %v", cmd, filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+			return usagef("%s: %s: %v", cmd, store.Join(dir, fe.Path), fe.Err)
 		}
 		return usagef("%s: %s: %v", cmd, dir, err)
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 
 	"github.com/herdsweep/herdsweep/internal/num"
 )
@@ -43,13 +43,20 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		queue = append(queue, m.Key)
 	}
 	fs := newFlagsDoc("cells", "[--results out] [--out RESULTS/cells.parquet]", fmt.Sprintf(cellsHelp, strings.Join(queue, ", ")), stderr)
-	results := fs.String("results", "out", "the dataset")
+	results := fs.String("results", "out", "the dataset: a folder, or s3://BUCKET/PREFIX")
 	out := fs.String("out", "", "the file to write (default: cells.parquet in the dataset's folder)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	var err error
+	if *results, err = location("cells", "--results", *results); err != nil {
+		return err
+	}
+	if *out, err = location("cells", "--out", *out); err != nil {
+		return err
+	}
 	if *out == "" {
-		*out = filepath.Join(*results, "cells.parquet")
+		*out = store.Join(*results, "cells.parquet")
 	}
 	metrics := analysis.AllMetrics()
 	sc, err := scanDataset(ctx, "cells", "--results "+*results, *results, analysis.ScanOptions{Metrics: metrics})
@@ -77,7 +84,7 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("cells: %s: %w", *out, err)
 	}
-	if err := writeAtomic(filepath.Dir(*out), filepath.Base(*out), buf); err != nil {
+	if err := writeAtomic(store.Dir(*out), path.Base(*out), buf); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "cells: %s of %s → %s\n", num.Plural(len(sc.Aggregates), "cell"), num.Plural(sc.Runs, "run"), *out)
@@ -89,15 +96,12 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // naming the path (exit 2); an interruption stops it. what names the
 // folder in messages: "--results DIR" or the folder itself.
 func scanDataset(ctx context.Context, cmd, what, dir string, opt analysis.ScanOptions) (*analysis.Scanned, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
+	if err := store.Stat(dir); err != nil {
 		return nil, usagef("%s: %s: %v", cmd, what, err)
 	}
 	sc, err := analysis.Scan(folder(dir), opt)
 	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-		return nil, usagef("%s: %s: %v", cmd, filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+		return nil, usagef("%s: %s: %v", cmd, store.Join(dir, fe.Path), fe.Err)
 	}
 	if err != nil {
 		return nil, usagef("%s: %s: %v", cmd, what, err)

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/herdsweep/herdsweep/dataset"
@@ -72,14 +70,14 @@ func cmdCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usagef("check: want one dataset folder, got %s", num.Plural(len(pos), "argument"))
 	}
-	dir := pos[0]
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
+	dir, err := location("check", "dataset", pos[0])
+	if err != nil {
+		return err
+	}
+	if err := store.Stat(dir); err != nil {
 		return usagef("check: %s: %v", dir, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, dataset.RunsDir)); err != nil {
+	if err := store.Stat(store.Join(dir, dataset.RunsDir)); err != nil {
 		return usagef("check: %s: no runs/ folder: not a dataset (want the --out of `sweep run`)", dir)
 	}
 	rep, err := store.Check(dir, nil)

@@ -325,6 +325,19 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// checkFolderOut refuses, as the --out of a command that writes to a
+// folder only, what checkOutDir refuses and a URL: a bucket would receive
+// its files and this machine an empty folder named after the URL.
+func checkFolderOut(cmd, out string) error {
+	if err := checkOutDir(cmd, out); err != nil {
+		return err
+	}
+	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
+		return usagef("%s: --out %s: want a folder: %s writes its pages into a folder, not to %s://", cmd, out, cmd, scheme)
+	}
+	return nil
+}
+
 // checkOutDir refuses an empty output folder: "" is no folder, and the
 // files would go into the working directory's runs/, plots/ ….
 func checkOutDir(cmd, out string) error {

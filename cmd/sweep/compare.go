@@ -53,6 +53,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !(*alpha > 0 && *alpha < 1) {
 		return usagef("compare: --alpha %v: want a probability between 0 and 1, such as 0.05", *alpha)
 	}
+	for i := range pos {
+		if pos[i], err = location("compare", "dataset", pos[i]); err != nil {
+			return err
+		}
+	}
 	var sides [2]*analysis.Scanned
 	var short [2][]analysis.Shortfall
 	for i, dir := range pos {

@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/internal/num"
 )
 
@@ -36,13 +34,10 @@ func (t *diffTable) add(key, row, where string) {
 
 // loadDiffTables reads every visible part of every table of a dataset.
 func loadDiffTables(dir string) (map[string]*diffTable, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a folder")
-		}
+	if err := store.Stat(dir); err != nil {
 		return nil, err
 	}
-	l, err := dataset.List(os.DirFS(dir))
+	l, err := dataset.List(store.FS(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +53,8 @@ func loadDiffTables(dir string) (map[string]*diffTable, error) {
 			parts = l.Side[table]
 		}
 		for _, p := range parts {
-			path := filepath.Join(dir, filepath.FromSlash(p.Path()))
-			f, err := os.Open(path)
+			path := store.Join(dir, p.Path())
+			f, err := store.OpenFile(path)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +149,14 @@ func cmdDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("diff: want two dataset folders, got %s", num.Plural(len(pos), "argument"))
 	}
-	a, b := pos[0], pos[1]
+	a, err := location("diff", "dataset", pos[0])
+	if err != nil {
+		return err
+	}
+	b, err := location("diff", "dataset", pos[1])
+	if err != nil {
+		return err
+	}
 	// Exit codes: 0 same, 1 different, 2 error (either dataset unreadable).
 	ta, err := loadDiffTables(a)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -183,6 +181,13 @@ func parsePlan(args []string, stderr io.Writer) (*planOptions, error) {
 	if o.calibration <= 0 {
 		return nil, usagef("plan: --calibration %v: want a positive duration, e.g. 10s", o.calibration)
 	}
+	if o.out != "" {
+		out, err := location("plan", "--out", o.out)
+		if err != nil {
+			return nil, err
+		}
+		o.out = out
+	}
 	return o, nil
 }
 
@@ -288,7 +293,7 @@ func calibrate(ctx, budget context.Context, at func(int) grid.Run, total, n, wor
 // the run's); and the runs of rolling seeds `--add-seeds addSeeds` would
 // add (rollingRuns). It reads the dataset and changes nothing in it.
 func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) ([]int, []grid.Run, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if err := store.Stat(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			all := make([]int, s.Len())
 			for i := range all {
@@ -297,12 +302,9 @@ func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) (
 			// a dataset not started yet lacks every run
 			return all, rollingRuns(s, addSeeds, func(string) bool { return false }, shardSpec{}), nil
 		}
-		if err == nil {
-			err = errors.New("not a folder")
-		}
 		return nil, nil, usagef("plan: --out %s: %v", dir, err)
 	}
-	l, err := dataset.List(os.DirFS(dir))
+	l, err := dataset.List(store.FS(dir))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -311,7 +313,7 @@ func lacking(dir string, s *experiments.Sweep, addSeeds int, stderr io.Writer) (
 		if p.Sweep != s.Name {
 			continue
 		}
-		path := filepath.Join(dir, filepath.FromSlash(p.Path()))
+		path := store.Join(dir, p.Path())
 		ks, meta, err := store.ReadKeys(path, dataset.RunsDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

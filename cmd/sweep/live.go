@@ -150,6 +150,9 @@ func parseLive(args []string, stdout, stderr io.Writer) (*liveRun, error) {
 	if v.seeds < 2 || v.seeds > 100000 {
 		return nil, usagef("live: --seeds %d: want 2 to 100000", v.seeds)
 	}
+	if err := checkFolderOut("live", v.out); err != nil {
+		return nil, err
+	}
 	if v.seed > 1<<32-1 {
 		return nil, usagef("live: --seed %d: want a 32-bit seed", v.seed)
 	}

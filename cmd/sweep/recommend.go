@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/dataset/store"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/reports"
@@ -128,6 +128,11 @@ func cmdRecommend(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	r, err := location("recommend", "--results", *o.results)
+	if err != nil {
+		return err
+	}
+	*o.results = r
 	o.explicit = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.explicit[f.Name] = true })
 	if err := checkWorkers("recommend", *o.workers); err != nil {
@@ -340,7 +345,7 @@ type measurer struct {
 // when it exists.
 func (m *measurer) open(dir string, explicit bool, cells []grid.Cell) error {
 	m.dir = dir
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Stat(dir); err != nil && !store.IsObject(dir) {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -350,7 +355,7 @@ func (m *measurer) open(dir string, explicit bool, cells []grid.Cell) error {
 	// is bad input (exit 2), as in every command that reads a dataset.
 	c, err := analysis.LoadCells(folder(dir), cells)
 	if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-		return usagef("recommend: %s: %v", filepath.Join(dir, filepath.FromSlash(fe.Path)), fe.Err)
+		return usagef("recommend: %s: %v", store.Join(dir, fe.Path), fe.Err)
 	}
 	if err != nil {
 		return usagef("recommend: --results %s: %v", dir, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/s3test"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -99,6 +100,15 @@ func TestRecommendSameAnswerWhateverIsCached(t *testing.T) {
 		if diff := cmp.Diff(answer(plain), answer(got)); diff != "" {
 			t.Errorf("trial %d, parts %v: the answer changed (-without +with):\n%s", trial, which, diff)
 		}
+	}
+	// The whole dataset in a bucket: the same answer, nothing simulated.
+	s3test.Start(t, s3test.Options{})
+	for p := range parts {
+		putObject(t, fmt.Sprintf("cache/runs/sweep=cache/part-%d.parquet", p), parts[p])
+	}
+	inBucket := mustRun(t, append(args, "--results", "s3://"+s3test.Bucket+"/cache")...)
+	if diff := cmp.Diff(answer(plain), answer(inBucket)); diff != "" || !regexp.MustCompile(`"0 runs simulated, [0-9]+ reused`).MatchString(inBucket) {
+		t.Errorf("the dataset in a bucket (-without +with):\n%s\n%s", diff, note.FindString(inBucket))
 	}
 	// A dataset of another scenario only: every row group ruled out by
 	// its statistics, nothing read but footers.

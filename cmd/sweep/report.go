@@ -22,13 +22,20 @@ import (
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "[--results DIR] [--out DIR]", stderr)
-	results := fs.String("results", "out", "the dataset: a folder holding runs/ (and timelines/)")
-	out := fs.String("out", "", "where report.md, scenarios/ and plots/ go (default: the --results folder)")
+	results := fs.String("results", "out", "the dataset: a folder holding runs/ (and timelines/), or s3://BUCKET/PREFIX")
+	out := fs.String("out", "", "where report.md, scenarios/ and plots/ go, a folder or s3://BUCKET/PREFIX (default: the --results folder)")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if *results, err = location("report", "--results", *results); err != nil {
 		return err
 	}
 	if *out == "" {
 		*out = *results
+	}
+	if *out, err = location("report", "--out", *out); err != nil {
+		return err
 	}
 	return writeReport(ctx, *results, *out, stdout, stderr)
 }
@@ -68,8 +75,8 @@ func writeReport(ctx context.Context, results, out string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", filepath.Join(out, "report.md"),
-		num.Plural(len(r.Scenarios), "scenario page"), filepath.Join(out, "scenarios"), num.Plural(figs, "figure"), filepath.Join(out, "plots"))
+	fmt.Fprintf(stdout, "report: %s (%s in %s, %s in %s)\n", store.Join(out, "report.md"),
+		num.Plural(len(r.Scenarios), "scenario page"), store.Join(out, "scenarios"), num.Plural(figs, "figure"), store.Join(out, "plots"))
 	return nil
 }
 
@@ -103,7 +110,7 @@ func buildReport(ctx context.Context, results string, sc *analysis.Scanned) (*re
 	// in every command that reads a dataset (scanDataset).
 	named := func(err error) error {
 		if fe := (*analysis.FileError)(nil); errors.As(err, &fe) {
-			return usagef("report: %s: %v", filepath.Join(results, filepath.FromSlash(fe.Path)), fe.Err)
+			return usagef("report: %s: %v", store.Join(results, fe.Path), fe.Err)
 		}
 		return err
 	}
@@ -133,7 +140,7 @@ func writeReportFiles(ctx context.Context, r *reports.Report, out string, stderr
 	files = append(files[1:], files[0]) // report.md last
 	dirs := map[string]bool{}
 	for _, f := range files {
-		dir := filepath.Join(out, filepath.FromSlash(path.Dir(f.Name)))
+		dir := store.Join(out, path.Dir(f.Name))
 		if dirs[dir] {
 			continue
 		}
@@ -152,8 +159,8 @@ func writeReportFiles(ctx context.Context, r *reports.Report, out string, stderr
 		if err := f.Write(buf); err != nil {
 			return figs, err
 		}
-		dir := filepath.Join(out, filepath.FromSlash(path.Dir(f.Name)))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		dir := store.Join(out, path.Dir(f.Name))
+		if err := store.MkdirAll(dir); err != nil {
 			return figs, fmt.Errorf("output folder: %w", err)
 		}
 		if err := store.WriteFileAs(dir, path.Base(f.Name), tmp, buf.b); err != nil {
@@ -207,7 +214,7 @@ func articleCells() func(cellKey string) bool {
 // every run of that runs part is stored again in a part whose side part is
 // there (a part copied), it only warns.
 func sidePartsThere(results string, stderr io.Writer) error {
-	l, err := dataset.List(os.DirFS(results))
+	l, err := dataset.List(store.FS(results))
 	if err != nil {
 		return usagef("report: %s: %v", results, err)
 	}
@@ -218,7 +225,7 @@ func sidePartsThere(results string, stderr io.Writer) error {
 		}
 	}
 	keys := func(p dataset.Part) []string {
-		ks, _, err := store.ReadKeys(filepath.Join(results, filepath.FromSlash(p.Path())), dataset.RunsDir)
+		ks, _, err := store.ReadKeys(store.Join(results, p.Path()), dataset.RunsDir)
 		if err != nil {
 			return nil
 		}
@@ -235,7 +242,7 @@ func sidePartsThere(results string, stderr io.Writer) error {
 		if len(lacks) == 0 {
 			continue
 		}
-		f, err := os.Open(filepath.Join(results, filepath.FromSlash(p.Path())))
+		f, err := store.OpenFile(store.Join(results, p.Path()))
 		if err != nil {
 			continue // the scan read it: set aside meanwhile
 		}

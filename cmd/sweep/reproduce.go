@@ -33,7 +33,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := checkWorkers("reproduce", *workers); err != nil {
 		return err
 	}
-	if err := checkOutDir("reproduce", *out); err != nil {
+	if err := checkFolderOut("reproduce", *out); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/store"
+	"github.com/herdsweep/herdsweep/dataset/store/objstore"
 	"github.com/herdsweep/herdsweep/experiments"
 	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/runner"
@@ -110,7 +111,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: every sweep not marked on_demand)")
-	out := fs.String("out", "out", "output folder: the dataset (runs/, timelines/), plots/ and report.md")
+	out := fs.String("out", "out", "output folder, or s3://BUCKET/PREFIX: the dataset (runs/, timelines/), plots/ and report.md")
 	workers := fs.Int("workers", 0, fmt.Sprintf("simulations in parallel (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, e.g. 8GiB (default HERDSWEEP_MEMORY, else 4GiB); a run may take its worker's share")
 	shardFlag := fs.String("shard", "", "run only shard i of n (0-based, e.g. 0/4); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
@@ -137,7 +138,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := checkOutput(*out); err != nil {
+	if *out, err = checkOutput(*out); err != nil {
 		return err
 	}
 	shard, shardFrom, err := resolveShard(*shardFlag, *shards, getenv)
@@ -271,16 +272,35 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 	return nil
 }
 
-// checkOutput refuses object storage: its objects cannot be renamed
-// atomically, which the commit protocol needs.
-func checkOutput(out string) error {
+// checkOutput accepts a folder, file://PATH, and object storage
+// (s3://BUCKET/PREFIX, gs://BUCKET/PREFIX: dataset/store/objstore), and
+// returns the output as the store names it; another scheme is refused.
+func checkOutput(out string) (string, error) {
 	if err := checkOutDir("run", out); err != nil {
-		return err
+		return "", err
 	}
-	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
-		return usagef("run: --out %s: object storage (%s://) is not supported: the commit protocol needs atomic renames; write to a shared file system (a Kubernetes PVC, NFS) and copy the finished dataset", out, scheme)
+	return location("run", "--out", out)
+}
+
+// location is a dataset's location given to flag: a folder, file://PATH
+// (the folder PATH), or object storage; another URL scheme is bad input.
+func location(cmd, flag, v string) (string, error) {
+	scheme, rest, ok := strings.Cut(v, "://")
+	switch {
+	case !ok || strings.ContainsAny(scheme, `/\`):
+		return v, nil
+	case scheme == "file":
+		if rest == "" {
+			return "", usagef("%s: %s %s: want file://PATH", cmd, flag, v)
+		}
+		return rest, nil
+	case store.IsObject(v):
+		if bucket, _, _ := strings.Cut(rest, "/"); bucket == "" {
+			return "", usagef("%s: %s %s: want %s://BUCKET/PREFIX", cmd, flag, v, scheme)
+		}
+		return v, nil
 	}
-	return nil
+	return "", usagef("%s: %s %s: %s:// is not a storage this command writes to or reads: want a folder, file://PATH, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX", cmd, flag, v, scheme)
 }
 
 // runSweep runs what the dataset lacks of one sweep (this shard's part of
@@ -292,6 +312,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	st, err := store.Open(store.Options{Root: o.out, Sweep: s.Name, Shard: o.shard.store(), Note: notes(stderr, "sweep"), BeforeCommit: commitHook})
 	if le := (*store.LinkError)(nil); errors.As(err, &le) {
 		return nil, usagef("run: %v: sweep run neither writes nor removes anything through it; make it a folder", err)
+	}
+	if ue := (*objstore.UnconditionalError)(nil); errors.As(err, &ue) {
+		return nil, usagef("run: --out %v", err)
 	}
 	if err != nil {
 		return nil, err

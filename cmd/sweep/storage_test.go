@@ -274,14 +274,6 @@ func TestFirstCommitErrorIsReported(t *testing.T) {
 	}
 }
 
-// Object storage cannot rename atomically: refused before anything runs.
-func TestObjectStorageIsRefused(t *testing.T) {
-	_, stderr, code := sweep(t, "run", "--config", "testdata/small.toml", "--out", "s3://bucket/herdsweep", "--quiet")
-	if code != 2 || !strings.Contains(stderr, "object storage (s3://) is not supported") {
-		t.Errorf("exit %d, %s", code, stderr)
-	}
-}
-
 // A run stored in one sweep's folder is not run again for another, unless
 // that sweep wants its timeline and the stored copy has none; check takes
 // that second copy for what it is, not a duplicate.

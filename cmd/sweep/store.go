@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/dataset/parquetio"
@@ -25,7 +24,7 @@ func notes(w io.Writer, prefix string) func(string) {
 // folder is the dataset in dir as analysis reads it: the program reads its
 // datasets as Parquet, and analysis and reports know only dataset.Format.
 func folder(dir string) dataset.Folder {
-	return dataset.Folder{FS: os.DirFS(dir), Format: parquetio.Format{}}
+	return dataset.Folder{FS: store.FS(dir), Format: parquetio.Format{}}
 }
 
 // commitHook, when set by a test, runs before each commit.

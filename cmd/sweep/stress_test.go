@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,8 @@ type tables map[string][]string
 func readTables(t *testing.T, dir string) tables {
 	t.Helper()
 	out := tables{}
-	l, err := dataset.List(os.DirFS(dir))
+	fsys := store.FS(dir) // a folder, or object storage
+	l, err := dataset.List(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +40,11 @@ func readTables(t *testing.T, dir string) tables {
 			parts = l.Side[table]
 		}
 		for _, p := range parts {
-			files = append(files, filepath.Join(dir, filepath.FromSlash(p.Path())))
+			files = append(files, p.Path())
 		}
 		var rows []string
 		for _, p := range files {
-			b, err := os.ReadFile(p)
+			b, err := fs.ReadFile(fsys, p)
 			if err != nil {
 				t.Fatal(err)
 			}

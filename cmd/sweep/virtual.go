@@ -38,6 +38,9 @@ func parseVirtual(v *liveFlagValues) (*liveRun, error) {
 			return nil, usagef("live: --%s: not with --virtual (a virtual run takes no real time, and its requests none on the network)", name)
 		}
 	}
+	if err := checkFolderOut("live", v.out); err != nil {
+		return nil, err
+	}
 	if v.runs < 1 || v.runs > 1000 {
 		return nil, usagef("live: --runs %d: want 1 to 1000", v.runs)
 	}

@@ -65,7 +65,7 @@ func (r *Report) unreadable(path string, err error) {
 // work. An error is a dataset that cannot be listed or a part that cannot
 // be opened; what is wrong with the dataset is in the report.
 func Check(dir string, only map[string][]string) (*Report, error) {
-	l, err := dataset.List(os.DirFS(dir))
+	l, err := dataset.List(FS(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +120,8 @@ func (c *checker) mine(p dataset.Part) bool {
 	return false
 }
 
-func (c *checker) open(p string) (*os.File, error) {
-	return os.Open(filepath.Join(c.dir, filepath.FromSlash(p)))
+func (c *checker) open(p string) (file, error) {
+	return volumeOf(c.dir).open(join(c.dir, filepath.FromSlash(p)))
 }
 
 // runs checks the runs parts: every row readable, its key its parameters'
@@ -202,7 +202,7 @@ func (c *checker) gone(p dataset.Part, err error) bool {
 
 // runKeys reads a runs part's keys: every row, checked, when the check
 // covers it; only the keys otherwise.
-func (c *checker) runKeys(f *os.File, p dataset.Part) ([]string, dataset.Meta, error) {
+func (c *checker) runKeys(f file, p dataset.Part) ([]string, dataset.Meta, error) {
 	if !c.mine(p) {
 		return parquetio.ReadKeys(f, dataset.RunsDir)
 	}
@@ -224,7 +224,7 @@ func (c *checker) duplicates() {
 		}
 		m := map[string]bool{}
 		rel := strings.TrimPrefix(runsPath, dataset.RunsDir+"/")
-		if ks, _, err := ReadKeys(filepath.Join(c.dir, dataset.TimelinesDir, filepath.FromSlash(rel)), dataset.TimelinesDir); err == nil {
+		if ks, _, err := ReadKeys(join(c.dir, dataset.TimelinesDir, filepath.FromSlash(rel)), dataset.TimelinesDir); err == nil {
 			for _, k := range ks {
 				m[k] = true
 			}

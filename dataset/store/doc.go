@@ -16,8 +16,13 @@
 // (names are unique); a file created with O_EXCL, or a hard link, exists
 // once; a file's modification time is set by the file server's clock. NFS
 // v3/v4 and Kubernetes PVCs (block volumes, NFS, CephFS) provide all
-// three. Object storage (S3, GCS) and FUSE mounts of it do not rename
-// atomically: the command refuses them.
+// three. Object storage (S3, or a store speaking its API; package
+// objstore) renames nothing: there a part is committed by its create-only
+// PUT (If-None-Match: *), an intent is created once the same way, a lock
+// is created so and renewed or taken over only by a compare-and-swap
+// (If-Match on its ETag), and LastModified is the store's clock; a store
+// that does not honour both conditions is refused (volume.go). FUSE mounts
+// of a bucket rename by copying: they are not supported.
 //
 //   - A part's name is unique to its writer: part-TAG-SEQ-HOST-PID-RAND.parquet,
 //     TAG "all" or the shard "IofN", RAND 8 random hex digits drawn per writer,

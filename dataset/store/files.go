@@ -24,6 +24,9 @@ func WriteFile(dir, name string, data []byte) error {
 // WriteFileAs is WriteFile through a temporary file named
 // "."+name+"."+pattern, pattern one of os.CreateTemp.
 func WriteFileAs(dir, name, pattern string, data []byte) error {
+	if IsObject(dir) {
+		return volumeOf(dir).writeFile(dir, name, pattern, data)
+	}
 	f, err := os.CreateTemp(dir, "."+name+"."+pattern)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)

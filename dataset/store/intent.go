@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"iter"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -55,8 +54,8 @@ func (w *Writer) RecordIntent(in dataset.Intent) (string, error) {
 		return "", err
 	}
 	dir := w.Dir(dataset.RunsDir)
-	path := filepath.Join(dir, name)
-	if err := writeOnce(dir, name, "."+name+"."+w.id.rand+".tmp", b); err != nil {
+	path := join(dir, name)
+	if err := w.v.writeOnce(dir, name, "."+name+"."+w.id.rand+".tmp", b); err != nil {
 		return "", fmt.Errorf("recording what %s is meant to hold: %w", in.Sweep, err)
 	}
 	return path, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,14 +75,14 @@ type writers struct {
 // alive, as self judges them (lock.go), and which locks are abandoned.
 func readWriters(runsDir string, self writerID, now time.Time) writers {
 	ws := writers{live: map[string]lockHolder{}}
-	es, _ := os.ReadDir(runsDir)
+	es, _ := volumeOf(runsDir).list(runsDir)
 	for _, e := range es {
 		tag, ok := strings.CutPrefix(e.Name(), "_lock.")
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		p := filepath.Join(runsDir, e.Name())
-		h, b, err := readLock(p, now)
+		p := join(runsDir, e.Name())
+		h, b, _, err := readLock(p, now)
 		if err != nil {
 			continue
 		}
@@ -130,6 +131,9 @@ func (e *LinkError) Error() string {
 // files outside the folder it was given. A link within root, or a folder
 // not yet there, is fine.
 func Within(root, dir string) error {
+	if IsObject(root) {
+		return nil // no links in a bucket
+	}
 	rel, err := filepath.Rel(root, dir)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return nil
@@ -163,7 +167,7 @@ func Within(root, dir string) error {
 // symbolic link to one, or a link to nothing (its reader then says it
 // cannot open it), as dataset.List lists parts: never a named pipe, which
 // would hang its reader.
-func IsRegular(dir string, e os.DirEntry) bool {
+func IsRegular(dir string, e fs.DirEntry) bool {
 	switch t := e.Type(); {
 	case t.IsRegular():
 		return true

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,18 +115,23 @@ func (h lockHolder) alive(self writerID) bool {
 	return h.sameSpace(self) && h.pid > 0 && pidAlive(h.pid) && !h.abandoned(self)
 }
 
-func readLock(path string, now time.Time) (lockHolder, []byte, error) {
-	b, err := os.ReadFile(path)
+// readLock reads the lock at path, its age compared with now (the
+// server's clock), and returns its content and version (lockRead).
+func readLock(path string, now time.Time) (lockHolder, []byte, lockRead, error) {
+	b, mod, version, err := volumeOf(path).stamp(path)
 	if err != nil {
-		return lockHolder{}, nil, err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return lockHolder{}, nil, err
+		return lockHolder{}, nil, lockRead{}, err
 	}
 	h := parseLock(b)
-	h.age = now.Sub(fi.ModTime())
-	return h, b, nil
+	h.age = now.Sub(mod)
+	return h, b, lockRead{mod, version}, nil
+}
+
+// lockRead is when a lock read was last written, by the server's clock,
+// and its version (an object's ETag).
+type lockRead struct {
+	mod     time.Time
+	version string
 }
 
 func parseLock(b []byte) lockHolder {
@@ -165,18 +169,14 @@ type lockSeen struct {
 	at      time.Duration // waited when first seen so
 }
 
-// watch sets h.watched for the lock at path, read as b.
-func (w *lockWatch) watch(h *lockHolder, path string, b []byte) {
+// watch sets h.watched for the lock at path, read as b at r.
+func (w *lockWatch) watch(h *lockHolder, path string, b []byte, r lockRead) {
 	if w == nil {
 		return
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return
-	}
 	s, ok := w.seen[path]
-	if !ok || !bytes.Equal(s.content, b) || !s.mod.Equal(fi.ModTime()) {
-		s = lockSeen{content: b, mod: fi.ModTime(), at: w.waited}
+	if !ok || !bytes.Equal(s.content, b) || !s.mod.Equal(r.mod) {
+		s = lockSeen{content: b, mod: r.mod, at: w.waited}
 		w.seen[path] = s
 	}
 	h.watched = w.waited - s.at
@@ -184,9 +184,11 @@ func (w *lockWatch) watch(h *lockHolder, path string, b []byte) {
 
 // sweepLock is a lock this process holds.
 type sweepLock struct {
+	v       volume
 	path    string
 	id      string // the writer's random id
 	content []byte
+	version string // on object storage: its ETag, which the heartbeat swaps from
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -213,7 +215,7 @@ func conflicts(a, b string) bool {
 func acquireLock(dir string, id writerID, note func(string)) (*sweepLock, error) {
 	w := &lockWatch{seen: map[string]lockSeen{}}
 	for {
-		now, err := serverNow(dir)
+		now, err := volumeOf(dir).now(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -236,46 +238,39 @@ func acquireLock(dir string, id writerID, note func(string)) (*sweepLock, error)
 // tryLock takes the lock once, or returns the live writer that holds it or
 // a conflicting one, and the path of that writer's lock.
 func tryLock(dir string, id writerID, now time.Time, w *lockWatch) (*sweepLock, lockHolder, string, error) {
-	l := &sweepLock{path: filepath.Join(dir, lockName(id.tag)), id: id.rand, stop: make(chan struct{})}
+	v := volumeOf(dir)
+	l := &sweepLock{v: v, path: join(dir, lockName(id.tag)), id: id.rand, stop: make(chan struct{})}
 	l.content = fmt.Appendf(nil, "host=%s\nspace=%s\npid=%d\nid=%s\nshard=%s\nsince=%s\n",
 		id.host, id.space, id.pid, id.rand, id.tag, now.UTC().Format(time.RFC3339))
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		version, err := v.create(l.path, l.content)
 		if err == nil {
-			_, err = f.Write(l.content)
-			if err == nil {
-				err = f.Sync()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(l.path)
-				return nil, lockHolder{}, "", fmt.Errorf("writing lock %s: %w", l.path, err)
-			}
+			l.version = version
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt > 1 {
 			return nil, lockHolder{}, "", fmt.Errorf("taking lock %s: %w", l.path, err)
 		}
-		h, b, err := readLock(l.path, now)
+		h, b, r, err := readLock(l.path, now)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // released meanwhile
 		}
 		if err != nil {
 			return nil, lockHolder{}, "", fmt.Errorf("reading lock %s: %w", l.path, err)
 		}
-		w.watch(&h, l.path, b)
+		w.watch(&h, l.path, b, r)
 		if !h.abandoned(id) {
 			return nil, h, l.path, nil
 		}
-		// Abandoned: remove it unless it changed since it was read.
-		if cur, err := os.ReadFile(l.path); err == nil && bytes.Equal(cur, b) {
-			os.Remove(l.path)
+		// Abandoned: take it over unless it changed since it was read (on
+		// a file system: remove it, and create it again).
+		if taken, version := v.takeOver(l.path, b, r.version, l.content); taken {
+			l.version = version
+			break
 		}
 	}
 	heldHere.Store(l.id, true)
-	es, err := os.ReadDir(dir)
+	es, err := v.list(dir)
 	if err != nil {
 		l.release()
 		return nil, lockHolder{}, "", err
@@ -285,12 +280,12 @@ func tryLock(dir string, id writerID, now time.Time, w *lockWatch) (*sweepLock, 
 		if !ok || tag == id.tag || !conflicts(tag, id.tag) {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		h, b, err := readLock(p, now)
+		p := join(dir, e.Name())
+		h, b, r, err := readLock(p, now)
 		if err != nil {
 			continue
 		}
-		w.watch(&h, p, b)
+		w.watch(&h, p, b, r)
 		if !h.abandoned(id) {
 			l.release()
 			return nil, h, p, nil
@@ -302,20 +297,19 @@ func tryLock(dir string, id writerID, now time.Time, w *lockWatch) (*sweepLock, 
 }
 
 // beat rewrites the lock every lockBeat: the file server stamps it, which
-// tells other writers this one is alive.
+// tells other writers this one is alive. On object storage the rewrite is
+// a compare-and-swap from the version this writer wrote last: a lock
+// taken over is never written again.
 func (l *sweepLock) beat() {
 	defer l.wg.Done()
 	t := time.NewTicker(lockBeat)
 	defer t.Stop()
-	for {
+	for beat := 1; ; beat++ {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
-			if f, err := os.OpenFile(l.path, os.O_WRONLY, 0); err == nil {
-				f.WriteAt(l.content, 0)
-				f.Close()
-			}
+			l.version = l.v.rewrite(l.path, l.version, l.content, beat)
 		}
 	}
 }
@@ -323,13 +317,13 @@ func (l *sweepLock) beat() {
 // held checks, before a commit, that the lock is still this writer's, and
 // says what became of it if not.
 func (l *sweepLock) held() error {
-	b, err := os.ReadFile(l.path)
+	b, err := l.v.readFile(l.path)
 	switch {
-	case err == nil && bytes.Equal(b, l.content):
+	case err == nil && bytes.Equal(withoutBeat(b), l.content):
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		dir := filepath.Dir(l.path)
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		dir := dirOf(l.path)
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && !IsObject(dir) {
 			return fmt.Errorf("%s was removed while this run wrote into it: stopping; run the same command again to write the sweep anew", dir)
 		}
 		return fmt.Errorf("lost the lock %s: it was removed (by hand, or by a writer that took it over as abandoned and has finished): stopping; run the same command again to finish", l.path)
@@ -337,6 +331,16 @@ func (l *sweepLock) held() error {
 		return fmt.Errorf("reading the lock %s: %w", l.path, err)
 	}
 	return fmt.Errorf("lost the lock %s to another writer (%s), which took it over as abandoned: stopping; run the same command again to finish", l.path, parseLock(b).brief())
+}
+
+// withoutBeat is a lock's content without the line "beat=N" its writer's
+// heartbeat ends it with on object storage.
+func withoutBeat(b []byte) []byte {
+	i := bytes.LastIndex(b, []byte("\nbeat="))
+	if i < 0 || !bytes.HasSuffix(b, []byte("\n")) {
+		return b
+	}
+	return b[:i+1]
 }
 
 // brief names the lock's writer.
@@ -353,7 +357,7 @@ func (l *sweepLock) release() {
 	close(l.stop)
 	l.wg.Wait()
 	if l.held() == nil {
-		os.Remove(l.path)
+		l.v.remove(l.path)
 	}
 	heldHere.Delete(l.id)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -105,5 +104,5 @@ func ParsePartName(name string) (p PartName, ok bool) {
 
 // SweepDir is the folder of a sweep's parts of a table in the dataset root.
 func SweepDir(root, table, sweep string) string {
-	return filepath.Join(root, table, "sweep="+sweep)
+	return join(root, table, "sweep="+sweep)
 }

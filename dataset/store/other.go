@@ -51,7 +51,7 @@ type others struct {
 func (o *others) writersOf(sweep string) writers {
 	w, ok := o.ws[sweep]
 	if !ok {
-		w = readWriters(filepath.Join(o.c.dir, dataset.RunsDir, "sweep="+sweep), o.self, o.now)
+		w = readWriters(join(o.c.dir, dataset.RunsDir, "sweep="+sweep), o.self, o.now)
 		o.ws[sweep] = w
 	}
 	return w
@@ -100,8 +100,8 @@ func (o *others) file(e dataset.Entry) {
 // lock files a lock: of a writer at work, or a leftover.
 func (o *others) lock(e dataset.Entry) {
 	rep := o.c.rep
-	p := filepath.Join(o.c.dir, filepath.FromSlash(e.Path))
-	h, _, err := readLock(p, o.now)
+	p := join(o.c.dir, filepath.FromSlash(e.Path))
+	h, _, _, err := readLock(p, o.now)
 	switch {
 	case err != nil:
 		rep.add("lock", e.Path, "a writer at work, or one that died: %v", err)
@@ -115,7 +115,7 @@ func (o *others) lock(e dataset.Entry) {
 // fileNow is the file server's time, from a probe file in dir; this
 // machine's clock when dir cannot be written.
 func fileNow(dir string) time.Time {
-	if t, err := serverNow(dir); err == nil {
+	if t, err := volumeOf(dir).now(dir); err == nil {
 		return t
 	}
 	return time.Now()
@@ -133,7 +133,7 @@ func (c *checker) intents() {
 			sims[p.Sweep] = append(sims[p.Sweep], m.Sim)
 		}
 	}
-	fsys := os.DirFS(c.dir)
+	fsys := FS(c.dir)
 	for _, ip := range c.l.Intents {
 		path := ip.Path()
 		in, err := dataset.ReadIntent(fsys, path)

@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -77,7 +75,7 @@ func (w *Writer) Commit(p *Part) (string, error) {
 	var placed []string
 	fail := func(err error) (string, error) {
 		for _, f := range placed {
-			os.Remove(f)
+			w.v.remove(f)
 		}
 		return "", err
 	}
@@ -86,24 +84,24 @@ func (w *Writer) Commit(p *Part) (string, error) {
 		if sw.Len() == 0 {
 			continue
 		}
-		path := filepath.Join(w.Dir(table), name)
+		path := join(w.Dir(table), name)
 		if err := sw.Close(); err != nil {
 			return fail(fmt.Errorf("%s: %w", path, err))
 		}
-		if err := WriteFile(w.Dir(table), name, p.bufs[table].b); err != nil {
+		if err := w.v.commitFile(w.Dir(table), name, p.bufs[table].b); err != nil {
 			return fail(err)
 		}
 		placed = append(placed, path)
 	}
 	p.runs.Manifest(p.timelines.Len(), p.groups.Len())
-	path := filepath.Join(w.Dir(dataset.RunsDir), name)
+	path := join(w.Dir(dataset.RunsDir), name)
 	if err := p.runs.Close(); err != nil {
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
 	if err := w.held(); err != nil {
 		return fail(err)
 	}
-	if err := WriteFile(w.Dir(dataset.RunsDir), name, p.bufs[dataset.RunsDir].b); err != nil {
+	if err := w.v.commitFile(w.Dir(dataset.RunsDir), name, p.bufs[dataset.RunsDir].b); err != nil {
 		return fail(err)
 	}
 	w.own = append(w.own, name)

@@ -15,7 +15,7 @@ import (
 
 // ReadKeys reads the run_key column of a part file of a table.
 func ReadKeys(path, table string) ([]string, dataset.Meta, error) {
-	f, err := os.Open(path)
+	f, err := volumeOf(path).open(path)
 	if err != nil {
 		return nil, dataset.Meta{}, err
 	}
@@ -25,10 +25,13 @@ func ReadKeys(path, table string) ([]string, dataset.Meta, error) {
 
 // readRunsPart is checkRunsPart of the file at path.
 func readRunsPart(path string, full bool) ([]string, dataset.Meta, *Problem, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, dataset.Meta{}, nil, fmt.Errorf("not a regular file (%s)", fileType(path))
+	v := volumeOf(path)
+	if _, ok := v.(posix); ok {
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, dataset.Meta{}, nil, fmt.Errorf("not a regular file (%s)", fileType(path))
+		}
 	}
-	f, err := os.Open(path)
+	f, err := v.open(path)
 	if err != nil {
 		return nil, dataset.Meta{}, nil, err
 	}
@@ -45,7 +48,7 @@ func readRunsPart(path string, full bool) ([]string, dataset.Meta, *Problem, err
 // of its parameters and seed: a row with an edited parameter is not taken
 // for the run it claims to be. bad is the first row that is not, with the
 // kind of problem it is (no Path).
-func checkRunsPart(r *os.File, full bool) (keys []string, meta dataset.Meta, bad *Problem, err error) {
+func checkRunsPart(r file, full bool) (keys []string, meta dataset.Meta, bad *Problem, err error) {
 	sealed, err := parquetio.VerifySeeker(r)
 	if err != nil {
 		return nil, meta, nil, err
@@ -110,7 +113,7 @@ func revised(c grid.Cell) bool {
 
 // sideKeys reads every row of a side-table part, after its seal when it
 // has one, and returns their run keys.
-func sideKeys(f *os.File, table string) ([]string, error) {
+func sideKeys(f file, table string) ([]string, error) {
 	if _, err := parquetio.VerifySeeker(f); err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func fileType(p string) string {
 // with a warning to note (Check names it).
 func Elsewhere(root, sweep string, timelines bool, note func(string)) (runs, withTimeline map[string]bool, err error) {
 	runs, withTimeline = map[string]bool{}, map[string]bool{}
-	l, err := dataset.List(os.DirFS(root))
+	l, err := dataset.List(FS(root))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +166,7 @@ func Elsewhere(root, sweep string, timelines bool, note func(string)) (runs, wit
 			if p.Sweep == sweep {
 				continue
 			}
-			path := filepath.Join(root, filepath.FromSlash(p.Path()))
+			path := join(root, filepath.FromSlash(p.Path()))
 			ks, err := partKeys(path, table)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue

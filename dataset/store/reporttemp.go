@@ -38,6 +38,9 @@ func spaceHash(space string) string {
 // process has its id (or this one does, which was not writing them).
 // Others are left alone: nothing tells whether their writer is alive.
 func CleanReportTemps(dir string, note func(string)) {
+	if IsObject(dir) {
+		return // a report writes its objects whole: it leaves none
+	}
 	es, err := os.ReadDir(dir)
 	if err != nil {
 		return

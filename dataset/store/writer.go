@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -29,6 +28,7 @@ type Options struct {
 
 // Writer is one writer's view of one sweep's folders in a dataset.
 type Writer struct {
+	v           volume
 	root, sweep string
 	id          writerID
 	next        int // sequence number of the next part
@@ -70,7 +70,7 @@ func serverNow(dir string) (time.Time, error) {
 // sweep folder linked out of the root is a *LinkError. The caller closes
 // the writer.
 func Open(o Options) (*Writer, error) {
-	w := &Writer{root: o.Root, sweep: o.Sweep, id: newWriterID(o.Shard), note: o.Note, before: o.BeforeCommit}
+	w := &Writer{v: volumeOf(o.Root), root: o.Root, sweep: o.Sweep, id: newWriterID(o.Shard), note: o.Note, before: o.BeforeCommit}
 	if w.note == nil {
 		w.note = func(string) {}
 	}
@@ -78,15 +78,20 @@ func Open(o Options) (*Writer, error) {
 		if err := Within(o.Root, w.Dir(t)); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(w.Dir(t), 0o755); err != nil {
+		if err := w.v.mkdirs(w.Dir(t)); err != nil {
 			return nil, fmt.Errorf("output folder: %w", err)
+		}
+	}
+	if ob, ok := w.v.(*object); ok {
+		if err := ob.check(w.Dir(dataset.RunsDir)); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Root, err)
 		}
 	}
 	var err error
 	if w.lock, err = acquireLock(w.Dir(dataset.RunsDir), w.id, w.note); err != nil {
 		return nil, err
 	}
-	now, err := serverNow(w.Dir(dataset.RunsDir))
+	now, err := w.v.now(w.Dir(dataset.RunsDir))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -114,10 +119,10 @@ func (w *Writer) Close() {
 func (w *Writer) clean(now time.Time) error {
 	// The files first, then the locks: a file listed was made after its
 	// writer took its lock, which is there still if that writer is.
-	entries := map[string][]os.DirEntry{}
+	entries := map[string][]fs.DirEntry{}
 	committed := map[string]bool{}
 	for _, table := range dataset.Tables {
-		es, err := os.ReadDir(w.Dir(table))
+		es, err := w.v.list(w.Dir(table))
 		if err != nil {
 			return err
 		}
@@ -148,9 +153,9 @@ func (w *Writer) clean(now time.Time) error {
 		if l.tag == w.id.tag || !conflicts(l.tag, w.id.tag) {
 			continue
 		}
-		if cur, err := os.ReadFile(l.path); err == nil && bytes.Equal(cur, l.content) {
+		if cur, err := w.v.readFile(l.path); err == nil && bytes.Equal(cur, l.content) {
 			w.note(fmt.Sprintf("removing %s: the lock of a writer that is gone (%s)", l.path, l.holder.brief()))
-			os.Remove(l.path)
+			w.v.remove(l.path)
 		}
 	}
 	return nil
@@ -172,13 +177,13 @@ func (w *Writer) removeLeftover(table, name string, committed map[string]bool, w
 	// now may have committed the side part listed as uncommitted since the
 	// listing. Its runs part is there then.
 	if table != dataset.RunsDir && dataset.IsPart(name) {
-		if _, err := os.Lstat(filepath.Join(w.Dir(dataset.RunsDir), name)); err == nil {
+		if w.v.exists(join(w.Dir(dataset.RunsDir), name)) {
 			return nil
 		}
 	}
-	path := filepath.Join(w.Dir(table), name)
+	path := join(w.Dir(table), name)
 	w.note(fmt.Sprintf("removing %s: %s of a writer that is gone (%s)", path, what, why))
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := w.v.remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -186,7 +191,7 @@ func (w *Writer) removeLeftover(table, name string, committed map[string]bool, w
 
 // parts lists the committed part files of one of the sweep's tables, sorted.
 func (w *Writer) parts(table string) ([]string, error) {
-	entries, err := os.ReadDir(w.Dir(table))
+	entries, err := w.v.list(w.Dir(table))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -215,10 +220,10 @@ func (w *Writer) Resume() (map[string]bool, error) {
 		return nil, err
 	}
 	for _, p := range parts {
-		path := filepath.Join(w.Dir(dataset.RunsDir), p)
+		path := join(w.Dir(dataset.RunsDir), p)
 		ks, meta, bad, err := readRunsPart(path, false)
 		if errors.Is(err, fs.ErrNotExist) {
-			if _, lerr := os.Lstat(path); lerr == nil {
+			if w.v.exists(path) {
 				return nil, fmt.Errorf("%s: a symbolic link to a file that is not there (move it away to run without it)", path)
 			}
 			continue // set aside by another writer meanwhile
@@ -245,10 +250,10 @@ func (w *Writer) Resume() (map[string]bool, error) {
 // setAside renames part p of simulator version v, its runs part first
 // (its side parts become invisible), saying so.
 func (w *Writer) setAside(p, v string) error {
-	w.note(fmt.Sprintf("%s holds simulator %s, this is %s: set aside, its runs will be redone", filepath.Join(w.Dir(dataset.RunsDir), p), v, sim.Version))
+	w.note(fmt.Sprintf("%s holds simulator %s, this is %s: set aside, its runs will be redone", join(w.Dir(dataset.RunsDir), p), v, sim.Version))
 	for _, t := range dataset.Tables {
-		old := filepath.Join(w.Dir(t), p)
-		err := os.Rename(old, filepath.Join(w.Dir(t), dataset.StaleName(p, v)))
+		old := join(w.Dir(t), p)
+		err := w.v.rename(old, join(w.Dir(t), dataset.StaleName(p, v)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
