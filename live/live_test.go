@@ -144,36 +144,23 @@ func TestLiveRetryableHTTP(t *testing.T) {
 	}
 }
 
-// cenkalti/backoff jitters with the process's own random source, which
-// cannot be seeded: one live run is one draw, and even an exact model puts
-// it outside the 5–95 % band of a metric one run in ten. The test holds it
-// to the 0.05–99.95 % band over 4,000 seeds (a false alarm about one run
-// in a thousand per metric) and shows that this band still tells libraries
-// apart: the same run is flagged against grpc-go's defaults, which are of
-// the same family.
-func TestLiveCenkalti(t *testing.T) {
-	d, _ := DriverByName("cenkalti-backoff")
-	pr, _ := sim.PresetByName(d.Preset)
-	sc := liveScenario()
-	m, held := runLive(t, Config{Scenario: sc, Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
-	seeds := seedsUpTo(4000)
-	c, err := Compare(m, pr.Policy, seeds, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logComparison(t, c)
-	for _, name := range []string{MT99, MSent} {
-		if mt := metricOf(c, name); !mt.Agree {
-			verdictf(t, held, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
+// The jittered libraries on real sockets and timers: cenkalti/backoff and
+// a real gRPC channel with a retry policy serve every client, and the run
+// keeps its ticks (runLive). One run of a library whose jitter no seed
+// reaches is one draw: whether it is its model's is judged on virtual time
+// over many runs (TestVirtualDistribution), not here, where a band wide
+// enough for one draw on a loaded machine tells little.
+func TestLiveJitteredOnRealSockets(t *testing.T) {
+	for _, name := range []string{"cenkalti-backoff", "grpc-go-retry"} {
+		d, _ := DriverByName(name)
+		m, held := runLive(t, Config{Scenario: liveScenario(), Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
+		n, r := liveScenario().Clients, m.Result
+		// cenkalti retries for 15 min: all served; a gRPC retry policy
+		// makes 5 attempts: some clients give up on 429s, as sim's do.
+		done := r.Succeeded == n || (name == "grpc-go-retry" && r.Succeeded > 0 && r.Succeeded+r.GaveUp == n)
+		if !done {
+			verdictf(t, held, "%s on real sockets: %d served, %d gave up, %d pending of %d (errors %v)", name, r.Succeeded, r.GaveUp, r.Pending, n, m.Errors)
 		}
-	}
-	other, err := Compare(m, sim.DefaultPolicy(sim.GRPC), seeds, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logComparison(t, other)
-	if !slices.Contains(other.Disagree, MT99) {
-		verdictf(t, held, "cenkalti's live run against grpc-go's defaults: disagreements %v, want t99 among them", other.Disagree)
 	}
 }
 
@@ -213,27 +200,5 @@ func TestLiveGRPCFirstRetry(t *testing.T) {
 	logComparison(t, fixed)
 	if len(fixed.Disagree) != 0 {
 		verdictf(t, held, "live grpc-go against the grpc preset: disagreements %v, want none", fixed.Disagree)
-	}
-}
-
-// A real gRPC channel per client, retried by grpc-go's own retry code from
-// a service config, against the grpc family with the same numbers. Like
-// cenkalti it jitters with an unseeded source: the 0.05–99.95 % band.
-func TestLiveGRPCRetryPolicy(t *testing.T) {
-	d, _ := DriverByName("grpc-go-retry")
-	p, err := d.Policy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, held := runLive(t, Config{Scenario: liveScenario(), Driver: d, Down: Down503, Grace: 10 * time.Millisecond, Seed: 1})
-	c, err := Compare(m, p, seedsUpTo(4000), 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logComparison(t, c)
-	for _, name := range []string{MT99, MSent} {
-		if mt := metricOf(c, name); !mt.Agree {
-			verdictf(t, held, "%s: live %v outside the simulated 0.05–99.95 %% band [%v, %v] (rank %.2f)", name, mt.Live, mt.Band.Lo, mt.Band.Hi, mt.Rank)
-		}
 	}
 }
