@@ -86,6 +86,7 @@ type Comparison struct {
 	// (Measurement.Degraded); then the verdict is inconclusive.
 	Degraded []string `json:"inconclusive_because,omitempty"`
 	Verdict  Verdict  `json:"verdict"`
+	seed     uint32   // the run's
 }
 
 // TickBand is one tick of the arrivals figure.
@@ -167,7 +168,7 @@ func Compare(m *Measurement, p sim.Policy, seeds []uint32, tail float64) (*Compa
 	}
 	c := &Comparison{Driver: m.Config.Driver.Name, Module: m.Config.Driver.Module, Name: name, Policy: p.String(),
 		Scenario: describe(sc), Recover: sc.RecoverAt.String(), Down: m.Config.Down, Seeds: len(seeds), BandPct: [2]float64{tail, 100 - tail},
-		Succeeded: m.Result.Succeeded, GaveUp: m.Result.GaveUp, Pending: m.Result.Pending}
+		Succeeded: m.Result.Succeeded, GaveUp: m.Result.GaveUp, Pending: m.Result.Pending, seed: m.Config.Seed}
 	for _, mt := range metrics {
 		xs := make([]float64, len(results))
 		for i, r := range results {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/herdsweep/herdsweep/plots"
 )
 
 // VirtualReport is `sweep live --virtual`'s answer: one comparison of the
@@ -121,4 +123,21 @@ func seedSpan(s []uint32) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Figure is the arrivals per tick of the first run (first, set against
+// sim's band as a real-time run is), titled with the runs' one verdict.
+func (c *RunsComparison) Figure(first *Comparison, budget int) plots.Figure {
+	f := first.Figure(budget)
+	f.Name = "virtual-" + fileName(c.Driver) + "--" + fileName(c.Name)
+	word := string(c.Verdict)
+	if c.Verdict != Agrees {
+		word = strings.ToUpper(word)
+	}
+	f.Title = fmt.Sprintf("virtual %s against simulated %s: %s", c.Driver, c.Name, word)
+	f.Caption = fmt.Sprintf("%s. The first of %d virtual runs (seed %d) over sim's band; the verdict is the %d runs': %s", c.Scenario, c.Runs, first.seed, c.Runs, runsVerdictWords(c))
+	if len(f.Panels) > 0 && len(f.Panels[0].Series) > 1 {
+		f.Panels[0].Series[1].Name = fmt.Sprintf("virtual %s, seed %d", c.Driver, first.seed)
+	}
+	return f
 }

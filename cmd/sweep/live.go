@@ -279,7 +279,7 @@ func runLive(ctx context.Context, o *liveRun, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Comparisons = append(rep.Comparisons, c)
-		file, err := writeLiveFigure(o.out, c, budget, footer, c.WriteText)
+		file, err := writeLiveFigure(o.out, c.Figure(budget), footer, c.WriteText)
 		if err != nil {
 			return err
 		}
@@ -298,11 +298,10 @@ func runLive(ctx context.Context, o *liveRun, stdout, stderr io.Writer) error {
 	return liveVerdict(rep.Comparisons)
 }
 
-// writeLiveFigure writes c's figure and a page with it and what text
+// writeLiveFigure writes figure f and a page with it and what text
 // writes, which `sweep report` lists when the comparisons sit in the
 // dataset's live/ folder; it returns the figure's path.
-func writeLiveFigure(out string, c *live.Comparison, budget int, footer string, text func(io.Writer) error) (string, error) {
-	f := c.Figure(budget)
+func writeLiveFigure(out string, f plots.Figure, footer string, text func(io.Writer) error) (string, error) {
 	buf := &partBuffer{}
 	if err := plots.Render(buf, f, footer, "png"); err != nil {
 		return "", err

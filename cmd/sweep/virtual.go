@@ -149,7 +149,7 @@ func runVirtual(ctx context.Context, r *virtualRun, stdout, stderr io.Writer) er
 		rep.Served, rep.GaveUp, rep.Pending = append(rep.Served, m.Result.Succeeded), append(rep.GaveUp, m.Result.GaveUp), append(rep.Pending, m.Result.Pending)
 	}
 	var files []string
-	footer := fmt.Sprintf("herdsweep %s · simulator %s · virtual %s · seed %d of %d runs · %d simulated seeds", toolVersion(), sim.Version, r.cfg.Driver.Module, r.seeds[0], len(r.seeds), len(r.test.Seeds))
+	footer := fmt.Sprintf("herdsweep %s · simulator %s · virtual %s · seed %d of %d runs · band over %d of the %d simulated seeds", toolVersion(), sim.Version, r.cfg.Driver.Module, r.seeds[0], len(r.seeds), min(200, len(r.test.Seeds)), len(r.test.Seeds))
 	for _, p := range r.pols {
 		c, err := live.CompareRuns(ms, p, r.test)
 		if err != nil {
@@ -162,7 +162,7 @@ func runVirtual(ctx context.Context, r *virtualRun, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		file, err := writeLiveFigure(r.out, band, int(sc.Capacity*sc.Tick.Seconds()), footer, func(w io.Writer) error {
+		file, err := writeLiveFigure(r.out, c.Figure(band, int(sc.Capacity*sc.Tick.Seconds())), footer, func(w io.Writer) error {
 			return (&live.VirtualReport{Seeds: rep.Seeds, Wall: rep.Wall, Served: rep.Served, GaveUp: rep.GaveUp, Pending: rep.Pending, Comparisons: []*live.RunsComparison{c}}).WriteText(w)
 		})
 		if err != nil {

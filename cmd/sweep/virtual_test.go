@@ -45,7 +45,7 @@ func TestLiveVirtualCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "seed for seed") || !strings.Contains(stdout, "verdict: agrees — every run is sim's run of its seed") || !strings.Contains(stderr, "run 2 of 2 (seed 2)") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "live-go-retryablehttp--go-retryablehttp.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "virtual-go-retryablehttp--go-retryablehttp.png")); err != nil {
 		t.Errorf("no figure: %v", err)
 	}
 	stdout, stderr, code = sweepProcess(t, append(small, "--policy", "fixed base_s=1", "--json")...)
