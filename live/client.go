@@ -68,6 +68,7 @@ func (e Env) Request(ctx context.Context) (*http.Request, error) {
 type attempt struct {
 	at     time.Duration // since the start
 	tick   int           // the tick it was counted in (computed for refused ones)
+	done   int           // the tick it was answered in: tick, or later on a queueing server
 	status int           // 0: no response (connection refused)
 	// aim is the tick sim gives the request, when the harness placed it
 	// (a client's first request; every request of a sim: client); -1 when
@@ -78,14 +79,18 @@ type attempt struct {
 // recorder is a client's RoundTripper: it records each attempt and bounds
 // their number.
 type recorder struct {
-	mu       sync.Mutex
-	next     http.RoundTripper
-	clock    Clock
-	start    time.Time
-	tick     time.Duration
-	grace    time.Duration
-	max      int
-	aim      int // the next attempt's aim (attempt.aim); -1: none
+	mu    sync.Mutex
+	next  http.RoundTripper
+	clock Clock
+	start time.Time
+	tick  time.Duration
+	grace time.Duration
+	max   int
+	aim   int // the next attempt's aim (attempt.aim); -1: none
+	// timeout, when set, is how long the client waits for an answer from
+	// the close of the tick its request is counted in (a queueing
+	// server's Timeout, as sim counts it); then the request fails.
+	timeout  time.Duration
 	attempts []attempt
 }
 
@@ -115,17 +120,24 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errTooMany
 	}
 	at := r.clock.Now().Sub(r.start)
+	if r.timeout > 0 {
+		deadline := r.start.Add(time.Duration(tickOf(at, r.tick, r.grace))*r.tick + r.timeout)
+		ctx, cancel := context.WithDeadline(req.Context(), deadline)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
 	resp, err := r.next.RoundTrip(req)
-	a := attempt{at: at}
-	if err != nil {
-		a.tick = tickOf(at, r.tick, r.grace)
-	} else {
+	a := attempt{at: at, tick: tickOf(at, r.tick, r.grace)}
+	if err == nil {
 		a.status = resp.StatusCode
-		k, perr := strconv.Atoi(resp.Header.Get(tickHeader))
-		if perr != nil {
-			a.tick = tickOf(at, r.tick, r.grace)
-		} else {
+		if k, perr := strconv.Atoi(resp.Header.Get(tickHeader)); perr == nil {
 			a.tick = k
+		}
+	}
+	a.done = a.tick
+	if err == nil {
+		if k, perr := strconv.Atoi(resp.Header.Get(doneHeader)); perr == nil {
+			a.done = k
 		}
 	}
 	r.add(a)

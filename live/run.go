@@ -145,6 +145,9 @@ func (c Config) validateScenario(fds uint64) error {
 		if err := sc.Validate(); err != nil {
 			return err
 		}
+		if sc.Server() == sim.QueueingServer {
+			return c.validateVirtualQueue()
+		}
 		return c.validateServerKind()
 	}
 	if c.real(sc.Tick) < MinTick {
@@ -164,6 +167,25 @@ func (c Config) validateScenario(fds uint64) error {
 		return fieldError(sim.FieldHorizon, sc.Horizon, "at most %v of real time (%v at scale %g)", MaxHorizon, c.real(sc.Horizon), c.scale())
 	}
 	return c.validateServerKind()
+}
+
+// validateVirtualQueue checks a queueing server as a virtual run plays it
+// (virtualQueue): fixed or exponential service, no queue bound or
+// shedding, only the failed cohort, down from the start; and a client
+// whose attempts the harness sees and times (not a gRPC channel, not
+// sim's own clients, which would need sim's queue).
+func (c Config) validateVirtualQueue() error {
+	sc := c.Scenario
+	if sc.Service != "fixed" && sc.Service != "exponential" {
+		return fieldError(sim.FieldService, sc.Service, "fixed or exponential for a virtual queueing server")
+	}
+	if sc.QueueLimit != 0 || sc.QueueWait != 0 || sc.ShedTarget != 0 || sc.ArrivalRate != 0 || sc.OutageStart != 0 || sc.RetryAfter != 0 {
+		return errors.New("a virtual queueing server has workers, service times and client timeouts only: no queue bound, wait bound, shedding, open-loop traffic, outage start or Retry-After")
+	}
+	if c.Driver.GRPC != nil || c.Driver.stepped {
+		return fmt.Errorf("%s cannot run against a virtual queueing server: the harness times HTTP requests only, and sim's own clients would need sim's queue", c.Driver.Name)
+	}
+	return nil
 }
 
 // validateServerKind checks what a live server can be: whole seconds of
@@ -246,6 +268,9 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	}
 	if cfg.virtual {
 		srv.settle = synctest.Wait
+		if sc.Server() == sim.QueueingServer {
+			srv.queue = newVirtualQueue(sc, cfg.Seed)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -312,6 +337,10 @@ func startSimRun(cfg Config, srv *server) (*simRun, error) {
 type clients struct {
 	recs      []*recorder
 	errs      []error
+	// cut: the client's error came from the run's end (its horizon), not
+	// from its library giving up (a request timed out on a queueing
+	// server is a DeadlineExceeded too).
+	cut []bool
 	firstLate []time.Duration // how late each client's first request went out
 	ready     chan struct{}
 	start     time.Time
@@ -326,7 +355,7 @@ func startClients(ctx context.Context, cfg Config, clock Clock, addr string, dia
 	sc := cfg.Scenario
 	scale := cfg.scale()
 	rng := sim.NewMulberry32(cfg.Seed)
-	f := &clients{recs: make([]*recorder, sc.Clients), errs: make([]error, sc.Clients), firstLate: make([]time.Duration, sc.Clients),
+	f := &clients{recs: make([]*recorder, sc.Clients), errs: make([]error, sc.Clients), cut: make([]bool, sc.Clients), firstLate: make([]time.Duration, sc.Clients),
 		ready: make(chan struct{})}
 	url := "http://" + addr + "/"
 	for i := range f.recs {
@@ -340,6 +369,9 @@ func startClients(ctx context.Context, cfg Config, clock Clock, addr string, dia
 			first = exactSend(x, k0, sc.Tick)
 		}
 		rec := &recorder{clock: clock, tick: cfg.real(sc.Tick), grace: cfg.Grace, max: cfg.MaxAttempts, aim: k0}
+		if cfg.virtual {
+			rec.timeout = sc.Timeout
+		}
 		f.recs[i] = rec
 		hc := newHTTPClient(rec, dial)
 		f.warm.Add(1)
@@ -356,16 +388,17 @@ func startClients(ctx context.Context, cfg Config, clock Clock, addr string, dia
 			select {
 			case <-f.ready:
 			case <-ctx.Done():
-				f.errs[i] = ctx.Err()
+				f.errs[i], f.cut[i] = ctx.Err(), true
 				return
 			}
 			rec.start = f.start
 			if clock.Sleep(f.runCtx, f.start.Add(first).Sub(clock.Now())) != nil {
-				f.errs[i] = f.runCtx.Err()
+				f.errs[i], f.cut[i] = f.runCtx.Err(), true
 				return
 			}
 			f.firstLate[i] = clock.Now().Sub(f.start.Add(first))
 			f.errs[i] = do(f.runCtx, Env{Index: i, URL: url, Addr: addr, HTTP: hc, Scale: scale, Start: f.start, clock: clock, dial: dial})
+			f.cut[i] = f.errs[i] != nil && f.runCtx.Err() != nil // stopped by the run's end, not by its library
 		}()
 	}
 	return f
@@ -381,7 +414,7 @@ func (f *clients) measurement(cfg Config, srv *server, wall time.Duration, steps
 		q := func(p float64) time.Duration { return late[min(len(late)-1, int(p*float64(len(late))))] }
 		m.CloseLateP50, m.CloseLateP99, m.CloseLateMax = q(0.5), q(0.99), late[len(late)-1]
 	}
-	m.tally(f.recs, f.errs)
+	m.tally(f.recs, f.errs, f.cut)
 	if steps != nil {
 		missed := steps.missed()
 		m.Placed += missed
@@ -391,19 +424,19 @@ func (f *clients) measurement(cfg Config, srv *server, wall time.Duration, steps
 }
 
 // tally computes sim's metrics from the clients' records.
-func (m *Measurement) tally(recs []*recorder, errs []error) {
+func (m *Measurement) tally(recs []*recorder, errs []error, cut []bool) {
 	sc := m.Config.Scenario
 	n := len(recs)
 	r := sim.Result{Clients: n}
 	for i, rec := range recs {
 		ok := false
 		for _, a := range rec.attempts {
-			for len(m.Arrivals) <= a.tick {
+			for len(m.Arrivals) <= max(a.tick, a.done) {
 				m.Arrivals, m.Served = append(m.Arrivals, 0), append(m.Served, 0)
 			}
 			m.Arrivals[a.tick]++
 			if a.status == http.StatusOK {
-				m.Served[a.tick]++
+				m.Served[a.done]++
 				ok = true
 			}
 			if a.aim >= 0 {
@@ -416,7 +449,7 @@ func (m *Measurement) tally(recs []*recorder, errs []error) {
 		switch {
 		case ok:
 			r.Succeeded++
-		case errs[i] != nil && !errors.Is(errs[i], context.DeadlineExceeded) && !errors.Is(errs[i], errTooMany):
+		case errs[i] != nil && !cut[i] && !errors.Is(errs[i], errTooMany):
 			r.GaveUp++
 			m.Errors[shortError(errs[i])]++
 		default:

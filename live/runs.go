@@ -142,7 +142,7 @@ func CompareRuns(ms []*Measurement, p sim.Policy, test DistributionTest) (*RunsC
 		}
 	}
 	var err error
-	if !cfg.Driver.stepped && p.Jittered() {
+	if !cfg.Driver.stepped && (p.Jittered() || cfg.Scenario.Server() == sim.QueueingServer) {
 		c.Method = Distribution
 		err = c.distribution(ms, p, test)
 	} else {

@@ -60,7 +60,7 @@ func writeRunsTable(w io.Writer, c *RunsComparison) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	last := "distance\tp"
 	if c.Method == SameSeed {
-		last = "runs differing\t"
+		last = "runs differing"
 	}
 	fmt.Fprintf(tw, "  quantity\tunit\truns 5–50–95 %%\tsimulated 5–50–95 %%\t%s\n", last)
 	for _, m := range c.Metrics {
@@ -70,7 +70,7 @@ func writeRunsTable(w io.Writer, c *RunsComparison) {
 		}
 		tail := fmt.Sprintf("%.3g\t%.3g", m.D, m.P)
 		if c.Method == SameSeed {
-			tail = fmt.Sprintf("%d of %d\t", m.Differ, c.Runs)
+			tail = fmt.Sprintf("%d of %d", m.Differ, c.Runs)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, runs, simd, tail)
 	}

@@ -26,6 +26,7 @@ const (
 const (
 	clientHeader = "X-Herd-Client"  // the client's index
 	tickHeader   = "X-Herd-Tick"    // the tick the request was counted in
+	doneHeader   = "X-Herd-Done"    // the tick it was answered in, when later (a queueing server)
 	warmHeader   = "X-Herd-Warm-Up" // opens the connection before the start; not counted
 )
 
@@ -58,9 +59,11 @@ type server struct {
 	// tick's close has reached the server (synctest.Wait, in a virtual
 	// run): a request sent at a tick's end then counts in that tick.
 	settle func()
-	clock  Clock
-	lnMu   sync.Mutex
-	ln     net.Listener
+	// queue, when set, is a queueing server's workers (a virtual run).
+	queue *virtualQueue
+	clock Clock
+	lnMu  sync.Mutex
+	ln    net.Listener
 
 	mu       sync.Mutex
 	start    time.Time
@@ -76,6 +79,7 @@ type batch struct {
 	k      int
 	client []int32
 	served []bool
+	answer []time.Duration // a queueing server's: when each served one is answered, since the start
 	done   chan struct{}
 }
 
@@ -137,22 +141,28 @@ func (s *server) open() error {
 // batch's answer: the tick it was counted in and whether it was served.
 // ok is false when the run is over or ctx is done first.
 func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
+	k, served, _, _, ok = s.admitBatch(ctx, id)
+	return k, served, ok
+}
+
+// admitBatch is admit, with the request's batch and its index there.
+func (s *server) admitBatch(ctx context.Context, id int32) (k int, served bool, b *batch, i int, ok bool) {
 	s.mu.Lock()
 	if s.over {
 		s.mu.Unlock()
-		return 0, false, false
+		return 0, false, nil, 0, false
 	}
 	// The tick of the arrival by the clock, not the batch that happens to
 	// be open: a late close must not gather the next tick's arrivals.
 	k = max(tickOf(s.clock.Now().Sub(s.start), s.tick, s.grace), s.closed+1)
-	b := s.batch(k)
-	i := len(b.client)
+	b = s.batch(k)
+	i = len(b.client)
 	b.client = append(b.client, id)
 	s.mu.Unlock()
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		return 0, false, false
+		return 0, false, nil, 0, false
 	}
 	if s.record != nil {
 		st := http.StatusOK
@@ -161,7 +171,30 @@ func (s *server) admit(ctx context.Context, id int32) (k int, served, ok bool) {
 		}
 		s.record(int(id), b.k, st)
 	}
-	return b.k, b.served[i], true
+	if b.answer != nil && b.served[i] { // a queueing server answers when the service ends
+		if s.clock.Sleep(ctx, s.start.Add(b.answer[i]).Sub(s.clock.Now())) != nil {
+			return 0, false, nil, 0, false
+		}
+	}
+	return b.k, b.served[i], b, i, true
+}
+
+// doneTick is the tick a request of batch b answered at its index i counts
+// as served in: its arrival's, or a queueing server's answer's.
+func (s *server) doneTick(b *batch, i int) int {
+	if b.answer == nil {
+		return b.k
+	}
+	return tickOf(b.answer[i], s.tick, 0)
+}
+
+// admitHTTP is admit, with the tick the request is served in.
+func (s *server) admitHTTP(ctx context.Context, id int32) (k int, served bool, done int, ok bool) {
+	k, served, b, i, ok := s.admitBatch(ctx, id)
+	if !ok {
+		return 0, false, 0, false
+	}
+	return k, served, s.doneTick(b, i), true
 }
 
 // rejectStatus is 503 while down, 429 after.
@@ -182,12 +215,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing "+clientHeader, http.StatusBadRequest)
 		return
 	}
-	k, served, ok := s.admit(r.Context(), int32(id))
+	k, served, done, ok := s.admitHTTP(r.Context(), int32(id))
 	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set(tickHeader, strconv.Itoa(k))
+	if done != k {
+		w.Header().Set(doneHeader, strconv.Itoa(done))
+	}
 	if served {
 		w.WriteHeader(http.StatusOK)
 		return
@@ -211,7 +247,9 @@ func (s *server) batch(k int) *batch {
 // close decides batch b: sim's order (client index) and budget.
 func (s *server) decide(b *batch) {
 	b.served = make([]bool, len(b.client))
-	if time.Duration(b.k)*s.tick >= s.recoverAt {
+	if s.queue != nil {
+		s.decideQueued(b)
+	} else if time.Duration(b.k)*s.tick >= s.recoverAt {
 		order := make([]int, len(b.client))
 		for i := range order {
 			order[i] = i
@@ -232,6 +270,24 @@ func (s *server) decide(b *batch) {
 	}
 	s.arrivals[b.k] += len(b.client)
 	s.served[b.k] += n
+}
+
+// decideQueued decides batch b on a queueing server: rejected while down,
+// else each admitted in client order and answered when its service ends.
+func (s *server) decideQueued(b *batch) {
+	at := time.Duration(b.k) * s.tick
+	if at < s.recoverAt {
+		return
+	}
+	b.answer = make([]time.Duration, len(b.client))
+	order := make([]int, len(b.client))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return int(b.client[x]) - int(b.client[y]) })
+	for _, i := range order {
+		b.served[i], b.answer[i] = true, s.queue.admit(at)
+	}
 }
 
 // run closes a batch at every k·tick + grace after start, until ctx is done

@@ -191,9 +191,11 @@ type GridScenario struct {
 // library over: the article's (2,000 clients, 30 s outage, 120
 // requests/s), and it with one thing changed at a time: capacity 60 and
 // 960 requests/s, outages of 10 s and 10 min, a Retry-After of 5 s, and
-// connections refused during the outage. Each run's rejections are 503s
-// while the server is down and 429s once it is up and over capacity, as
-// in sim.
+// connections refused during the outage; and sim's queueing server
+// through a 5 s outage (12 workers, exponential service of 100 ms mean:
+// 120 requests/s; clients stop waiting after 2 s). Each run's rejections
+// are 503s while the server is down and 429s once it is up and over
+// capacity, as in sim.
 func VirtualGrid() []GridScenario {
 	a := sim.Article()
 	with := func(f func(*sim.Scenario)) sim.Scenario { sc := a; f(&sc); return sc }
@@ -205,5 +207,8 @@ func VirtualGrid() []GridScenario {
 		{"outage 10 min", with(func(s *sim.Scenario) { s.RecoverAt = 10 * time.Minute; s.Horizon = 30 * time.Minute }), Down503},
 		{"Retry-After 5 s", with(func(s *sim.Scenario) { s.RetryAfter = 5 * time.Second }), Down503},
 		{"refused while down", a, DownRefused},
+		{"queueing, 2 s timeout", with(func(s *sim.Scenario) {
+			s.RecoverAt, s.Concurrency, s.Service, s.ServiceTime, s.Timeout = 5*time.Second, 12, "exponential", 100*time.Millisecond, 2*time.Second
+		}), Down503},
 	}
 }

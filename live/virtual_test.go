@@ -347,6 +347,7 @@ func TestVirtualValidation(t *testing.T) {
 		{func(c *Config) { c.Grace = time.Millisecond }, "Grace"},
 		{func(c *Config) { c.Scale = 10 }, "Scale"},
 		{func(c *Config) { c.Scenario.Clients = MaxVirtualClients + 1 }, "Clients"},
+		{func(c *Config) { c.Scenario = queueingScenario(); c.Scenario.Service = "lognormal" }, "Service"},
 	} {
 		c := base
 		tc.edit(&c)
@@ -358,6 +359,15 @@ func TestVirtualValidation(t *testing.T) {
 	}
 	if err := base.Validate(0); err != nil {
 		t.Errorf("the article's scenario: %v", err)
+	}
+	q := base
+	q.Scenario = queueingScenario()
+	if err := q.Validate(0); err != nil {
+		t.Errorf("a queueing server: %v", err)
+	}
+	q.Driver, _ = DriverByName("grpc-go-retry")
+	if err := q.Validate(0); err == nil || !strings.Contains(err.Error(), "cannot run against a virtual queueing server") {
+		t.Errorf("a gRPC channel against a queueing server: %v", err)
 	}
 	if !slices.Contains(RunMetricNames(), MMeanSend) {
 		t.Error("the mean send time is not judged")
@@ -390,5 +400,41 @@ func TestVirtualEveryDriver(t *testing.T) {
 		if r := ms[0].Result; r.Succeeded+r.GaveUp != sc.Clients {
 			t.Errorf("%s: %d served, %d gave up, %d pending of %d", d.Name, r.Succeeded, r.GaveUp, r.Pending, sc.Clients)
 		}
+	}
+}
+
+// queueingScenario: the article's fleet through a 5 s outage against sim's
+// queueing server: 12 workers, exponential service of 100 ms mean (120
+// requests/s), clients that stop waiting after 2 s.
+func queueingScenario() sim.Scenario {
+	sc := sim.Article()
+	sc.RecoverAt, sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 5*time.Second, 12, "exponential", 100*time.Millisecond, 2*time.Second
+	return sc
+}
+
+// TestVirtualQueueingServer: go-retryablehttp against a virtual queueing
+// server (its requests queue, time out after 2 s and are retried) agrees
+// with sim's queueing server as a distribution (the service times are the
+// run's own draws), and disagrees when sim's clients wait 1 s instead.
+func TestVirtualQueueingServer(t *testing.T) {
+	lessGC(t)
+	ms := runVirtual(t, "go-retryablehttp", queueingScenario(), Down503, seedsFrom(1, 4)...)
+	p := modelOf(t, "go-retryablehttp")
+	c, err := CompareRuns(ms, p, virtualTest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Method != Distribution || c.Verdict != Agrees || ms[0].Result.SentAfterRecovery == 0 {
+		logRuns(t, c)
+		t.Errorf("against sim's queueing server: %s comparison %s (p %.3g), %d sent after recovery; want a distribution that agrees", c.Method, c.Verdict, c.P, ms[0].Result.SentAfterRecovery)
+	}
+	wrong := make([]*Measurement, len(ms))
+	for i, m := range ms {
+		w := *m
+		w.Config.Scenario.Timeout = time.Second
+		wrong[i] = &w
+	}
+	if c, err := CompareRuns(wrong, p, virtualTest()); err != nil || c.Verdict != Disagrees {
+		t.Errorf("against sim's clients waiting 1 s: %v, %v; want disagrees", c.Verdict, err)
 	}
 }
