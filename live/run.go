@@ -335,12 +335,12 @@ func startSimRun(cfg Config, srv *server) (*simRun, error) {
 // its connection first (warm), then waits for ready: Run sets start and
 // runCtx before it closes ready, and only then does a client read them.
 type clients struct {
-	recs      []*recorder
-	errs      []error
+	recs []*recorder
+	errs []error
 	// cut: the client's error came from the run's end (its horizon), not
 	// from its library giving up (a request timed out on a queueing
 	// server is a DeadlineExceeded too).
-	cut []bool
+	cut       []bool
 	firstLate []time.Duration // how late each client's first request went out
 	ready     chan struct{}
 	start     time.Time

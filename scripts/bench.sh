@@ -5,7 +5,7 @@
 #   COUNT=10 scripts/bench.sh   more samples per Go benchmark (for benchstat)
 #   ROUNDS=9 …                  more interleaved rounds of table 1 against herd.mjs
 #   SKIP_MILLION=1 …            without the 1,000,000-run memory check
-#   ONLY=table1 …               one section: sim, table1, pipeline or million
+#   ONLY=table1 …               one section: sim, table1, pipeline, million or virtual
 #
 # Output goes to out/bench/. Needs Go; node (for the article's JavaScript
 # simulator) and GNU time (/usr/bin/time, for memory) when present.
@@ -83,4 +83,15 @@ if [ -z "${SKIP_MILLION:-}" ] && want million; then
   /usr/bin/time -f "%e s wall, %M KiB max RSS" -o "$out/time-million.txt" \
     "$out/sweep" run --config scripts/bench/million.toml --out "$out/million" --yes --no-report --quiet
   cat "$out/time-million.txt"
+fi
+
+if want virtual; then
+  echo
+  echo "== live --virtual: each real library once at the article's scale (2,000 clients, 30 s outage)"
+  # ns/request and ns/client-s (the run's time over its clients and the
+  # simulated seconds to its last request), with the CPU the runs took.
+  go test -c -o "$out/live.test" ./live
+  (cd live && /usr/bin/time -f "%U s user, %S s sys, %e s wall" -o "../$out/time-virtual.txt" \
+    "../$out/live.test" -test.run '^$' -test.bench VirtualRun -test.benchtime 2x) | tee "$out/virtual.txt"
+  cat "$out/time-virtual.txt"
 fi
