@@ -29,24 +29,21 @@ func InTest(t *testing.T) Bubble {
 	}
 }
 
-// InProcess runs body in a program that is not a test, with bubbles made
-// as go test makes them: a bubble needs a *testing.T, and
-// testing.MainStart gives a program one, running body as its only test.
-// It needs the command line's flags unparsed by the testing package (a
-// program's own flag sets are its own business): inside a running test it
-// refuses, and the test uses InTest. What go test prints (PASS, or a
-// deadlocked bubble's trace) goes nowhere; body's error and a bubble that
-// deadlocked come back as the error.
+// InProcess runs body with bubbles made as go test makes them: a bubble
+// needs a *testing.T, and in a program that is not a test
+// testing.MainStart gives it one, running body as the program's only test
+// (what go test prints, PASS or a deadlocked bubble's trace, goes
+// nowhere). Inside a test binary, where go test has parsed its flags,
+// testing.RunTests runs body as a test of its own, with -test.run and
+// -test.skip set aside meanwhile. Body's error, and a bubble that
+// deadlocked, come back as the error.
 //
-// testing.MainStart is meant for go test and may change between Go
-// releases; go.mod pins the release this is built with, and the command's
-// tests run it.
+// testing.MainStart and RunTests are meant for go test and may change
+// between Go releases; go.mod pins the release this is built with, and the
+// command's tests run both paths.
 func InProcess(body func(Bubble) error) error {
 	processMu.Lock()
 	defer processMu.Unlock()
-	if flag.Parsed() && !processParsed {
-		return errors.New("live: virtual runs inside a running test: use InTest")
-	}
 	var bodyErr error
 	ran := false
 	tests := []testing.InternalTest{{Name: "virtual", F: func(t *testing.T) {
@@ -56,29 +53,63 @@ func InProcess(body func(Bubble) error) error {
 		ran = true
 		bodyErr = body(InTest(t))
 	}}}
+	var ok bool
+	if flag.Parsed() && !processParsed {
+		ok = runInTest(tests)
+	} else {
+		var err error
+		if ok, err = runAsMain(tests); err != nil {
+			return err
+		}
+	}
+	switch {
+	case bodyErr != nil:
+		return bodyErr
+	case !ok || !ran:
+		return errors.New("live: a virtual run's goroutines deadlocked (a harness fault: every goroutine blocked with no timer to wait for)")
+	}
+	return nil
+}
+
+// runAsMain runs tests as a test binary's main does, its output discarded.
+func runAsMain(tests []testing.InternalTest) (bool, error) {
 	m := testing.MainStart(mainDeps{}, tests, nil, nil, nil)
 	if !flag.Parsed() { // M.Run reads the testing flags as they are: their defaults
 		if err := flag.CommandLine.Parse(nil); err != nil {
-			return err
+			return false, err
 		}
 		processParsed = true
 	}
 	stdout := os.Stdout
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		return err
+		return false, err
 	}
+	defer null.Close()
 	os.Stdout = null
 	code := m.Run()
 	os.Stdout = stdout
-	null.Close()
-	switch {
-	case bodyErr != nil:
-		return bodyErr
-	case code != 0 || !ran:
-		return errors.New("live: a virtual run's goroutines deadlocked (a harness fault: every goroutine blocked with no timer to wait for)")
+	return code == 0, nil
+}
+
+// runInTest runs tests inside a running test binary (testing.RunTests),
+// with the binary's -test.run and -test.skip set aside, which would
+// otherwise choose whether they run.
+func runInTest(tests []testing.InternalTest) bool {
+	var saved []func()
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil {
+			old := f.Value.String()
+			f.Value.Set("")
+			saved = append(saved, func() { f.Value.Set(old) })
+		}
 	}
-	return nil
+	defer func() {
+		for _, restore := range saved {
+			restore()
+		}
+	}()
+	return testing.RunTests(func(string, string) (bool, error) { return true, nil }, tests)
 }
 
 var (

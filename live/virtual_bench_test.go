@@ -21,7 +21,12 @@ func BenchmarkVirtualRun(b *testing.B) {
 			var simulated float64
 			var requests int64
 			for b.Loop() {
-				m, err := RunVirtual(benchBubble, cfg)
+				var m *Measurement
+				err := InProcess(func(bb Bubble) error {
+					var err error
+					m, err = RunVirtual(bb, cfg)
+					return err
+				})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -25,7 +25,7 @@ import (
 // every one of 1,000 trials of the simulator (TestPlantedPresetsAreCaught).
 
 const (
-	virtualRuns  = 5
+	virtualRuns  = 4
 	virtualAlpha = 1e-4
 	virtualPerms = 9_999
 )
@@ -184,7 +184,7 @@ func TestVirtualDistribution(t *testing.T) {
 // falseAlarmTrials: the docs' figures come from -live.trials 3000 (a
 // minute or so); the default keeps .ci/run within its budget and still
 // fails a test whose false alarms run at twice its level.
-var falseAlarmTrials = flag.Int("live.trials", 150, "trials of TestFalseAlarmRate (a thirtieth of them, at least 3, for TestPlantedPresetsAreCaught)")
+var falseAlarmTrials = flag.Int("live.trials", 90, "trials of TestFalseAlarmRate (a thirtieth of them, at least 3, for TestPlantedPresetsAreCaught)")
 
 // simSample is n of sim's runs of p on the article's scenario from seed
 // first on: what a library exactly modelled by p would give.

@@ -71,7 +71,7 @@ func commands() []command {
 		{"compare", "did anything move? two datasets cell by cell, with intervals; exit 1 on a change", cmdCompare},
 		{"assert", "absolute checks a nightly job gates on (\"t99 max <= 60 where …\"); exit 1 when one fails", cmdAssert},
 		{"check", "verify a dataset: duplicates, orphans, corrupt parts, leftovers", cmdCheck},
-		{"live", "real clients of real retry libraries against a loopback server, beside the simulator", cmdLive},
+		{"live", "real retry libraries against a loopback server beside the simulator, in real time or (--virtual) on a fake clock at the article's scale", cmdLive},
 		{"policies", "list the policy families with their formulas", cmdPolicies},
 		{"schema", "document the dataset's columns", cmdSchema},
 		{"version", "print the tool and simulator versions", cmdVersion},
