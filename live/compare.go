@@ -162,11 +162,7 @@ func Compare(m *Measurement, p sim.Policy, seeds []uint32, tail float64) (*Compa
 	if err != nil {
 		return nil, err
 	}
-	name := p.Preset
-	if name == "" {
-		name = "family:" + string(p.Kind)
-	}
-	c := &Comparison{Driver: m.Config.Driver.Name, Module: m.Config.Driver.Module, Name: name, Policy: p.String(),
+	c := &Comparison{Driver: m.Config.Driver.Name, Module: m.Config.Driver.Module, Name: modelName(p), Policy: p.String(),
 		Scenario: describe(sc), Recover: sc.RecoverAt.String(), Down: m.Config.Down, Seeds: len(seeds), BandPct: [2]float64{tail, 100 - tail},
 		Succeeded: m.Result.Succeeded, GaveUp: m.Result.GaveUp, Pending: m.Result.Pending, seed: m.Config.Seed}
 	for _, mt := range metrics {

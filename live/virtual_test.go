@@ -20,9 +20,10 @@ import (
 // clock. A library without jitter must give sim's run of the seed tick for
 // tick; a jittered one, whose generator no seed reaches, is a sample of
 // virtualRuns runs set against sim's runs over referenceSeeds by the
-// permutation test at level virtualAlpha: an exact model fails it at most
-// once in 10,000 checks, and each planted wrong preset below fails it in
-// every one of 1,000 trials of the simulator (TestPlantedPresetsAreCaught).
+// permutation test at level virtualAlpha: an exact model fails it about
+// once in 10,000 checks (TestFalseAlarmRate measures the rate at 5 %), and
+// each planted wrong preset below fails it in every trial on the
+// simulator's runs (TestPlantedPresetsAreCaught).
 
 const (
 	virtualRuns  = 4
