@@ -128,6 +128,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := r.next.RoundTrip(req)
 	a := attempt{at: at, tick: tickOf(at, r.tick, r.grace)}
+	if ri := (refusedIn{}); errors.As(err, &ri) { // refused at a tick's close (a virtual run)
+		a.tick = ri.tick
+	}
 	if err == nil {
 		a.status = resp.StatusCode
 		if k, perr := strconv.Atoi(resp.Header.Get(tickHeader)); perr == nil {
@@ -174,6 +177,9 @@ func newHTTPClient(rec *recorder, dial func(ctx context.Context, addr string) (n
 type statusError struct {
 	code       int
 	retryAfter string
+	// amzRetryAfter is the X-Amz-Retry-After header (milliseconds), which
+	// the AWS SDK's retry middleware reads instead of Retry-After.
+	amzRetryAfter string
 }
 
 func (e *statusError) Error() string       { return fmt.Sprintf("HTTP %d", e.code) }
@@ -186,7 +192,7 @@ func getOnce(ctx context.Context, e Env) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &statusError{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+		return &statusError{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), amzRetryAfter: resp.Header.Get(amzRetryAfterHeader)}
 	}
 	return nil
 }

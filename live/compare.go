@@ -101,7 +101,7 @@ const (
 	MT50  = "t50 after recovery"
 	MT99  = "t99 after recovery"
 	MSent = "sent after recovery"
-	MPeak = "peak arrivals"
+	MPeak = "peak arrivals after recovery"
 )
 
 // metric is one quantity a comparison judges, read off a run's Result.
@@ -242,8 +242,16 @@ func quantile(sorted []float64, q float64) float64 {
 }
 
 func describe(sc sim.Scenario) string {
-	s := fmt.Sprintf("%d clients, tick %v, recovery at %v, capacity %g/s (%d per tick), spread %v, horizon %v",
-		sc.Clients, sc.Tick, sc.RecoverAt, sc.Capacity, int(math.Floor(sc.Capacity*sc.Tick.Seconds())), sc.Spread, sc.Horizon)
+	server := fmt.Sprintf("capacity %g/s (%d per tick)", sc.Capacity, int(math.Floor(sc.Capacity*sc.Tick.Seconds())))
+	if sc.Server() == sim.QueueingServer {
+		wait := "for ever"
+		if sc.Timeout > 0 {
+			wait = sc.Timeout.String()
+		}
+		server = fmt.Sprintf("a queueing server of %d workers, %s service of %v mean, clients waiting %s", sc.Concurrency, sc.Service, sc.ServiceTime, wait)
+	}
+	s := fmt.Sprintf("%d clients, tick %v, recovery at %v, %s, spread %v, horizon %v",
+		sc.Clients, sc.Tick, sc.RecoverAt, server, sc.Spread, sc.Horizon)
 	if sc.RetryAfter > 0 {
 		s += fmt.Sprintf(", Retry-After %v", sc.RetryAfter)
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,12 +121,13 @@ func (d Driver) Policy() (sim.Policy, error) {
 	return pr.Policy, nil
 }
 
-// ModelName names the model: the preset, or family:KIND.
+// ModelName names the model: the preset, family:KIND for a family's
+// defaults, else its spec.
 func (d Driver) ModelName() string {
 	if d.Preset != "" {
 		return d.Preset
 	}
-	return "family:" + string(d.Model.Kind)
+	return modelName(d.Model)
 }
 
 // DriverByName returns the driver called name.
@@ -249,11 +251,29 @@ func awsDriver(legacy bool) func(ctx context.Context, e Env) error {
 			if derr != nil {
 				return derr
 			}
+			d = awsRetryAfter(d, err)
 			if err := sleep(ctx, d); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// awsRetryAfter is aws-sdk-go-v2 v1.48.0 aws/retry/middleware.go
+// adjustForRetryAfterHeader, line by line (it is unexported): a valid
+// X-Amz-Retry-After (milliseconds, ≥ 0) replaces the backoff, clamped to
+// [backoff, backoff + 5 s].
+func awsRetryAfter(backoff time.Duration, err error) time.Duration {
+	var se *statusError
+	if !errors.As(err, &se) || se.amzRetryAfter == "" {
+		return backoff
+	}
+	ms, perr := strconv.ParseInt(se.amzRetryAfter, 10, 64)
+	if perr != nil || ms < 0 {
+		return backoff
+	}
+	retryAfter := time.Duration(ms) * time.Millisecond
+	return min(max(retryAfter, backoff), 5*time.Second+backoff)
 }
 
 // grpcBackoff is grpc-go internal/backoff Exponential.Backoff, line by line.

@@ -47,6 +47,11 @@ const pipeAddr = "live.pipe:80"
 type pipes struct {
 	mu sync.Mutex
 	ln *pipeListener // nil: nothing listens (connection refused)
+	// refuseAt, when set, waits before a refusal until the close of the
+	// tick the dial counts in (the server's awaitClose): a refusal is
+	// learned at its tick's end, as sim's client learns of its
+	// rejection, and as the server's 503s are answered.
+	refuseAt func(ctx context.Context) (tick int)
 }
 
 type pipeListener struct {
@@ -66,24 +71,43 @@ func (p *pipes) listen(string) (net.Listener, error) {
 	return p.ln, nil
 }
 
-// refused is the error a dial to a closed loopback port returns.
-func refused(addr string) error {
-	return &net.OpError{Op: "dial", Net: "tcp", Addr: pipeNetAddr(addr), Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+// refused is the error a dial to a closed loopback port returns; on a
+// pipe network that learned it at a tick's close, with that tick inside
+// (refusedIn), for the recorder.
+func refused(addr string, tick int) error {
+	var err error = os.NewSyscallError("connect", syscall.ECONNREFUSED)
+	if tick >= 0 {
+		err = refusedIn{tick: tick, err: err}
+	}
+	return &net.OpError{Op: "dial", Net: "tcp", Addr: pipeNetAddr(addr), Err: err}
 }
+
+// refusedIn is a refusal learned at the close of tick: it counts there.
+type refusedIn struct {
+	tick int
+	err  error
+}
+
+func (r refusedIn) Error() string { return r.err.Error() }
+func (r refusedIn) Unwrap() error { return r.err }
 
 func (p *pipes) dial(ctx context.Context, addr string) (net.Conn, error) {
 	p.mu.Lock()
 	ln := p.ln
 	p.mu.Unlock()
 	if ln == nil {
-		return nil, refused(addr)
+		tick := -1
+		if p.refuseAt != nil {
+			tick = p.refuseAt(ctx)
+		}
+		return nil, refused(addr, tick)
 	}
 	c, s := net.Pipe()
 	select {
 	case ln.conns <- s:
 		return c, nil
 	case <-ln.done:
-		return nil, refused(addr)
+		return nil, refused(addr, -1)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -245,7 +245,10 @@ type Measurement struct {
 	// those counted in another tick, or that sim's clients sent and the
 	// harness did not send in their tick.
 	Placed, Misplaced int
-	Result            sim.Result // sent, peak, milestones, given up and pending, as sim counts them
+	// Capped: clients the harness stopped at MaxAttempts, which sim does
+	// not: the run is then not the library's.
+	Capped int
+	Result sim.Result // sent, peak, milestones, given up and pending, as sim counts them
 	// Errors: how clients ended other than served, by message (a few).
 	Errors map[string]int
 }
@@ -258,13 +261,17 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	clock := cfg.clock()
 	var nw network = loopback{}
 	var dial func(context.Context, string) (net.Conn, error)
+	var p *pipes
 	if cfg.virtual {
-		p := &pipes{}
+		p = &pipes{}
 		nw, dial = p, p.dial
 	}
 	srv, err := newServer(cfg, nw)
 	if err != nil {
 		return nil, err
+	}
+	if p != nil {
+		p.refuseAt = srv.awaitClose
 	}
 	if cfg.virtual {
 		srv.settle = synctest.Wait
@@ -295,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Measurement, error) {
 	if cfg.Driver.GRPC != nil {
 		srv.record = func(client, tick, status int) {
 			if client >= 0 && client < len(f.recs) {
-				f.recs[client].add(attempt{at: clock.Now().Sub(start), tick: tick, status: status})
+				f.recs[client].add(attempt{at: clock.Now().Sub(start), tick: tick, done: tick, status: status})
 			}
 		}
 	}
@@ -428,9 +435,13 @@ func (m *Measurement) tally(recs []*recorder, errs []error, cut []bool) {
 	sc := m.Config.Scenario
 	n := len(recs)
 	r := sim.Result{Clients: n}
+	nt := int((sc.Horizon + sc.Tick - 1) / sc.Tick) // sim's ticks: 0 … nt−1
 	for i, rec := range recs {
 		ok := false
 		for _, a := range rec.attempts {
+			if a.tick >= nt || (a.status == http.StatusOK && a.done >= nt) { // past the horizon, where sim sends nothing
+				continue
+			}
 			for len(m.Arrivals) <= max(a.tick, a.done) {
 				m.Arrivals, m.Served = append(m.Arrivals, 0), append(m.Served, 0)
 			}
@@ -445,6 +456,9 @@ func (m *Measurement) tally(recs []*recorder, errs []error, cut []bool) {
 					m.Misplaced++
 				}
 			}
+		}
+		if errors.Is(errs[i], errTooMany) {
+			m.Capped++
 		}
 		switch {
 		case ok:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/herdsweep/herdsweep/sim"
@@ -63,16 +64,19 @@ func runValues[T int | int32](sc sim.Scenario, r sim.Result, arrivals []T) []flo
 type RunsMetric struct {
 	Name string `json:"name"`
 	Unit string `json:"unit"`
-	// Live and Sim: the 5th, 50th and 95th percentiles over the runs and
-	// over the simulated runs (Distribution), or over the simulated runs
-	// of the runs' own seeds (SameSeed). Never is +Inf (null in JSON).
-	Live Band `json:"live"`
-	Sim  Band `json:"simulated"`
-	// D is the Kolmogorov–Smirnov distance between the runs' values and
-	// the simulated ones (Distribution): the largest gap between their
-	// empirical distribution functions, 0 to 1; for the arrivals, the
-	// weighted distance between the two mean curves (curveDistance).
-	D float64 `json:"ks_d,omitempty"`
+	// Live: the smallest, median and largest value over the runs. Sim: the
+	// 5th, 50th and 95th percentiles over the simulated runs
+	// (Distribution), or the smallest, median and largest over the
+	// simulated runs of the runs' own seeds (SameSeed). Never is +Inf
+	// (null in JSON). None for the arrivals per tick, a curve.
+	Live *Band `json:"live,omitempty"`
+	Sim  *Band `json:"simulated,omitempty"`
+	// D is the distance between the runs and the simulated runs
+	// (Distribution): for a quantity, the Kolmogorov–Smirnov distance (the
+	// largest gap between their empirical distribution functions, 0 to
+	// 1); for the arrivals per tick, the weighted distance between the two
+	// mean curves (curveDistance).
+	D float64 `json:"distance,omitempty"`
 	// P is D's own p-value in the permutation test (Distribution), before
 	// the test combines the quantities.
 	P float64 `json:"p_value,omitempty"`
@@ -135,7 +139,7 @@ func CompareRuns(ms []*Measurement, p sim.Policy, test DistributionTest) (*RunsC
 		}
 	}
 	c := &RunsComparison{Driver: cfg.Driver.Name, Module: cfg.Driver.Module, Name: modelName(p), Policy: p.String(),
-		Scenario: describe(cfg.Scenario), Down: cfg.Down, Runs: len(ms)}
+		Scenario: describe(cfg.Scenario), Down: cfg.Down, Runs: len(ms), Disagree: []string{}}
 	for _, m := range ms {
 		for _, why := range m.Degraded() {
 			c.Degraded = append(c.Degraded, fmt.Sprintf("seed %d: %s", m.Config.Seed, why))
@@ -156,12 +160,22 @@ func CompareRuns(ms []*Measurement, p sim.Policy, test DistributionTest) (*RunsC
 	return c, nil
 }
 
-// modelName is the short name of p: its preset, or family:KIND.
+// modelName is the short name of p: its preset, family:KIND for a
+// family's defaults, else its spec.
 func modelName(p sim.Policy) string {
-	if p.Preset != "" {
+	switch {
+	case p.Preset != "":
 		return p.Preset
+	case reflect.DeepEqual(p.Normalize(), sim.DefaultPolicy(p.Kind).Normalize()):
+		return "family:" + string(p.Kind)
 	}
-	return "family:" + string(p.Kind)
+	return p.String()
+}
+
+// span is the smallest, median and largest of xs.
+func span(xs []float64) *Band {
+	s := slices.Sorted(slices.Values(xs))
+	return &Band{Lo: s[0], Mid: quantile(s, 0.5), Hi: s[len(s)-1]}
 }
 
 // sameSeed sets each run against sim's run of its seed: every metric and
@@ -189,7 +203,7 @@ func (c *RunsComparison) sameSeed(ms []*Measurement, p sim.Policy) error {
 		}
 	}
 	for j, mt := range runMetrics {
-		c.Metrics = append(c.Metrics, RunsMetric{Name: mt.name, Unit: mt.unit, Live: band(column(live, j), 0.05), Sim: band(column(simv, j), 0.05), Differ: differ[j]})
+		c.Metrics = append(c.Metrics, RunsMetric{Name: mt.name, Unit: mt.unit, Live: span(column(live, j)), Sim: span(column(simv, j)), Differ: differ[j]})
 	}
 	c.Metrics = append(c.Metrics, RunsMetric{Name: MetricArrivals, Unit: "runs", Differ: differ[len(runMetrics)]})
 	for _, mt := range c.Metrics {
@@ -238,7 +252,8 @@ func (c *RunsComparison) distribution(ms []*Measurement, p sim.Policy, test Dist
 	pt := permutationTest(live, ref, test.Permutations, permutationSeed)
 	c.Seeds, c.Alpha, c.Permutations, c.P = len(test.Seeds), test.Alpha, test.Permutations, pt.p
 	for j, mt := range runMetrics {
-		c.Metrics = append(c.Metrics, RunsMetric{Name: mt.name, Unit: mt.unit, Live: band(column(live.values, j), 0.05), Sim: band(column(ref.values, j), 0.05), D: pt.stat[j], P: pt.statP[j]})
+		simBand := band(column(ref.values, j), 0.05)
+		c.Metrics = append(c.Metrics, RunsMetric{Name: mt.name, Unit: mt.unit, Live: span(column(live.values, j)), Sim: &simBand, D: pt.stat[j], P: pt.statP[j]})
 	}
 	c.Metrics = append(c.Metrics, RunsMetric{Name: MetricArrivals, Unit: "weighted squared requests", D: pt.curveD, P: pt.statP[len(runMetrics)]})
 	if pt.p <= test.Alpha {
@@ -268,6 +283,9 @@ func (t DistributionTest) validate(ms []*Measurement) error {
 	}
 	if need := int(math.Ceil(1/t.Alpha)) - 1; t.Permutations < need {
 		return fmt.Errorf("live: %d permutations cannot show a p-value of %g: want at least %d", t.Permutations, t.Alpha, need)
+	}
+	if n := t.MinRuns(); len(ms) < n {
+		return fmt.Errorf("live: %d runs against %d simulated seeds can never show a p-value of %g (too few ways to split them): want at least %d runs, or more seeds, or a larger --alpha", len(ms), len(t.Seeds), t.Alpha, n)
 	}
 	own := map[uint32]bool{}
 	for _, m := range ms {
@@ -320,4 +338,22 @@ func column(rows [][]float64, j int) []float64 {
 		c[i] = r[j]
 	}
 	return c
+}
+
+// MinRuns is the fewest runs the test can call different at its level
+// against its seeds: with R runs and S seeds there are C(R+S, R) ways to
+// split the pool, and samples apart in everything are matched by about
+// two of them, so a p-value as small as Alpha needs C(R+S, R) ≥ 4/Alpha
+// (half of Alpha from the relabellings' count, half from those ties).
+func (t DistributionTest) MinRuns() int {
+	need := math.Log(4 / t.Alpha)
+	s := float64(len(t.Seeds))
+	for r := 1; ; r++ {
+		lc, _ := math.Lgamma(float64(r) + s + 1)
+		a, _ := math.Lgamma(float64(r) + 1)
+		b, _ := math.Lgamma(s + 1)
+		if lc-a-b >= need {
+			return r
+		}
+	}
 }

@@ -35,17 +35,21 @@ func (r *VirtualReport) WriteText(w io.Writer) error {
 	for i, c := range r.Comparisons {
 		if i == 0 {
 			fmt.Fprintf(&b, "virtual: %s (%s), %s, down: %s\n", c.Driver, c.Module, c.Scenario, c.Down)
-			fmt.Fprintf(&b, "time: %d runs on a bubble's clock (testing/synctest) in %.1f s of real time; requests take no time on an in-memory network, and a tick closes once every request sent by its end has arrived (a request sent at k·tick counts in tick k, as sim counts it)\n",
-				c.Runs, r.Wall)
+			fmt.Fprintf(&b, "time: %s on a bubble's clock (testing/synctest) in %.1f s of real time; requests take no time on an in-memory network, and a tick closes once every request sent by its end has arrived (a request sent at k·tick counts in tick k, as sim counts it)\n",
+				Plural(c.Runs, "run"), r.Wall)
 			fmt.Fprintf(&b, "clients per run: served %s, gave up %s, pending at the end %s\n", spanInts(r.Served), spanInts(r.GaveUp), spanInts(r.Pending))
 		}
-		fmt.Fprintf(&b, "\nmodel %s: %s\n", c.Name, c.Policy)
+		if c.Name == c.Policy {
+			fmt.Fprintf(&b, "\nmodel %s\n", c.Name)
+		} else {
+			fmt.Fprintf(&b, "\nmodel %s: %s\n", c.Name, c.Policy)
+		}
 		switch c.Method {
 		case SameSeed:
 			fmt.Fprintf(&b, "seed for seed: each run (seeds %s) must be sim's run of its seed, tick for tick\n", seedSpan(r.Seeds))
 		default:
-			fmt.Fprintf(&b, "as a distribution: the %d runs (seeds %s; the library's own jitter) against sim's runs of %d other seeds, by a permutation test at a false-alarm rate of %g (%d relabellings): p = %.4g\n",
-				c.Runs, seedSpan(r.Seeds), c.Seeds, c.Alpha, c.Permutations, c.P)
+			fmt.Fprintf(&b, "as a distribution: %s (seeds %s; %s) against sim's runs of %d other seeds, by a permutation test at a false-alarm rate of %g (%d relabellings): p = %.4g\n",
+				Plural(c.Runs, "run"), seedSpan(r.Seeds), randomness(c), c.Seeds, c.Alpha, c.Permutations, c.P)
 		}
 		writeRunsTable(&b, c)
 		fmt.Fprintf(&b, "verdict: %s — %s\n", c.Verdict, runsVerdictWords(c))
@@ -58,21 +62,23 @@ func (r *VirtualReport) WriteText(w io.Writer) error {
 // 95th percentiles, and the distance and p-value or the runs that differ.
 func writeRunsTable(w io.Writer, c *RunsComparison) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	last := "distance\tp"
+	simHead, last := "simulated 5–50–95 %", "distance\tp"
 	if c.Method == SameSeed {
-		last = "runs differing"
+		simHead, last = "sim, same seeds: min median max", "runs differing"
 	}
-	fmt.Fprintf(tw, "  quantity\tunit\truns 5–50–95 %%\tsimulated 5–50–95 %%\t%s\n", last)
-	for _, m := range c.Metrics {
-		runs, simd := fmt.Sprintf("%s %s %s", num(m.Live.Lo), num(m.Live.Mid), num(m.Live.Hi)), fmt.Sprintf("%s %s %s", num(m.Sim.Lo), num(m.Sim.Mid), num(m.Sim.Hi))
-		if m.Name == MetricArrivals {
-			runs, simd = "mean curve", "mean curve"
+	fmt.Fprintf(tw, "  quantity\tunit\truns: min median max\t%s\t%s\n", simHead, last)
+	three := func(b *Band) string {
+		if b == nil {
+			return "mean curve"
 		}
+		return fmt.Sprintf("%s %s %s", num(b.Lo), num(b.Mid), num(b.Hi))
+	}
+	for _, m := range c.Metrics {
 		tail := fmt.Sprintf("%.3g\t%.3g", m.D, m.P)
 		if c.Method == SameSeed {
 			tail = fmt.Sprintf("%d of %d", m.Differ, c.Runs)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, runs, simd, tail)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, three(m.Live), three(m.Sim), tail)
 	}
 	tw.Flush()
 }
@@ -91,6 +97,22 @@ func runsVerdictWords(c *RunsComparison) string {
 		return "every run is sim's run of its seed"
 	}
 	return fmt.Sprintf("the runs could be draws of the model (p = %.3g > %g)", c.P, c.Alpha)
+}
+
+// Plural is "1 run", "2 runs".
+func Plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// randomness says what makes the runs differ beyond their seeds.
+func randomness(c *RunsComparison) string {
+	if strings.Contains(c.Scenario, "workers") {
+		return "the library's own jitter, if any, and the queueing server's service times"
+	}
+	return "the library's own jitter"
 }
 
 func spanInts(xs []int) string {

@@ -24,10 +24,13 @@ const (
 
 // Headers between clients and the server.
 const (
-	clientHeader = "X-Herd-Client"  // the client's index
-	tickHeader   = "X-Herd-Tick"    // the tick the request was counted in
-	doneHeader   = "X-Herd-Done"    // the tick it was answered in, when later (a queueing server)
-	warmHeader   = "X-Herd-Warm-Up" // opens the connection before the start; not counted
+	clientHeader = "X-Herd-Client" // the client's index
+	tickHeader   = "X-Herd-Tick"   // the tick the request was counted in
+	doneHeader   = "X-Herd-Done"   // the tick it was answered in, when later (a queueing server)
+	// amzRetryAfterHeader is the AWS SDK's Retry-After, in milliseconds
+	// (aws/retry/middleware.go adjustForRetryAfterHeader).
+	amzRetryAfterHeader = "X-Amz-Retry-After"
+	warmHeader          = "X-Herd-Warm-Up" // opens the connection before the start; not counted
 )
 
 // server is the counting server of sim on a real socket. Requests are
@@ -42,7 +45,11 @@ type server struct {
 	tick, grace, recoverAt time.Duration
 	budget                 int
 	retryAfter             string // the header's value; "" for none
-	down                   DownMode
+	// amzRetryAfter is the same wait in X-Amz-Retry-After's milliseconds:
+	// an AWS service's hint, which the AWS SDK reads in place of
+	// Retry-After.
+	amzRetryAfter string
+	down          DownMode
 
 	addr  string
 	net   network
@@ -93,6 +100,7 @@ func newServer(cfg Config, nw network) (*server, error) {
 		budget: int(math.Floor(cfg.Scenario.Capacity * cfg.Scenario.Tick.Seconds())), down: cfg.Down, clock: cfg.clock(), net: nw}
 	if ra := cfg.Scenario.RetryAfter; ra > 0 {
 		s.retryAfter = strconv.FormatInt(int64(ra/time.Second), 10)
+		s.amzRetryAfter = strconv.FormatInt(ra.Milliseconds(), 10)
 	}
 	ln, err := nw.listen("")
 	if err != nil {
@@ -197,6 +205,27 @@ func (s *server) admitHTTP(ctx context.Context, id int32) (k int, served bool, d
 	return k, served, s.doneTick(b, i), true
 }
 
+// awaitClose waits for the close of the tick a request sent now counts in
+// (the tick of its clock time, or the next one to close), or until ctx is
+// done or the run is over, and returns that tick (−1 when the run is
+// over). It counts nothing: a refused connection never reaches the
+// server.
+func (s *server) awaitClose(ctx context.Context) int {
+	s.mu.Lock()
+	if s.over {
+		s.mu.Unlock()
+		return -1
+	}
+	k := max(tickOf(s.clock.Now().Sub(s.start), s.tick, s.grace), s.closed+1)
+	b := s.batch(k)
+	s.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+	}
+	return k
+}
+
 // rejectStatus is 503 while down, 429 after.
 func (s *server) rejectStatus(k int) int {
 	if time.Duration(k)*s.tick >= s.recoverAt {
@@ -230,6 +259,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.retryAfter != "" {
 		w.Header().Set("Retry-After", s.retryAfter)
+		w.Header().Set(amzRetryAfterHeader, s.amzRetryAfter)
 	}
 	w.WriteHeader(s.rejectStatus(k))
 }

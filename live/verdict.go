@@ -58,11 +58,16 @@ func Overall(cs []*Comparison) Verdict {
 //     by at most MaxTimerShare of a tick at the 99th percentile (a late
 //     answer moves the library's next request later by as much). A sim:
 //     client is placed in its tick whatever the answer's time, so the
-//     first rule holds it to account directly.
+//     first rule holds it to account directly;
+//   - no client may have been stopped by the harness's attempt limit
+//     (MaxAttempts), which neither the library nor sim has.
 func (m *Measurement) Degraded() []string {
 	var why []string
 	if m.Misplaced > 0 {
 		why = append(why, fmt.Sprintf("%d of %d requests whose tick the harness sets (each client's first; every request of a sim: client) were not counted in the tick sim gives them", m.Misplaced, m.Placed))
+	}
+	if m.Capped > 0 {
+		why = append(why, fmt.Sprintf("%d clients reached the harness's limit of %d attempts (--max-attempts), which the library and sim do not have", m.Capped, m.Config.MaxAttempts))
 	}
 	if real := m.Config.real(m.Config.Scenario.Tick); !m.Config.Driver.stepped && float64(m.CloseLateP99) > MaxTimerShare*float64(real) {
 		why = append(why, fmt.Sprintf("the server answered its ticks up to %v late (99th percentile; worst %v), more than %.0f %% of its %v tick",

@@ -124,6 +124,7 @@ func TestVirtualSameSeed(t *testing.T) {
 		{"failsafe-go", article, Down503, seedsFrom(1, 1)},
 		{"failsafe-go-backoff", article, Down503, seedsFrom(3, 1)},
 		{"go-retryablehttp", article, DownRefused, seedsFrom(4, 1)},
+		{"failsafe-go", article, DownRefused, seedsFrom(4, 1)},
 		{"go-retryablehttp", ra, Down503, seedsFrom(5, 1)},
 		{"sim:cenkalti-backoff", article, Down503, seedsFrom(6, 1)},
 	}
@@ -400,6 +401,10 @@ func TestVirtualEveryDriver(t *testing.T) {
 		}
 		if r := ms[0].Result; r.Succeeded+r.GaveUp != sc.Clients {
 			t.Errorf("%s: %d served, %d gave up, %d pending of %d", d.Name, r.Succeeded, r.GaveUp, r.Pending, sc.Clients)
+		}
+		firstUp := int(sc.RecoverAt / sc.Tick)
+		if served := ms[0].Served; slices.ContainsFunc(served[:min(firstUp, len(served))], func(n int) bool { return n > 0 }) {
+			t.Errorf("%s: clients served before recovery (tick %d): %v", d.Name, firstUp, served[:firstUp])
 		}
 	}
 }

@@ -111,7 +111,7 @@ func liveFlagSet(v *liveFlagValues, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&v.virtual, "virtual", false, "run on virtual time (a synctest bubble, in-memory network): --runs runs, judged seed for seed or as a distribution; --seeds then defaults to 2000")
 	fs.IntVar(&v.runs, "runs", 10, "with --virtual: runs, seeds --seed … --seed+runs−1 (--seed 0: from 1)")
 	fs.Float64Var(&v.alpha, "alpha", 1e-4, "with --virtual: the permutation test's false-alarm rate for a jittered library")
-	fs.BoolVar(&v.grid, "grid", false, "with --virtual: every library (--library all) or the one named, over the grid of scenarios (capacities 60–960/s, outages 10 s–10 min, Retry-After, refused connections)")
+	fs.BoolVar(&v.grid, "grid", false, "with --virtual: every library (--library all) or the one named, over the grid of scenarios (capacities 60–960/s, outages 10 s–10 min, Retry-After, refused connections, a queueing server with client timeouts)")
 	return fs
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -282,10 +283,16 @@ func checkOutput(out string) (string, error) {
 	return location("run", "--out", out)
 }
 
+// urlScheme is what may stand before "://" in a URL (RFC 3986).
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
 // location is a dataset's location given to flag: a folder, file://PATH
 // (the folder PATH), or object storage; another URL scheme is bad input.
 func location(cmd, flag, v string) (string, error) {
 	scheme, rest, ok := strings.Cut(v, "://")
+	if s, r, one := strings.Cut(v, ":/"); !ok && one && urlScheme.MatchString(s) {
+		return "", usagef("%s: %s %s: a URL needs two slashes: want %s://%s (or ./%s for a folder of that name)", cmd, flag, v, s, r, v)
+	}
 	switch {
 	case !ok || strings.ContainsAny(scheme, `/\`):
 		return v, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,8 +49,8 @@ func parseVirtual(v *liveFlagValues) (*liveRun, error) {
 		return nil, usagef("live: --alpha %g: want a false-alarm rate from 0.00001 to 0.5", v.alpha)
 	}
 	first := max(uint64(v.seed), 1)
-	if first+uint64(v.runs) > virtualRefFirst {
-		return nil, usagef("live: --seed %d: want the runs' seeds (%d to %d) below %d, where the simulated seeds they are set against begin", v.seed, first, first+uint64(v.runs)-1, virtualRefFirst)
+	if first >= virtualRefFirst || first+uint64(v.runs) > virtualRefFirst {
+		return nil, usagef("live: --seed %d: want at most %d with --runs %d: the runs' seeds stay below %d, where the simulated seeds they are set against begin", v.seed, virtualRefFirst-v.runs, v.runs, virtualRefFirst)
 	}
 	nRef := 2000
 	if v.set["seeds"] {
@@ -84,7 +85,28 @@ func parseVirtual(v *liveFlagValues) (*liveRun, error) {
 	for i := range nRef {
 		r.test.Seeds = append(r.test.Seeds, uint32(virtualRefFirst+i))
 	}
+	if err := r.checkRuns(); err != nil {
+		return nil, err
+	}
 	return &liveRun{virtual: r}, nil
+}
+
+// checkRuns refuses runs too few for the test to ever call a model wrong,
+// wherever a run is judged as a distribution.
+func (r *virtualRun) checkRuns() error {
+	n := r.test.MinRuns()
+	if len(r.seeds) >= n {
+		return nil
+	}
+	distribution := r.grid || r.cfg.Scenario.Server() == sim.QueueingServer
+	for _, p := range r.pols {
+		distribution = distribution || p.Jittered()
+	}
+	if !distribution {
+		return nil
+	}
+	return usagef("live: --runs %d against --seeds %d: a jittered library's runs are judged as a distribution, and %s against %d simulated seeds could never be called different at --alpha %g: want --runs %d or more (or more --seeds, or a larger --alpha)",
+		len(r.seeds), len(r.test.Seeds), live.Plural(len(r.seeds), "run"), len(r.test.Seeds), r.test.Alpha, n)
 }
 
 // pickDrivers reads --library (and --grid): one library, or with --grid
@@ -208,39 +230,72 @@ func runsVerdict(cs []*live.RunsComparison) error {
 // (one for a model without jitter, whose runs must each be sim's), and
 // prints a line per driver and scenario.
 func runVirtualGrid(ctx context.Context, r *virtualRun, stdout, stderr io.Writer) error {
-	var all []*live.RunsComparison
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "library\tmodel\tscenario\tmethod\truns\tp\tverdict\tapart in\n")
+	var all []gridRow
 	err := live.InProcess(func(b live.Bubble) error {
 		var err error
-		all, err = gridRows(ctx, b, r, tw, stderr)
+		all, err = gridRows(ctx, b, r, stderr)
 		return err
 	})
 	if err != nil {
 		return err
 	}
+	var cs []*live.RunsComparison
+	for _, g := range all {
+		if g.Comparison != nil {
+			cs = append(cs, g.Comparison)
+		}
+	}
+	if r.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(all); err != nil {
+			return err
+		}
+		return runsVerdict(cs)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "library\tmodel\tscenario\tmethod\truns\tp\tverdict\tapart in\n")
+	for _, g := range all {
+		if c := g.Comparison; c == nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\tnot run\t%s\n", g.Driver, g.Model, g.Scenario, g.NotRun)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", g.Driver, c.Name, g.Scenario, c.Method, c.Runs, pWords(c), c.Verdict, strings.Join(c.Disagree, ", "))
+		}
+	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "a jittered library's runs are a sample set against %d simulated seeds at a false-alarm rate of %g each; one without jitter must give sim's run of each seed\n", len(r.test.Seeds), r.test.Alpha)
-	return runsVerdict(all)
+	fmt.Fprintf(stdout, "on the counting server a library without jitter must give sim's run of each seed (same seed); a jittered one, and any on the queueing server (whose service times are the run's own), is a sample set against %d simulated seeds at a false-alarm rate of %g each (distribution)\n", len(r.test.Seeds), r.test.Alpha)
+	return runsVerdict(cs)
 }
 
-// gridRows runs the grid in bubbles b makes, a row each into tw.
-func gridRows(ctx context.Context, b live.Bubble, r *virtualRun, tw io.Writer, stderr io.Writer) ([]*live.RunsComparison, error) {
-	var all []*live.RunsComparison
+// gridRow is one library on one scenario of the grid: its comparison, or
+// why it was not run.
+type gridRow struct {
+	Driver     string               `json:"driver"`
+	Model      string               `json:"model"`
+	Scenario   string               `json:"scenario"`
+	NotRun     string               `json:"not_run,omitempty"`
+	Comparison *live.RunsComparison `json:"comparison,omitempty"`
+}
+
+// gridRows runs the grid in bubbles b makes.
+func gridRows(ctx context.Context, b live.Bubble, r *virtualRun, stderr io.Writer) ([]gridRow, error) {
+	var all []gridRow
 	for _, d := range r.drivers {
 		p, err := d.Policy()
 		if err != nil {
 			return nil, err
 		}
 		for _, g := range live.VirtualGrid() {
+			row := gridRow{Driver: d.Name, Model: d.ModelName(), Scenario: g.Name}
 			cfg := r.cfg
 			cfg.Driver, cfg.Scenario, cfg.Down = d, g.Scenario, g.Down
 			if err := cfg.ValidateVirtual(); err != nil {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\tnot run\t%v\n", d.Name, d.ModelName(), g.Name, err)
+				row.NotRun = liveFlagName(err, cfg.Scenario).Error()
+				all = append(all, row)
 				continue
 			}
 			seeds := r.seeds
-			if !p.Jittered() {
+			if !p.Jittered() && g.Scenario.Server() != sim.QueueingServer {
 				seeds = seeds[:min(2, len(seeds))]
 			}
 			ms, err := live.RunsVirtual(ctx, b, cfg, seeds, func(i int) {
@@ -249,12 +304,10 @@ func gridRows(ctx context.Context, b live.Bubble, r *virtualRun, tw io.Writer, s
 			if err != nil {
 				return nil, err
 			}
-			c, err := live.CompareRuns(ms, p, r.test)
-			if err != nil {
+			if row.Comparison, err = live.CompareRuns(ms, p, r.test); err != nil {
 				return nil, err
 			}
-			all = append(all, c)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.Name, c.Name, g.Name, c.Method, c.Runs, pWords(c), c.Verdict, strings.Join(c.Disagree, ", "))
+			all = append(all, row)
 		}
 	}
 	return all, nil

@@ -70,7 +70,10 @@ func TestLiveVirtualBadInput(t *testing.T) {
 		{[]string{"--runs", "3"}, "--runs: only with --virtual"},
 		{[]string{"--virtual", "--alpha", "0"}, "--alpha 0: want a false-alarm rate"},
 		{[]string{"--virtual", "--clients", "60000"}, "--clients 60000: want a whole number in [1, 50000] for a virtual run"},
-		{[]string{"--virtual", "--seed", "999999"}, "want the runs' seeds (999999 to 1000008) below 1000001"},
+		{[]string{"--virtual", "--seed", "999999"}, "--seed 999999: want at most 999991 with --runs 10"},
+		{[]string{"--virtual", "--seed", "18446744073709551615", "--runs", "3"}, "want at most 999998 with --runs 3"},
+		{[]string{"--virtual", "--library", "cenkalti-backoff", "--runs", "1"}, "--runs 1 against --seeds 2000: a jittered library's runs are judged as a distribution"},
+		{[]string{"--virtual", "--grid", "--runs", "1", "--library", "failsafe-go"}, "want --runs 2 or more"},
 		{[]string{"--virtual", "--grid", "--outage", "5s"}, "--outage: not with --grid"},
 	} {
 		args := append([]string{"live", "--library", "go-retryablehttp", "--out", out}, tt.args...)
