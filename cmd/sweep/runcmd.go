@@ -331,18 +331,16 @@ func toRun(st *store.Writer, s *experiments.Sweep, o runOptions, stats *sweepSta
 		return nil, nil, err
 	}
 	var todo []int32
-	var cell grid.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
-	canonical := ""
+	var keyer *grid.Keyer // of the cell of run i: a sweep's runs are its cells' seeds in a row (Sweep.Run)
 	for i := range s.Len() {
-		r := s.Run(i)
-		if o.shard.n > 1 && r.Shard(o.shard.n) != o.shard.i {
+		if i%len(s.Seeds) == 0 {
+			keyer = grid.NewKeyer(s.Cells[i/len(s.Seeds)].Canonical())
+		}
+		k := keyer.Key(s.Seeds[i%len(s.Seeds)])
+		if o.shard.n > 1 && grid.KeyShard(k, o.shard.n) != o.shard.i {
 			continue
 		}
 		stats.inShard++
-		if canonical == "" || r.Cell != cell {
-			cell, canonical = r.Cell, r.Cell.Canonical()
-		}
-		k := grid.RunKey(canonical, r.Seed)
 		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			stats.skipped++
 			continue
