@@ -68,7 +68,9 @@ echo
 # for all of it) at 1 and 2 workers, alternately, PIPE_ROUNDS rounds (3),
 # each into a fresh folder; CPU (user + sys) and wall time from GNU time.
 # Efficiency is wall(1) / (2 × wall(2)) of the medians: meaningful only on
-# two otherwise idle cores; the CPU figures say what a second worker costs.
+# two otherwise idle cores; the CPU figures say what a second worker costs,
+# and cores in use how much of a second core one worker already takes (the
+# committer's encoding, the garbage collector) and how much two got.
 shard=${PIPE_SHARD-0/8}; rounds=${PIPE_ROUNDS:-3}
 sharg=(); [ -n "$shard" ] && sharg=(--shard "$shard")
 echo "== pipeline: the default sweep${shard:+, shard $shard,} at 1 and 2 workers, interleaved, $rounds rounds (no report)"
@@ -81,13 +83,13 @@ for r in $(seq "$rounds"); do
     read -r e u s m < "$out/time-w$w.txt"
     echo "$w $e $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $m" >> "$out/pipeline.txt"
     awk -v r="$r" -v w="$w" -v e="$e" -v u="$u" -v s="$s" -v m="$m" 'BEGIN {
-      printf "round %d, %d worker%s: %.2f s wall, %.2f s CPU (%.2f user + %.2f sys), %d MiB\n", r, w, w > 1 ? "s" : "", e, u + s, u, s, m / 1024 }'
+      printf "round %d, %d worker%s: %.2f s wall, %.2f s CPU (%.2f user + %.2f sys), %d MiB\n", r, w, (w > 1 ? "s" : ""), e, u + s, u, s, m / 1024 }'
   done
 done
 col() { awk -v w="$1" -v c="$2" '$1 == w { print $c }' "$out/pipeline.txt" | median; }
 runs=$(awk '/^default:/ {print $2}' "$out/run-w1.txt")
 awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" 'BEGIN {
-  printf "medians: %.2f s wall at 1 worker, %.2f at 2: parallel efficiency %.0f%%; CPU %.2f s at 1, %.2f at 2 (%+.0f%%); %.0f runs/s at 2 workers\n", a, b, 100 * a / (2 * b), ca, cb, 100 * (cb - ca) / ca, r / b }' | tee "$out/efficiency.txt"
+  printf "medians: %.2f s wall at 1 worker, %.2f at 2: parallel efficiency %.0f%%; CPU %.2f s at 1, %.2f at 2 (%+.0f%%); cores in use (CPU / wall) %.2f at 1, %.2f at 2; %.0f runs/s at 2 workers\n", a, b, 100 * a / (2 * b), ca, cb, 100 * (cb - ca) / ca, ca / a, cb / b, r / b }' | tee "$out/efficiency.txt"
 "$out/sweep" diff "$out/w1" "$out/w2" | tail -1
 fi
 
