@@ -21,6 +21,7 @@ type RunRow struct {
 // CellColumns are what a runs row holds of its cell alone.
 type CellColumns struct {
 	Canonical, Key, Label, PolicySpec string
+	Keyer                             *grid.Keyer   // the run keys of its seeds
 	RecoverAt                         time.Duration // when the outage ends: the times counted from recovery
 	Params                            []any         // by grid.Params, as Param.Of gives them
 }
@@ -28,6 +29,7 @@ type CellColumns struct {
 // Of sets cc to cell c's columns, reusing cc's Params.
 func (cc *CellColumns) Of(c *grid.Cell) {
 	cc.Canonical = c.Canonical()
+	cc.Keyer = grid.NewKeyer(cc.Canonical)
 	cc.Key, cc.Label, cc.PolicySpec = c.Key(), c.Label(), c.PolicySpec()
 	cc.RecoverAt = c.Scenario.RecoverAt
 	cc.Params = cc.Params[:0]
@@ -44,7 +46,7 @@ type RunsColumn = TableColumn[RunRow, Record]
 // runsKeyColumns are the runs table's columns before the parameters.
 var runsKeyColumns = []RunsColumn{
 	{Field: Field{Name: ColRunKey, Type: Utf8}, Doc: "hash of sim version, every parameter and the seed: the run's identity",
-		Get: func(w *RunRow) Value { return Value{Str: grid.RunKey(w.Cell.Canonical, w.Seed)} },
+		Get: func(w *RunRow) Value { return Value{Str: w.Cell.Keyer.Key(w.Seed)} },
 		Set: func(r *Record, v Value) error { r.RunKey = v.Str; return nil }},
 	{Field: Field{Name: ColCellKey, Type: Utf8}, Doc: "hash of sim version and every parameter: groups a cell's seeds", OfCell: true,
 		Get: func(w *RunRow) Value { return Value{Str: w.Cell.Key} },

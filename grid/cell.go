@@ -152,8 +152,11 @@ func RunKey(canonical string, seed uint32) string {
 
 // Shard says which of n shards the run belongs to: a hash of its key, so
 // that membership does not move when cells or seeds are added to a sweep.
-func (r Run) Shard(n int) int {
-	h := sha256.Sum256([]byte(r.Key()))
+func (r Run) Shard(n int) int { return KeyShard(r.Key(), n) }
+
+// KeyShard is Run.Shard of the run whose key is key.
+func KeyShard(key string, n int) int {
+	h := sha256.Sum256([]byte(key))
 	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
 }
 

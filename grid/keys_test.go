@@ -232,3 +232,22 @@ func TestParamsCoverSimFields(t *testing.T) {
 		}
 	}
 }
+
+// A Keyer keys every seed as RunKey does, whatever the length of the
+// canonical form (the shared prefix ends anywhere in a hash block).
+func TestKeyerKeysAsRunKey(t *testing.T) {
+	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+	base := c.Canonical()
+	for n := range 130 {
+		can := base + strings.Repeat("x", n) // not a cell's: keyed all the same
+		if n == 0 {
+			can = base
+		}
+		k := NewKeyer(can)
+		for _, seed := range []uint32{0, 1, 2, 255, 256, 65537, 1<<32 - 1} {
+			if got, want := k.Key(seed), RunKey(can, seed); got != want {
+				t.Fatalf("canonical of %d bytes, seed %d: %s, RunKey %s", len(can), seed, got, want)
+			}
+		}
+	}
+}

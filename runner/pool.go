@@ -143,14 +143,13 @@ func (p *pool) work() {
 // collect emits the outcomes in index order as they complete an unbroken
 // prefix, and returns the first error: emit's, or why a run stopped.
 func (p *pool) collect() error {
-	pending := make([]*Outcome, p.window)
+	pending := make([]Outcome, p.window) // by value: a run's outcome is not allocated on its own
 	have := make([]bool, p.window)
 	next := 0
 	var err error
 	for d := range p.results {
 		slot := d.i % p.window
-		o := d.o
-		pending[slot], have[slot] = &o, true
+		pending[slot], have[slot] = d.o, true
 		for err == nil && next < p.n && have[next%p.window] {
 			s := next % p.window
 			if errors.Is(pending[s].Err, sim.ErrStopped) {
@@ -160,11 +159,11 @@ func (p *pool) collect() error {
 				}
 				break
 			}
-			if e := p.emit(next, *pending[s]); e != nil {
+			if e := p.emit(next, pending[s]); e != nil {
 				err = e
 				p.cancel()
 			}
-			pending[s], have[s] = nil, false
+			pending[s], have[s] = Outcome{}, false
 			p.w.give(next)
 			next++
 			<-p.tokens

@@ -4,8 +4,10 @@
 #   scripts/bench.sh            everything (about 5 minutes on 2 cores)
 #   COUNT=10 scripts/bench.sh   more samples per Go benchmark (for benchstat)
 #   ROUNDS=9 …                  more interleaved rounds of table 1 against herd.mjs
-#   SKIP_MILLION=1 …            without the 1,000,000-run memory check
+#   SKIP_MILLION=1 …            without the 1,000,000-run sweep
 #   ONLY=table1 …               one section: sim, table1, pipeline, million or virtual
+#   PIPE_ROUNDS=5 PIPE_SHARD= … the pipeline's rounds (3) and shard of the
+#                               default sweep (0/8; empty for all of it)
 #
 # Output goes to out/bench/. Needs Go; node (for the article's JavaScript
 # simulator) and GNU time (/usr/bin/time, for memory) when present.
@@ -62,27 +64,56 @@ fi
 
 if want pipeline; then
 echo
-echo "== pipeline: the default sweep at 1 and 2 workers (no report)"
-for w in 1 2; do
-  rm -rf "$out/w$w"
-  /usr/bin/time -f "%e s wall, %M KiB max RSS" -o "$out/time-w$w.txt" \
-    "$out/sweep" run --sweep default --out "$out/w$w" --workers "$w" --no-report --quiet | tee "$out/run-w$w.txt"
-  cat "$out/time-w$w.txt"
+# Parallel efficiency: the default sweep (PIPE_SHARD=0/8 of it; PIPE_SHARD=
+# for all of it) at 1 and 2 workers, alternately, PIPE_ROUNDS rounds (3),
+# each into a fresh folder; CPU (user + sys) and wall time from GNU time.
+# Efficiency is wall(1) / (2 × wall(2)) of the medians: meaningful only on
+# two otherwise idle cores; the CPU figures say what a second worker costs,
+# and cores in use how much of a second core one worker already takes (the
+# committer's encoding, the garbage collector) and how much two got.
+shard=${PIPE_SHARD-0/8}; rounds=${PIPE_ROUNDS:-3}
+sharg=(); [ -n "$shard" ] && sharg=(--shard "$shard")
+echo "== pipeline: the default sweep${shard:+, shard $shard,} at 1 and 2 workers, interleaved, $rounds rounds (no report)"
+: > "$out/pipeline.txt"
+for r in $(seq "$rounds"); do
+  for w in 1 2; do
+    rm -rf "$out/w$w"
+    /usr/bin/time -f "%e %U %S %M" -o "$out/time-w$w.txt" \
+      "$out/sweep" run --sweep default "${sharg[@]}" --out "$out/w$w" --workers "$w" --no-report --quiet > "$out/run-w$w.txt" 2>/dev/null
+    read -r e u s m < "$out/time-w$w.txt"
+    echo "$w $e $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $m" >> "$out/pipeline.txt"
+    awk -v r="$r" -v w="$w" -v e="$e" -v u="$u" -v s="$s" -v m="$m" 'BEGIN {
+      printf "round %d, %d worker%s: %.2f s wall, %.2f s CPU (%.2f user + %.2f sys), %d MiB\n", r, w, (w > 1 ? "s" : ""), e, u + s, u, s, m / 1024 }'
+  done
 done
+col() { awk -v w="$1" -v c="$2" '$1 == w { print $c }' "$out/pipeline.txt" | median; }
 runs=$(awk '/^default:/ {print $2}' "$out/run-w1.txt")
-t1=$(awk '{print $1}' "$out/time-w1.txt"); t2=$(awk '{print $1}' "$out/time-w2.txt")
-awk -v r="$runs" -v a="$t1" -v b="$t2" 'BEGIN {
-  printf "runs/s: %.0f at 1 worker, %.0f at 2; parallel efficiency %.0f%%\n", r/a, r/b, 100*a/(2*b) }'
+awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" 'BEGIN {
+  printf "medians: %.2f s wall at 1 worker, %.2f at 2: parallel efficiency %.0f%%; CPU %.2f s at 1, %.2f at 2 (%+.0f%%); cores in use (CPU / wall) %.2f at 1, %.2f at 2; %.0f runs/s at 2 workers\n", a, b, 100 * a / (2 * b), ca, cb, 100 * (cb - ca) / ca, ca / a, cb / b, r / b }' | tee "$out/efficiency.txt"
 "$out/sweep" diff "$out/w1" "$out/w2" | tail -1
 fi
 
 if [ -z "${SKIP_MILLION:-}" ] && want million; then
   echo
-  echo "== memory: a 1,000,000-run sweep (scripts/bench/million.toml)"
+  echo "== a 1,000,000-run sweep (scripts/bench/million.toml): CPU, memory, and where the CPU goes"
   rm -rf "$out/million"
-  /usr/bin/time -f "%e s wall, %M KiB max RSS" -o "$out/time-million.txt" \
+  HERDSWEEP_CPUPROFILE="$out/million.prof" /usr/bin/time -f "%e %U %S %M" -o "$out/time-million.txt" \
     "$out/sweep" run --config scripts/bench/million.toml --out "$out/million" --yes --no-report --quiet
-  cat "$out/time-million.txt"
+  read -r e u s m < "$out/time-million.txt"
+  awk -v e="$e" -v u="$u" -v s="$s" -v m="$m" 'BEGIN {
+    printf "%.2f s of CPU (%.2f user + %.2f sys), %.2f s wall, %d MiB max RSS\n", u + s, u, s, e, m / 1024 }' | tee "$out/million.txt"
+  # The profile's split: Parquet is filling parts (store.(*Part).Add) and
+  # encoding and committing them (store.(*Committer).loop); the check is
+  # the end-of-run check of the parts written; the rest is the simulation,
+  # listing the runs to do, the worker pool and the garbage collector.
+  go tool pprof -top -cum -nodecount=100000 "$out/sweep" "$out/million.prof" 2>/dev/null | awk '
+    /Total samples =/ { for (i = 1; i <= NF; i++) if ($i == "=") { t = $(i + 1); sub(/s$/, "", t) } }
+    function sec(v) { if (v ~ /ms$/) { sub(/ms$/, "", v); return v / 1000 } sub(/s$/, "", v); return v }
+    $6 ~ /store\.\(\*Part\)\.Add$|store\.\(\*Committer\)\.loop$/ { pq += sec($4) }
+    $6 ~ /^main\.checkWritten$/ { ck += sec($4) }
+    $6 ~ /grid\.Cell\.Simulate$/ { sm += sec($4) }
+    END { printf "CPU profile, %.2f s of samples: Parquet %.2f s (%.1f %%), end-of-run check %.2f s (%.1f %%), together %.1f %%; simulation %.2f s (%.1f %%)\n",
+      t, pq, 100 * pq / t, ck, 100 * ck / t, 100 * (pq + ck) / t, sm, 100 * sm / t }' | tee -a "$out/million.txt"
 fi
 
 if want virtual; then

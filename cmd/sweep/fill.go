@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/herdsweep/herdsweep/dataset"
@@ -85,9 +84,6 @@ func (f *filler) drain() error {
 	cerr := f.c.Close()
 	f.stats.writing += time.Since(t0)
 	f.stats.parts = f.c.Committed()
-	for _, p := range f.stats.parts {
-		f.stats.own = append(f.stats.own, filepath.Base(p))
-	}
 	f.stats.beside = f.c.Spent()
 	if err != nil {
 		return err

@@ -99,9 +99,9 @@ func newPartBudget(rows int, lim experiments.Limits) partBudget {
 
 type sweepStats struct {
 	total, inShard, skipped, done, failed int
-	added                                 int      // rolling seeds' runs to do
-	parts                                 []string // paths of the runs parts committed
-	own                                   []string // their names
+	added                                 int             // rolling seeds' runs to do
+	parts                                 []string        // paths of the runs parts committed
+	written                               []store.Written // what they hold (store.CheckWritten)
 	start                                 time.Time
 	elapsed, writing                      time.Duration // writing: building Parquet parts, and waiting for their commits
 	beside                                time.Duration // encoding and committing parts, beside the simulation
@@ -185,8 +185,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // runSweeps runs each sweep in turn (runSweep), saying what each did, and
 // returns the names of the parts written, by sweep.
-func runSweeps(ctx context.Context, sweeps []*experiments.Sweep, config string, opts runOptions, stdout, stderr io.Writer) (map[string][]string, error) {
-	written := map[string][]string{} // sweep → names of the parts written
+func runSweeps(ctx context.Context, sweeps []*experiments.Sweep, config string, opts runOptions, stdout, stderr io.Writer) (map[string][]store.Written, error) {
+	written := map[string][]store.Written{} // sweep → the parts written
 	for _, s := range sweeps {
 		cmd := fmt.Sprintf("sweep run --config %s --sweep %s", config, s.Name)
 		if opts.shard.n > 1 {
@@ -199,7 +199,7 @@ func runSweeps(ctx context.Context, sweeps []*experiments.Sweep, config string, 
 		st, err := runSweep(ctx, s, opts, stderr)
 		if st != nil {
 			writeSweepDone(stdout, s.Name, st, opts)
-			written[s.Name] = st.own
+			written[s.Name] = st.written
 		}
 		if err != nil {
 			return written, err
@@ -252,9 +252,10 @@ func rollingRuns(s *experiments.Sweep, n int, stored func(runKey string) bool, s
 	return extra
 }
 
-// checkWritten runs the same check as `sweep check` on the parts this run
-// wrote (by sweep), while other writers may be at work beside it.
-func checkWritten(out string, written map[string][]string, stderr io.Writer) error {
+// checkWritten checks the parts this run wrote (by sweep) against what it
+// kept of them in memory (store.CheckWritten), while other writers may be
+// at work beside it.
+func checkWritten(out string, written map[string][]store.Written, stderr io.Writer) error {
 	n := 0
 	for _, parts := range written {
 		n += len(parts)
@@ -262,7 +263,7 @@ func checkWritten(out string, written map[string][]string, stderr io.Writer) err
 	if n == 0 {
 		return nil
 	}
-	rep, err := store.Check(out, written)
+	rep, err := store.CheckWritten(out, written)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,9 @@ func runSweep(ctx context.Context, s *experiments.Sweep, o runOptions, stderr io
 	if err != nil {
 		return nil, err
 	}
-	return stats, execute(ctx, st, s, o, todo, extra, stats, stderr)
+	err = execute(ctx, st, s, o, todo, extra, stats, stderr)
+	stats.written = st.Written()
+	return stats, err
 }
 
 // wantsTimelines reports whether a run of s asks for its timeline.
@@ -358,18 +361,16 @@ func toRun(st *store.Writer, s *experiments.Sweep, o runOptions, stats *sweepSta
 		return nil, nil, err
 	}
 	var todo []int32
-	var cell grid.Cell // the cell of canonical: a sweep's runs are its cells' seeds in a row
-	canonical := ""
+	var keyer *grid.Keyer // of the cell of run i: a sweep's runs are its cells' seeds in a row (Sweep.Run)
 	for i := range s.Len() {
-		r := s.Run(i)
-		if o.shard.n > 1 && r.Shard(o.shard.n) != o.shard.i {
+		if i%len(s.Seeds) == 0 {
+			keyer = grid.NewKeyer(s.Cells[i/len(s.Seeds)].Canonical())
+		}
+		k := keyer.Key(s.Seeds[i%len(s.Seeds)])
+		if o.shard.n > 1 && grid.KeyShard(k, o.shard.n) != o.shard.i {
 			continue
 		}
 		stats.inShard++
-		if canonical == "" || r.Cell != cell {
-			cell, canonical = r.Cell, r.Cell.Canonical()
-		}
-		k := grid.RunKey(canonical, r.Seed)
 		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
 			stats.skipped++
 			continue

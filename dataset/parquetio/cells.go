@@ -11,7 +11,7 @@ import (
 // list (dataset.CellsTable).
 type CellsWriter struct {
 	writer
-	rw      rowWriter[dataset.CellRow, dataset.CellRow]
+	rw      *rowWriter[dataset.CellRow, dataset.CellRow]
 	metrics int
 }
 

@@ -51,6 +51,44 @@ func (c *colBuilder) append(v *dataset.Value) {
 	}
 }
 
+// appendN appends v n times: a cell's value to the rows of its seeds.
+func (c *colBuilder) appendN(v *dataset.Value, n int) {
+	if n <= 0 {
+		return
+	}
+	null := v.Null || c.kind == dataset.Utf8 && c.nullEmpty && v.Str == ""
+	switch {
+	case c.kind == dataset.Utf8 && null:
+		c.str.AppendNulls(n)
+	case c.kind == dataset.Utf8:
+		c.str.Reserve(n)
+		for range n {
+			c.str.Append(v.Str)
+		}
+	case c.kind == dataset.Int64 && null:
+		c.i64.AppendNulls(n)
+	case c.kind == dataset.Int64:
+		c.i64.Reserve(n)
+		for range n {
+			c.i64.UnsafeAppend(v.Int)
+		}
+	case c.kind == dataset.Float64 && null:
+		c.f64.AppendNulls(n)
+	case c.kind == dataset.Float64:
+		c.f64.Reserve(n)
+		for range n {
+			c.f64.UnsafeAppend(v.Float)
+		}
+	case null:
+		c.bool.AppendNulls(n)
+	default:
+		c.bool.Reserve(n)
+		for range n {
+			c.bool.UnsafeAppend(v.Bool)
+		}
+	}
+}
+
 // rowWriter writes rows of type W of a table through its column list:
 // column i of the list is field i of the writer's schema.
 type rowWriter[W, R any] struct {
@@ -59,15 +97,22 @@ type rowWriter[W, R any] struct {
 	// cell holds the values of the columns of the row's cell alone
 	// (TableColumn.OfCell), got again only when the cell changes: a
 	// sweep hands out a cell's seeds in a row, and most of the runs
-	// table's columns are its cell's parameters.
-	cell []dataset.Value
+	// table's columns are its cell's parameters. They are appended to
+	// their columns at once for the pending rows of a cell, when the
+	// next cell comes or the file is written (flush).
+	cell    []dataset.Value
+	ofCell  []int // the OfCell columns
+	perRow  []int // the others
+	pending int   // rows whose OfCell values are cell's, not appended yet
 }
 
-func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) rowWriter[W, R] {
+// newRowWriter returns the row writer of w, which flushes it before it
+// writes the file.
+func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) *rowWriter[W, R] {
 	if len(cols) != len(w.schema.Fields()) {
 		panic(fmt.Sprintf("parquetio: %d columns for a schema of %d", len(cols), len(w.schema.Fields())))
 	}
-	rw := rowWriter[W, R]{cols: cols, out: make([]colBuilder, len(cols)), cell: make([]dataset.Value, len(cols))}
+	rw := &rowWriter[W, R]{cols: cols, out: make([]colBuilder, len(cols)), cell: make([]dataset.Value, len(cols))}
 	for i := range cols {
 		switch b := w.b.Field(i).(type) {
 		case *array.StringBuilder:
@@ -81,7 +126,13 @@ func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) rowWrit
 		default:
 			panic(fmt.Sprintf("parquetio: column %q of %s", cols[i].Name, w.schema.Field(i).Type))
 		}
+		if cols[i].OfCell {
+			rw.ofCell = append(rw.ofCell, i)
+		} else {
+			rw.perRow = append(rw.perRow, i)
+		}
 	}
+	w.flush = rw.flush
 	return rw
 }
 
@@ -89,18 +140,25 @@ func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) rowWrit
 // (always true for a table without OfCell columns, where it changes
 // nothing).
 func (rw *rowWriter[W, R]) append(row *W, fresh bool) {
-	for i := range rw.cols {
-		c := &rw.cols[i]
-		if !c.OfCell {
-			v := c.Get(row)
-			rw.out[i].append(&v)
-			continue
+	if fresh && len(rw.ofCell) > 0 {
+		rw.flush()
+		for _, i := range rw.ofCell {
+			rw.cell[i] = rw.cols[i].Get(row)
 		}
-		if fresh {
-			rw.cell[i] = c.Get(row)
-		}
-		rw.out[i].append(&rw.cell[i])
 	}
+	for _, i := range rw.perRow {
+		v := rw.cols[i].Get(row)
+		rw.out[i].append(&v)
+	}
+	rw.pending++
+}
+
+// flush appends the pending rows' OfCell values.
+func (rw *rowWriter[W, R]) flush() {
+	for _, i := range rw.ofCell {
+		rw.out[i].appendN(&rw.cell[i], rw.pending)
+	}
+	rw.pending = 0
 }
 
 // valueAt is value i of a column.

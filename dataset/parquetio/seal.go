@@ -74,60 +74,74 @@ func sealAt(foot []byte) (int, error) {
 }
 
 // seal replaces the placeholder in the footer of the whole file b by the
-// file's checksum.
-func seal(b []byte) error {
+// file's checksum, and returns it (its 64 hex digits).
+func seal(b []byte) (string, error) {
 	foot, start, err := footer(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
-		return fmt.Errorf("parquetio: sealing: %w", err)
+		return "", fmt.Errorf("parquetio: sealing: %w", err)
 	}
 	at, err := sealAt(foot)
 	if err != nil || at < 0 || !bytes.Equal(foot[at:at+len(unsealed)], unsealed) {
-		return fmt.Errorf("parquetio: sealing: no placeholder for %s in the footer (%v)", dataset.KeyPartSHA256, err)
+		return "", fmt.Errorf("parquetio: sealing: no placeholder for %s in the footer (%v)", dataset.KeyPartSHA256, err)
 	}
 	sum := sha256.Sum256(b)
 	hex.Encode(b[start+int64(at):], sum[:])
-	return nil
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // Verify checks a part against the checksum it was sealed with: sealed
 // is false when it carries none (written before sealing, or by another
 // tool), and err says how it differs when the file changed since.
 func Verify(r io.ReaderAt, size int64) (sealed bool, err error) {
+	_, sealed, err = verify(r, size)
+	return sealed, err
+}
+
+// Seal is Verify that returns the checksum the part was sealed with (its
+// 64 hex digits, as the writer's Checksum gave it) once it has found the
+// file still holds it; "" when the part carries none.
+func Seal(r io.ReaderAt, size int64) (string, error) {
+	sum, _, err := verify(r, size)
+	return sum, err
+}
+
+// verify is Verify, with the checksum found.
+func verify(r io.ReaderAt, size int64) (sum string, sealed bool, err error) {
 	foot, start, err := footer(r, size)
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
 	at, err := sealAt(foot)
 	if err != nil {
-		return true, err
+		return "", true, err
 	}
 	if at < 0 {
 		if bytes.Contains(foot, []byte(sealedBy)) {
-			return true, fmt.Errorf("corrupt Parquet file: written sealed, its %s is gone or damaged", dataset.KeyPartSHA256)
+			return "", true, fmt.Errorf("corrupt Parquet file: written sealed, its %s is gone or damaged", dataset.KeyPartSHA256)
 		}
-		return false, nil
+		return "", false, nil
 	}
 	want := foot[at : at+len(unsealed)]
 	if bytes.Equal(want, unsealed) {
-		return false, nil
+		return "", false, nil
 	}
 	var got [sha256.Size]byte
 	if _, err := hex.Decode(got[:], want); err != nil {
-		return true, fmt.Errorf("corrupt Parquet file: %s is %q, not a SHA-256", dataset.KeyPartSHA256, want)
+		return "", true, fmt.Errorf("corrupt Parquet file: %s is %q, not a SHA-256", dataset.KeyPartSHA256, want)
 	}
 	h := sha256.New()
 	pos := start + int64(at) // where the checksum's digits are, read as zeros
 	if _, err := io.Copy(h, io.NewSectionReader(r, 0, pos)); err != nil {
-		return true, err
+		return "", true, err
 	}
 	h.Write(unsealed)
 	if _, err := io.Copy(h, io.NewSectionReader(r, pos+int64(len(unsealed)), size-pos-int64(len(unsealed)))); err != nil {
-		return true, err
+		return "", true, err
 	}
 	if sum := h.Sum(nil); hex.EncodeToString(sum) != string(want) { // as written: lower case
-		return true, fmt.Errorf("corrupt Parquet file: its bytes changed since it was written (sha256 %x…, sealed as %x…)", sum[:6], got[:6])
+		return "", true, fmt.Errorf("corrupt Parquet file: its bytes changed since it was written (sha256 %x…, sealed as %x…)", sum[:6], got[:6])
 	}
-	return true, nil
+	return string(want), true, nil
 }
 
 // VerifySeeker is Verify of a file read through a Seeker.

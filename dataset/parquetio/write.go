@@ -31,6 +31,10 @@ type writer struct {
 	// values rarely repeat within a part (keys, seeds, results), where
 	// building a dictionary costs time and saves nothing.
 	plain []string
+	flush func() // appends what the row writer holds back (rowWriter.flush)
+	// onRecord, when set, sees the rows before they are encoded.
+	onRecord func(arrow.RecordBatch)
+	sum      string // the checksum the file was sealed with
 }
 
 func newWriter(w io.Writer, fields []arrow.Field, md arrow.Metadata) *writer {
@@ -45,8 +49,14 @@ func (w *writer) Len() int { return w.rows }
 // only if Close returns nil.
 func (w *writer) Close() error {
 	defer w.b.Release()
+	if w.flush != nil {
+		w.flush()
+	}
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
+	if w.onRecord != nil {
+		w.onRecord(rec)
+	}
 	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(1),
@@ -76,12 +86,17 @@ func (w *writer) Close() error {
 	if err := fw.Close(); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
-	if err := seal(buf.Bytes()); err != nil {
+	if w.sum, err = seal(buf.Bytes()); err != nil {
 		return err
 	}
 	_, err = w.w.Write(buf.Bytes())
 	return err
 }
+
+// Checksum is the checksum the file was sealed with (dataset.KeyPartSHA256,
+// 64 hex digits), once Close returned nil: what Seal finds in the file as
+// long as it holds the bytes written.
+func (w *writer) Checksum() string { return w.sum }
 
 // RunsWriter writes a runs table: one row per run, through the table's
 // column list (dataset.RunsTable). What depends on the cell alone (its
@@ -89,7 +104,7 @@ func (w *writer) Close() error {
 // consecutive rows of one cell, as a sweep hands them out.
 type RunsWriter struct {
 	writer
-	rw   rowWriter[dataset.RunRow, dataset.Record]
+	rw   *rowWriter[dataset.RunRow, dataset.Record]
 	cell grid.Cell // the cell of cc
 	have bool
 	cc   dataset.CellColumns
@@ -131,6 +146,19 @@ func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 	}
 }
 
+// KeepKeys has Close call keep with each row's run key, in row order,
+// before it encodes them: for a writer that checks what it wrote against
+// what it meant to write without reading the file back. The string is
+// valid only during the call.
+func (w *RunsWriter) KeepKeys(keep func(key string)) {
+	w.onRecord = func(rec arrow.RecordBatch) {
+		keys := rec.Column(rec.Schema().FieldIndices(dataset.ColRunKey)[0]).(*array.String)
+		for i := range keys.Len() {
+			keep(keys.Value(i))
+		}
+	}
+}
+
 // Append adds run r with its result.
 func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
 	fresh := !w.have || r.Cell != w.cell
@@ -146,7 +174,7 @@ func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
 // TimelineWriter writes a timelines table: one row per tick of each run.
 type TimelineWriter struct {
 	writer
-	rw rowWriter[dataset.TimelineRow, dataset.TimelineRow]
+	rw *rowWriter[dataset.TimelineRow, dataset.TimelineRow]
 }
 
 // NewTimelineWriter returns a writer of the timelines table to w.
@@ -177,7 +205,7 @@ func (w *TimelineWriter) Append(r grid.Run, tl *sim.Timeline) {
 // GroupsWriter writes a groups table: a mixed fleet's metrics per group.
 type GroupsWriter struct {
 	writer
-	rw rowWriter[dataset.GroupRow, dataset.GroupRow]
+	rw *rowWriter[dataset.GroupRow, dataset.GroupRow]
 }
 
 // NewGroupsWriter returns a writer of the groups table to w.

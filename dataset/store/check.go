@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,15 +66,51 @@ func (r *Report) unreadable(path string, err error) {
 // work. An error is a dataset that cannot be listed or a part that cannot
 // be opened; what is wrong with the dataset is in the report.
 func Check(dir string, only map[string][]string) (*Report, error) {
+	return check(dir, only, nil)
+}
+
+// CheckWritten is the check a writer makes at the end of its run of the
+// parts it wrote (by sweep, Writer.Written), while other writers may be at
+// work: Check of those parts, but against what it kept of them in memory
+// rather than by decoding them again. Each part must be there under the
+// name it was committed as, each of its files sealed with the checksum it
+// was written with (so holding the bytes written: the keys kept, each the
+// hash of its run's parameters as the writer computed it, and the side
+// rows its manifest commits), and its runs stored nowhere else in the
+// dataset, whose other parts' keys are read. `sweep check` (Check) decodes
+// every row instead.
+func CheckWritten(dir string, written map[string][]Written) (*Report, error) {
+	only := map[string][]string{}
+	kept := map[string]*Written{}
+	for sweep, ws := range written {
+		for i := range ws {
+			only[sweep] = append(only[sweep], ws[i].Name)
+			kept[sweep+"/"+ws[i].Name] = &ws[i]
+		}
+	}
+	return check(dir, only, kept)
+}
+
+func check(dir string, only map[string][]string, kept map[string]*Written) (*Report, error) {
 	l, err := dataset.List(FS(dir))
 	if err != nil {
 		return nil, err
 	}
 	c := &checker{dir: dir, only: only, l: l, rep: &Report{Dir: dir, Problems: []Problem{}, Notes: []Problem{}},
-		first: newKeyMap[int32](), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{}}
+		first: newKeyMap[int32](), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{},
+		kept: kept, seen: map[string]bool{}}
+	if only != nil {
+		c.mineSet = map[string]bool{}
+		for sweep, names := range only {
+			for _, n := range names {
+				c.mineSet[sweep+"/"+n] = true
+			}
+		}
+	}
 	if err := c.runs(); err != nil {
 		return nil, err
 	}
+	c.lost()
 	c.duplicates()
 	for _, table := range dataset.SideTables {
 		if err := c.side(table); err != nil {
@@ -105,19 +142,14 @@ type checker struct {
 	cross    []crossDup              // candidates, see duplicates
 	runsOf   map[string]keyList      // sweep/name → its run keys
 	manifest map[string]dataset.Meta // sweep/name → its runs part's metadata
+	mineSet  map[string]bool         // sweep/name of the parts only names
+	kept     map[string]*Written     // sweep/name → the part as its writer kept it (CheckWritten)
+	seen     map[string]bool         // sweep/name of the kept parts found
 }
 
 // mine reports whether the check covers part p.
 func (c *checker) mine(p dataset.Part) bool {
-	if c.only == nil {
-		return true
-	}
-	for _, n := range c.only[p.Sweep] {
-		if n == p.Name {
-			return true
-		}
-	}
-	return false
+	return c.only == nil || c.mineSet[p.Sweep+"/"+p.Name]
 }
 
 func (c *checker) open(p string) (file, error) {
@@ -129,6 +161,10 @@ func (c *checker) open(p string) (file, error) {
 func (c *checker) runs() error {
 	runs := TableCount{Table: dataset.RunsDir}
 	for _, p := range c.l.Runs {
+		if w := c.kept[p.Sweep+"/"+p.Name]; w != nil {
+			c.keptRuns(p, w, &runs)
+			continue
+		}
 		path := p.Path()
 		f, err := c.open(path)
 		if c.gone(p, err) {
@@ -162,25 +198,33 @@ func (c *checker) runs() error {
 // place records where the runs of part p were read first, and files those
 // read before as duplicates (or, across sweeps, candidates).
 func (c *checker) place(p dataset.Part, keys []string) {
-	path := p.Path()
-	here := int32(len(c.places))
-	c.places = append(c.places, place{path, p.Sweep})
+	here := c.newPlace(p)
 	for _, k := range keys {
-		j, ok := c.first.get(k)
-		if !ok {
+		if j, ok := c.first.get(k); ok {
+			c.again(p, j, k)
+		} else {
 			c.first.put(k, here)
-			continue
 		}
-		at := c.places[j]
-		if !c.mine(p) && (c.only == nil || !c.mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)})) {
-			continue
-		}
-		if at.sweep != p.Sweep {
-			c.cross = append(c.cross, crossDup{k, at.path, path})
-			continue
-		}
-		c.dups[[2]string{at.path, path}]++
 	}
+}
+
+func (c *checker) newPlace(p dataset.Part) int32 {
+	c.places = append(c.places, place{p.Path(), p.Sweep})
+	return int32(len(c.places) - 1)
+}
+
+// again files run key k of part p, read first in place j, as a duplicate
+// (or, across sweeps, a candidate) when the check covers either part.
+func (c *checker) again(p dataset.Part, j int32, k string) {
+	at := c.places[j]
+	if !c.mine(p) && (c.only == nil || !c.mine(dataset.Part{Sweep: at.sweep, Name: filepath.Base(at.path)})) {
+		return
+	}
+	if at.sweep != p.Sweep {
+		c.cross = append(c.cross, crossDup{k, at.path, p.Path()})
+		return
+	}
+	c.dups[[2]string{at.path, p.Path()}]++
 }
 
 // gone reports whether part p, which c.open could not open (err), was
@@ -262,6 +306,15 @@ func (c *checker) side(table string) error {
 		if !c.mine(p) {
 			continue
 		}
+		if w := c.kept[p.Sweep+"/"+p.Name]; w != nil {
+			if f, ok, _ := c.keptFile(p, w); ok {
+				tc.Parts++
+				tc.Rows += f.rows
+				tc.Runs += f.runs // a run's side rows are in its runs part's side part
+				rowsOf[p.Sweep+"/"+p.Name] = f.rows
+			}
+			continue
+		}
 		path := p.Path()
 		f, err := c.open(path)
 		if c.gone(p, err) {
@@ -290,7 +343,7 @@ func (c *checker) side(table string) error {
 			c.rep.add("orphan", path, "%d rows of runs its runs part does not hold: readers may show them for a run stored elsewhere", stray)
 		}
 	}
-	tc.Runs = len(distinct)
+	tc.Runs += len(distinct)
 	c.rep.Tables = append(c.rep.Tables, tc)
 	c.manifests(table, rowsOf)
 	return nil
@@ -312,4 +365,103 @@ func (c *checker) manifests(table string, rowsOf map[string]int) {
 			c.rep.add("incomplete", p.Path(), "commits %d %s rows, its %s part holds %d", want, table, table, got)
 		}
 	}
+}
+
+// keptRuns checks runs part p, written by this process, against what its
+// writer kept of it (w), and places its runs from the keys kept.
+func (c *checker) keptRuns(p dataset.Part, w *Written, runs *TableCount) {
+	id := p.Sweep + "/" + p.Name
+	f, ok, gone := c.keptFile(p, w)
+	c.seen[id] = !gone // lost() looks again
+	if !ok {
+		return
+	}
+	runs.Parts++
+	runs.Rows += f.rows
+	here := c.newPlace(p)
+	for _, h := range w.keys {
+		if j, ok := c.first.hex[h]; ok {
+			c.again(p, j, fmt.Sprintf("%016x", h))
+		} else {
+			c.first.hex[h] = here
+		}
+	}
+	for _, k := range w.odd {
+		if j, ok := c.first.get(k); ok {
+			c.again(p, j, k)
+		} else {
+			c.first.put(k, here)
+		}
+	}
+	c.manifest[id] = dataset.Meta{Sim: sim.Version, TimelineRows: w.files[dataset.TimelinesDir].rows, GroupRows: w.files[dataset.GroupsDir].rows}
+}
+
+// keptFile checks that the file of part p is the one its writer wrote (w):
+// its size, and the checksum it is sealed with, verified. A file that is
+// not is a problem; one gone since it was listed is not (gone), as in
+// Check.
+func (c *checker) keptFile(p dataset.Part, w *Written) (want writtenFile, ok, gone bool) {
+	want, ok = w.files[p.Table]
+	if !ok {
+		c.rep.add("corrupt", p.Path(), "this run committed no %s part of this name: another program wrote it", p.Table)
+		return want, false, false
+	}
+	f, err := c.open(p.Path())
+	if c.gone(p, err) {
+		return want, false, true
+	}
+	if err != nil {
+		c.rep.unreadable(p.Path(), err)
+		return want, false, false
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err == nil && size != want.size {
+		err = fmt.Errorf("holds %d bytes, this run wrote %d", size, want.size)
+	}
+	var sum string
+	if err == nil {
+		sum, err = parquetio.Seal(f, size)
+	}
+	if err == nil && sum != want.seal {
+		err = fmt.Errorf("not the part this run wrote: sealed as %.12s…, written as %.12s…", sum, want.seal)
+	}
+	if err != nil {
+		c.rep.unreadable(p.Path(), err)
+		return want, false, false
+	}
+	return want, true, false
+}
+
+// lost files the runs parts this process committed (CheckWritten) that
+// are not there, unless another writer set them aside, of another
+// simulator version (Writer.Resume).
+func (c *checker) lost() {
+	var ids []string
+	for id := range c.kept {
+		if !c.seen[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		sweep, name, _ := strings.Cut(id, "/")
+		p := dataset.Part{Table: dataset.RunsDir, Sweep: sweep, Name: name}
+		if c.setAside(p) {
+			continue
+		}
+		c.rep.add("missing", p.Path(), "committed by this run, not there: readers count none of its %d runs", c.kept[id].files[dataset.RunsDir].rows)
+	}
+}
+
+// setAside reports whether runs part p was set aside as stale
+// (dataset.StaleName).
+func (c *checker) setAside(p dataset.Part) bool {
+	es, _ := fs.ReadDir(FS(c.dir), dataset.RunsDir+"/sweep="+p.Sweep) // a folder or a bucket
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), dataset.StaleName(p.Name, "")) {
+			return true
+		}
+	}
+	return false
 }

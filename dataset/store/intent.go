@@ -25,13 +25,18 @@ func IntentOf(sweep string, runs iter.Seq[grid.Run], meta dataset.Meta, shard Sh
 	at := map[string]int{} // canonical → index in cells
 	var cells []grid.Cell
 	var seeds [][]uint32
+	var last grid.Cell // the cell of i: a sweep hands out a cell's seeds in a row
+	i := -1
 	for r := range runs {
-		k := r.Cell.Canonical()
-		i, ok := at[k]
-		if !ok {
-			i = len(cells)
-			at[k] = i
-			cells, seeds = append(cells, r.Cell), append(seeds, nil)
+		if i < 0 || r.Cell != last {
+			k := r.Cell.Canonical()
+			var ok bool
+			if i, ok = at[k]; !ok {
+				i = len(cells)
+				at[k] = i
+				cells, seeds = append(cells, r.Cell), append(seeds, nil)
+			}
+			last = r.Cell
 		}
 		seeds[i] = append(seeds[i], r.Seed)
 	}

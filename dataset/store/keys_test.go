@@ -21,8 +21,15 @@ func TestKeyMapKeepsKeysApart(t *testing.T) {
 			t.Errorf("get(%q) = %d, %v; want %d", k, v, ok, i)
 		}
 	}
-	if h, ok := hexKey(keys[0]); !ok || h != 0xcc0f771059aff697 {
-		t.Errorf("hexKey(%q) = %x, %v", keys[0], h, ok)
+	for k, want := range map[string]uint64{keys[0]: 0xcc0f771059aff697, "0123456789abcdef": 0x0123456789abcdef, "ffffffffffffffff": 1<<64 - 1} {
+		if h, ok := hexKey(k); !ok || h != want {
+			t.Errorf("hexKey(%q) = %x, %v", k, h, ok)
+		}
+	}
+	for _, k := range []string{"0123456789abcdeg", "0123456789abcdE0", "0123456789abcd/0", "0123456789abcd:0", "0123456789abcd`0"} {
+		if _, ok := hexKey(k); ok {
+			t.Errorf("hexKey(%q) took it for a key", k)
+		}
 	}
 	l := newKeyList(keys[:4])
 	for _, k := range keys[:4] {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,12 +18,43 @@ type Part struct {
 	timelines *parquetio.TimelineWriter
 	groups    *parquetio.GroupsWriter
 	bufs      map[string]*buffer // by table folder
+	sideRuns  map[string]int     // by side table: runs with rows there
+}
+
+// Written is a part as its writer committed it, kept in memory so that
+// the end-of-run check (CheckWritten) need not read it back: its name, its
+// runs' keys, and what each of its files holds and was sealed with.
+type Written struct {
+	Name  string
+	keys  []uint64 // hexKey of each run's key, in row order
+	odd   []string // keys that are not 16 hex digits (none of this tool's)
+	files map[string]writtenFile
+}
+
+// writtenFile is one file of a part as written.
+type writtenFile struct {
+	seal       string // the checksum it was sealed with
+	size       int64
+	rows, runs int // its rows, and the distinct runs they are of
+}
+
+// keep records what part p, committed as name, holds; call it once its
+// files are sealed.
+func (p *Part) keep(name string, keys []uint64, odd []string) Written {
+	wr := Written{Name: name, keys: keys, odd: odd, files: map[string]writtenFile{}}
+	wr.files[dataset.RunsDir] = writtenFile{seal: p.runs.Checksum(), size: int64(len(p.bufs[dataset.RunsDir].b)), rows: p.runs.Len(), runs: p.runs.Len()}
+	for _, table := range dataset.SideTables {
+		if sw := p.side(table); sw.Len() > 0 {
+			wr.files[table] = writtenFile{seal: sw.Checksum(), size: int64(len(p.bufs[table].b)), rows: sw.Len(), runs: p.sideRuns[table]}
+		}
+	}
+	return wr
 }
 
 // NewPart starts a part of at most rows runs (0: unknown), with meta in
 // every file's metadata.
 func NewPart(meta dataset.Meta, rows int) *Part {
-	p := &Part{bufs: map[string]*buffer{}}
+	p := &Part{bufs: map[string]*buffer{}, sideRuns: map[string]int{}}
 	for _, t := range dataset.Tables {
 		p.bufs[t] = &buffer{}
 	}
@@ -38,10 +70,14 @@ func NewPart(meta dataset.Meta, rows int) *Part {
 func (p *Part) Add(r grid.Run, res sim.Result, tl *sim.Timeline) {
 	p.runs.Append(r, res)
 	if tl != nil {
-		p.timelines.Append(r, tl)
+		n := p.timelines.Len()
+		if p.timelines.Append(r, tl); p.timelines.Len() > n {
+			p.sideRuns[dataset.TimelinesDir]++
+		}
 	}
 	if res.NGroups > 0 {
 		p.groups.Append(r, res)
+		p.sideRuns[dataset.GroupsDir]++
 	}
 }
 
@@ -52,6 +88,7 @@ func (p *Part) Len() int { return p.runs.Len() }
 func (p *Part) side(table string) interface {
 	Len() int
 	Close() error
+	Checksum() string
 } {
 	if table == dataset.TimelinesDir {
 		return p.timelines
@@ -95,6 +132,14 @@ func (w *Writer) Commit(p *Part) (string, error) {
 	}
 	p.runs.Manifest(p.timelines.Len(), p.groups.Len())
 	path := join(w.Dir(dataset.RunsDir), name)
+	keys, odd := make([]uint64, 0, p.Len()), []string(nil)
+	p.runs.KeepKeys(func(k string) {
+		if h, ok := hexKey(k); ok {
+			keys = append(keys, h)
+		} else {
+			odd = append(odd, strings.Clone(k))
+		}
+	})
 	if err := p.runs.Close(); err != nil {
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
@@ -105,6 +150,7 @@ func (w *Writer) Commit(p *Part) (string, error) {
 		return fail(err)
 	}
 	w.own = append(w.own, name)
+	w.written = append(w.written, p.keep(name, keys, odd))
 	return path, nil
 }
 

@@ -79,13 +79,13 @@ func checkRunsPart(r file, full bool) (keys []string, meta dataset.Meta, bad *Pr
 // parameters and seed, as a problem of the kind it is; nil when there is
 // none.
 func wrongKey(recs []dataset.Record) *Problem {
-	var cell grid.Cell // the cell of canonical: a part holds a cell's seeds in a row
-	canonical := ""
+	var cell grid.Cell // the cell of keyer: a part holds a cell's seeds in a row
+	var keyer *grid.Keyer
 	for i, rec := range recs {
-		if canonical == "" || rec.Cell != cell {
-			cell, canonical = rec.Cell, rec.Cell.Canonical()
+		if keyer == nil || rec.Cell != cell {
+			cell, keyer = rec.Cell, grid.NewKeyer(rec.Cell.Canonical())
 		}
-		if grid.RunKey(canonical, rec.Seed) == rec.RunKey {
+		if keyer.Key(rec.Seed) == rec.RunKey {
 			continue
 		}
 		switch {

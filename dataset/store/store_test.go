@@ -37,6 +37,14 @@ func sweepRuns(n int) []grid.Run {
 // returns what the writer noted and the parts' paths.
 func write(t *testing.T, root string, shard Shard, runs []grid.Run, partRows int) (notes, paths []string) {
 	t.Helper()
+	notes, paths, _ = writeKept(t, root, shard, runs, partRows)
+	return notes, paths
+}
+
+// writeKept is write that also returns what the writer kept of its parts
+// (Writer.Written).
+func writeKept(t *testing.T, root string, shard Shard, runs []grid.Run, partRows int) (notes, paths []string, kept []Written) {
+	t.Helper()
 	w, err := Open(Options{Root: root, Sweep: "s", Shard: shard, Note: func(m string) { notes = append(notes, m) }})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +86,7 @@ func write(t *testing.T, root string, shard Shard, runs []grid.Run, partRows int
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return notes, c.Committed()
+	return notes, c.Committed(), w.Written()
 }
 
 // The store as a library: shards written side by side make a dataset

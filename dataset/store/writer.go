@@ -33,7 +33,8 @@ type Writer struct {
 	id          writerID
 	next        int // sequence number of the next part
 	lock        *sweepLock
-	own         []string // names of the parts this writer committed
+	own         []string  // names of the parts this writer committed
+	written     []Written // what they hold, in the same order
 	note        func(string)
 	before      func(*Writer)
 }
@@ -43,6 +44,10 @@ func (w *Writer) Dir(table string) string { return SweepDir(w.root, table, w.swe
 
 // Own lists the names of the parts this writer committed, in order.
 func (w *Writer) Own() []string { return w.own }
+
+// Written lists what the parts this writer committed hold, in order, for
+// CheckWritten. Not while a Committer of the writer is at work.
+func (w *Writer) Written() []Written { return w.written }
 
 func (w *Writer) partFile(seq int) string {
 	return fmt.Sprintf("part-%s-%05d-%s-%d-%s.parquet", w.id.tag, seq, w.id.host, w.id.pid, w.id.rand)
