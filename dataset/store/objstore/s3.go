@@ -72,6 +72,9 @@ func Open(ctx context.Context, url string) (Bucket, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: configuring the S3 client: %w", url, err)
 	}
+	if cfg.Region == "" && endpoint == "" {
+		return nil, "", fmt.Errorf("%s: no region: set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region), or AWS_ENDPOINT_URL_S3 for an S3-compatible store", url)
+	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
