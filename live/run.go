@@ -217,6 +217,9 @@ func (c Config) validateServerAndDriver() error {
 	if c.Driver.Do == nil && !c.Driver.stepped {
 		return errors.New("live: no driver")
 	}
+	if c.Down == DownRefused && c.Scenario.RetryAfter > 0 && c.Scenario.RecoverAt > 0 {
+		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 with a Retry-After: a refused connection carries no Retry-After, while sim's rejections during the outage do")
+	}
 	if c.Driver.GRPC != nil && c.Down != Down503 {
 		return fieldError(FieldDown, fmt.Sprintf("%q", c.Down), "503 (UNAVAILABLE): the gRPC driver %s retries RPCs, not connections", c.Driver.Name)
 	}

@@ -140,11 +140,7 @@ func CompareRuns(ms []*Measurement, p sim.Policy, test DistributionTest) (*RunsC
 	}
 	c := &RunsComparison{Driver: cfg.Driver.Name, Module: cfg.Driver.Module, Name: modelName(p), Policy: p.String(),
 		Scenario: describe(cfg.Scenario), Down: cfg.Down, Runs: len(ms), Disagree: []string{}}
-	for _, m := range ms {
-		for _, why := range m.Degraded() {
-			c.Degraded = append(c.Degraded, fmt.Sprintf("seed %d: %s", m.Config.Seed, why))
-		}
-	}
+	c.Degraded = degradedBySeeds(ms)
 	var err error
 	if !cfg.Driver.stepped && (p.Jittered() || cfg.Scenario.Server() == sim.QueueingServer) {
 		c.Method = Distribution
@@ -342,11 +338,14 @@ func column(rows [][]float64, j int) []float64 {
 
 // MinRuns is the fewest runs the test can call different at its level
 // against its seeds: with R runs and S seeds there are C(R+S, R) ways to
-// split the pool, and samples apart in everything are matched by about
-// two of them, so a p-value as small as Alpha needs C(R+S, R) ≥ 4/Alpha
+// split the pool; samples apart in everything reach each statistic's
+// extreme, which about two splits reach too, and the smallest p-value of
+// the statistics (one per quantity and the curve's) reaches its own
+// extreme on about twice as many splits as there are statistics. A
+// p-value as small as Alpha then needs C(R+S, R) ≥ 4·statistics/Alpha
 // (half of Alpha from the relabellings' count, half from those ties).
 func (t DistributionTest) MinRuns() int {
-	need := math.Log(4 / t.Alpha)
+	need := math.Log(4 * float64(len(runMetrics)+1) / t.Alpha)
 	s := float64(len(t.Seeds))
 	for r := 1; ; r++ {
 		lc, _ := math.Lgamma(float64(r) + s + 1)
@@ -356,4 +355,28 @@ func (t DistributionTest) MinRuns() int {
 			return r
 		}
 	}
+}
+
+// degradedBySeeds is why the runs' evidence does not hold, each reason once
+// with the seeds it holds for.
+func degradedBySeeds(ms []*Measurement) []string {
+	var order []string
+	seeds := map[string][]uint32{}
+	for _, m := range ms {
+		for _, why := range m.Degraded() {
+			if _, ok := seeds[why]; !ok {
+				order = append(order, why)
+			}
+			seeds[why] = append(seeds[why], m.Config.Seed)
+		}
+	}
+	out := make([]string, len(order))
+	for i, why := range order {
+		label := "seed"
+		if len(seeds[why]) > 1 {
+			label = "seeds"
+		}
+		out[i] = fmt.Sprintf("%s %s: %s", label, seedSpan(seeds[why]), why)
+	}
+	return out
 }

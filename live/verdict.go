@@ -67,7 +67,7 @@ func (m *Measurement) Degraded() []string {
 		why = append(why, fmt.Sprintf("%d of %d requests whose tick the harness sets (each client's first; every request of a sim: client) were not counted in the tick sim gives them", m.Misplaced, m.Placed))
 	}
 	if m.Capped > 0 {
-		why = append(why, fmt.Sprintf("%d clients reached the harness's limit of %d attempts (--max-attempts), which the library and sim do not have", m.Capped, m.Config.MaxAttempts))
+		why = append(why, fmt.Sprintf("%d clients were stopped by the harness's limit of %d attempts (--max-attempts) before their library stopped them, where sim stops none", m.Capped, m.Config.MaxAttempts))
 	}
 	if real := m.Config.real(m.Config.Scenario.Tick); !m.Config.Driver.stepped && float64(m.CloseLateP99) > MaxTimerShare*float64(real) {
 		why = append(why, fmt.Sprintf("the server answered its ticks up to %v late (99th percentile; worst %v), more than %.0f %% of its %v tick",

@@ -335,7 +335,8 @@ func checkFolderOut(cmd, out string) error {
 	if scheme, _, ok := strings.Cut(out, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
 		return usagef("%s: --out %s: want a folder: %s writes its pages into a folder, not to %s://", cmd, out, cmd, scheme)
 	}
-	return nil
+	_, err := location(cmd, "--out", out) // a one-slash URL
+	return err
 }
 
 // checkOutDir refuses an empty output folder: "" is no folder, and the

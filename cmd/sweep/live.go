@@ -102,7 +102,7 @@ func liveFlagSet(v *liveFlagValues, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&v.grace, "grace", 0, "a request this late after a tick boundary still counts in that tick (0: 10ms, or a tenth of the tick in real time if less)")
 	fs.UintVar(&v.seed, "seed", 0, "the clients' first send times are sim's draws for this seed; 0: the simulated seed nearest the median of every metric")
 	fs.IntVar(&v.seeds, "seeds", 200, "simulated seeds to compare against")
-	fs.Float64Var(&v.tail, "band", 5, "the band runs from this percentile to 100 minus it")
+	fs.Float64Var(&v.tail, "band", 5, "the band runs from this percentile to 100 minus it (with --virtual: the figure's band)")
 	fs.Var(&v.policies, "policy", "simulated policies to compare against: presets, family:NAME for a family's defaults, or any policy spec as the dataset's policy_spec writes it ('decorrelated base_s=1 cap_s=30') (default: the library's preset)")
 	fs.StringVar(&v.out, "out", "out/live", "folder for the figures")
 	fs.BoolVar(&v.asJSON, "json", false, "print the report as JSON")

@@ -24,6 +24,7 @@ type virtualRun struct {
 	seeds   []uint32     // the runs'
 	test    live.DistributionTest
 	grid    bool
+	tail    float64 // the figure's band: tail to 100 − tail %
 	out     string
 	asJSON  bool
 }
@@ -42,6 +43,9 @@ func parseVirtual(v *liveFlagValues) (*liveRun, error) {
 	if err := checkFolderOut("live", v.out); err != nil {
 		return nil, err
 	}
+	if !(v.tail >= 0 && v.tail < 50) {
+		return nil, usagef("live: --band %g: want a percentile in [0, 50)", v.tail)
+	}
 	if v.runs < 1 || v.runs > 1000 {
 		return nil, usagef("live: --runs %d: want 1 to 1000", v.runs)
 	}
@@ -59,7 +63,7 @@ func parseVirtual(v *liveFlagValues) (*liveRun, error) {
 	if nRef < 2 || nRef > 100000 {
 		return nil, usagef("live: --seeds %d: want 2 to 100000", nRef)
 	}
-	r := &virtualRun{grid: v.grid, out: v.out, asJSON: v.asJSON}
+	r := &virtualRun{grid: v.grid, tail: v.tail, out: v.out, asJSON: v.asJSON}
 	if err := r.pickDrivers(v); err != nil {
 		return nil, err
 	}
@@ -178,9 +182,9 @@ func runVirtual(ctx context.Context, r *virtualRun, stdout, stderr io.Writer) er
 			return err
 		}
 		rep.Comparisons = append(rep.Comparisons, c)
-		// The figure: the first run against sim's band over the first 200
-		// reference seeds, as a real-time run's.
-		band, err := live.Compare(ms[0], p, r.test.Seeds[:min(200, len(r.test.Seeds))], 5)
+		// The figure: the first run against sim's band (--band) over the
+		// first 200 reference seeds, as a real-time run's.
+		band, err := live.Compare(ms[0], p, r.test.Seeds[:min(200, len(r.test.Seeds))], r.tail)
 		if err != nil {
 			return err
 		}

@@ -75,6 +75,10 @@ func TestLiveVirtualBadInput(t *testing.T) {
 		{[]string{"--virtual", "--library", "cenkalti-backoff", "--runs", "1"}, "--runs 1 against --seeds 2000: a jittered library's runs are judged as a distribution"},
 		{[]string{"--virtual", "--grid", "--runs", "1", "--library", "failsafe-go"}, "want --runs 2 or more"},
 		{[]string{"--virtual", "--grid", "--outage", "5s"}, "--outage: not with --grid"},
+		{[]string{"--virtual", "--down", "refused", "--retry-after", "3s"}, "a refused connection carries no Retry-After"},
+		{[]string{"--virtual", "--library", "grpc-go", "--seeds", "20", "--runs", "5"}, "want --runs 7 or more"},
+		{[]string{"--virtual", "--band", "50"}, "--band 50: want a percentile in [0, 50)"},
+		{[]string{"--out", "gs:/x"}, "a URL needs two slashes: want gs://x"},
 	} {
 		args := append([]string{"live", "--library", "go-retryablehttp", "--out", out}, tt.args...)
 		_, stderr, code := sweep(t, args...)
