@@ -57,7 +57,7 @@ func cmdAssert(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		metrics = append(metrics, m.Key)
 	}
 	fs := newFlagsDoc("assert", "[--results out] [--json] FILE…", fmt.Sprintf(assertHelp, strings.Join(metrics, ", "), strings.Join(analysis.Stats, ", ")), stderr)
-	results := fs.String("results", "out", "the dataset: a folder, or s3://BUCKET/PREFIX")
+	results := fs.String("results", "out", "the dataset: a folder (or file://PATH), s3://BUCKET/PREFIX or gs://BUCKET/PREFIX")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	files, err := parseArgs(fs, args)
 	if err != nil {

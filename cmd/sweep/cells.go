@@ -43,7 +43,7 @@ func cmdCells(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		queue = append(queue, m.Key)
 	}
 	fs := newFlagsDoc("cells", "[--results out] [--out RESULTS/cells.parquet]", fmt.Sprintf(cellsHelp, strings.Join(queue, ", ")), stderr)
-	results := fs.String("results", "out", "the dataset: a folder, or s3://BUCKET/PREFIX")
+	results := fs.String("results", "out", "the dataset: a folder (or file://PATH), s3://BUCKET/PREFIX or gs://BUCKET/PREFIX")
 	out := fs.String("out", "", "the file to write (default: cells.parquet in the dataset's folder)")
 	if err := parse(fs, args); err != nil {
 		return err

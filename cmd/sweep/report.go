@@ -22,8 +22,8 @@ import (
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "[--results DIR] [--out DIR]", stderr)
-	results := fs.String("results", "out", "the dataset: a folder holding runs/ (and timelines/), or s3://BUCKET/PREFIX")
-	out := fs.String("out", "", "where report.md, scenarios/ and plots/ go, a folder or s3://BUCKET/PREFIX (default: the --results folder)")
+	results := fs.String("results", "out", "the dataset: a folder holding runs/ (and timelines/), file://PATH, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX")
+	out := fs.String("out", "", "where report.md, scenarios/ and plots/ go: a folder, file://PATH, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (default: the --results folder)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	config := fs.String("config", "sweeps.toml", "the sweeps file")
 	var names listFlag
 	fs.Var(&names, "sweep", "sweep to run; repeat or comma-separate (default: every sweep not marked on_demand)")
-	out := fs.String("out", "out", "output folder, or s3://BUCKET/PREFIX: the dataset (runs/, timelines/), plots/ and report.md")
+	out := fs.String("out", "out", "output folder (or file://PATH), s3://BUCKET/PREFIX or gs://BUCKET/PREFIX: the dataset (runs/, timelines/), plots/ and report.md")
 	workers := fs.Int("workers", 0, fmt.Sprintf("simulations in parallel (0 = one per CPU; at most %d)", maxWorkers))
 	memory := fs.String("memory", "", "memory the simulations may take in all, e.g. 8GiB (default HERDSWEEP_MEMORY, else 4GiB); a run may take its worker's share")
 	shardFlag := fs.String("shard", "", "run only shard i of n (0-based, e.g. 0/4); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
