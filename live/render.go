@@ -37,10 +37,14 @@ type Report struct {
 }
 
 // WriteJSON writes r as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeIndented(w, r) }
+
+// writeIndented writes v as JSON indented by two spaces, as every report
+// of the package does.
+func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // WriteText writes r for people: the limits, then each comparison.

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -22,11 +21,7 @@ type VirtualReport struct {
 }
 
 // WriteJSON writes r as indented JSON.
-func (r *VirtualReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *VirtualReport) WriteJSON(w io.Writer) error { return writeIndented(w, r) }
 
 // WriteText writes r for people: what ran, then each comparison's table
 // and verdict.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -157,22 +156,13 @@ func TestObjectStorageWithoutConditionalWritesIsRefused(t *testing.T) {
 	}
 }
 
-// runAll runs each of args as a sweep process at once, and returns their
-// exit codes and standard errors.
-func runAll(args ...[]string) ([]int, []string) {
+// runAll runs each of args as a sweep process at once (sweepProcess), and
+// returns their exit codes and standard errors.
+func runAll(t *testing.T, args ...[]string) ([]int, []string) {
 	var wg sync.WaitGroup
 	codes, stderrs := make([]int, len(args)), make([]string, len(args))
 	for i, a := range args {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], a...)
-			cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			cmd.Run()
-			codes[i], stderrs[i] = cmd.ProcessState.ExitCode(), stderr.String()
-		}()
+		wg.Go(func() { _, stderrs[i], codes[i] = sweepProcess(t, a...) })
 	}
 	wg.Wait()
 	return codes, stderrs
@@ -207,7 +197,7 @@ func TestObjectStorageConcurrentWriters(t *testing.T) {
 		args = append(args, []string{"run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", shards,
 			"--shard", fmt.Sprintf("%d/4", i), "--part-rows", "5", "--workers", "1", "--no-report", "--quiet"})
 	}
-	codes, stderrs := runAll(args...)
+	codes, stderrs := runAll(t, args...)
 	for i := range codes {
 		if codes[i] != 0 {
 			t.Errorf("shard %d/4: exit %d\n%s", i, codes[i], stderrs[i])
@@ -216,7 +206,7 @@ func TestObjectStorageConcurrentWriters(t *testing.T) {
 	same("four shards at once", shards)
 
 	two := "s3://" + s3test.Bucket + "/two"
-	codes, stderrs = runAll(
+	codes, stderrs = runAll(t,
 		[]string{"run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", two, "--part-rows", "5", "--workers", "1", "--no-report", "--quiet"},
 		[]string{"run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", two, "--part-rows", "7", "--workers", "1", "--no-report", "--quiet"})
 	for i := range codes {

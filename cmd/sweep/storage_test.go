@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,13 +43,8 @@ func TestTwoUnshardedWritersNeverDouble(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cmd := exec.Command(os.Args[0], "run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", out,
+				_, stderrs[i], codes[i] = sweepProcess(t, "run", "--config", "testdata/stress.toml", "--sweep", "k,km", "--out", out,
 					"--part-rows", rows, "--workers", "1", "--no-report", "--quiet")
-				cmd.Env = append(os.Environ(), "HERDSWEEP_BE_SWEEP=1")
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				cmd.Run()
-				codes[i], stderrs[i] = cmd.ProcessState.ExitCode(), stderr.String()
 			}()
 		}
 		wg.Wait()
