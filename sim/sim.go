@@ -52,6 +52,11 @@ type Result struct {
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
 
+	// Layers: a chain run's services (Sim.RunChain), NLayers of them from
+	// the one the clients call to the deepest; 0 for a single server.
+	Layers  [MaxLayers]LayerResult
+	NLayers int
+
 	// Stuck: the run stopped early, provably stuck (Sim.StopStuck,
 	// stuck.go): never back to steady state; End is the stop.
 	Stuck bool
@@ -142,6 +147,7 @@ type Sim struct {
 	queue   queueRun   // a queueing server's state
 	lat     latency    // its latency histogram
 	st      runState   // the run in progress
+	chain   chainRun   // a chain run's state (chain.go)
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
 	// serve, when set, decides how many of tick k's requests (list, in
