@@ -45,6 +45,9 @@ func keyVersion(canonical string) string {
 	if revised {
 		v += "+" + sim.PolicyVersion
 	}
+	if c.Chained() {
+		v += "+" + sim.ChainVersion
+	}
 	lastVersion.Store(&versionAnswer{canonical, v})
 	return v
 }
@@ -94,15 +97,25 @@ func (c Cell) Validate() error {
 		return err
 	}
 	if c.Mixed() {
-		return sim.ValidateFleet(c.Groups())
+		if err := sim.ValidateFleet(c.Groups()); err != nil {
+			return err
+		}
 	}
-	return nil
+	return c.validateChain()
 }
 
-// Simulate runs the cell on s with rng: one policy, or a mixed fleet.
+// Simulate runs the cell on s with rng: one policy, a mixed fleet, or a
+// chain of services in front of the server.
 func (c Cell) Simulate(s *sim.Sim, rng *sim.Mulberry32, tl *sim.Timeline) (sim.Result, error) {
 	if c.Mixed() {
 		return s.RunFleet(c.Scenario, c.Groups(), rng, tl)
+	}
+	if c.Chained() {
+		ch, err := c.Chain()
+		if err != nil {
+			return sim.Result{}, err
+		}
+		return s.RunChain(c.Scenario, ch, c.Policy, rng, tl)
 	}
 	return s.Run(c.Scenario, c.Policy, rng, tl)
 }

@@ -98,32 +98,32 @@ func (l LayerResult) Amplification(clients int) float64 {
 }
 
 // ValidateChain reports what makes ch unusable with sc and the clients'
-// policy p, each fault in one error.
+// policy p, each fault a FieldError: FieldFanout and FieldLeafFail for
+// those, FieldLayers for the front services (which the value names).
 func ValidateChain(sc Scenario, ch Chain, p Policy) error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var errs fieldErrs
+	if ch.Fanout < 0 || ch.Fanout > MaxFanout {
+		errs.add(FieldFanout, ch.Fanout, fmt.Sprintf("0 or 1 (one copy) to %d copies of the deepest service, with layers", MaxFanout))
+	}
+	if !(ch.LeafFail >= 0 && ch.LeafFail <= 1) {
+		errs.add(FieldLeafFail, ch.LeafFail, "a fraction in [0, 1], with layers")
+	}
 	if ch.N < 1 || ch.N > MaxLayers-1 {
-		add("chain: %d services in front of the server; want 1 to %d", ch.N, MaxLayers-1)
+		errs.add(FieldLayers, fmt.Sprintf("%d services", ch.N), fmt.Sprintf("1 to %d services in front of the server", MaxLayers-1))
 		return errors.Join(errs...)
 	}
 	if sc.Server() != CountingServer || !sc.plain() || sc.RetryAfter != 0 {
-		add("chain: the deepest service is a counting server without Retry-After, ramp or reject cost (a queueing server and those are not modelled in a chain)")
+		errs.add(FieldLayers, "in front of this server", "a counting server without Retry-After, ramp or reject cost behind the layers (a queueing server and those are not modelled in a chain)")
 	}
 	if p.componentsOn() {
-		add("chain: the clients' policy has client components (%s); a chain models attempt limits, backoff and retry budgets only", p.ComponentsShort())
-	}
-	if ch.Fanout < 0 || ch.Fanout > MaxFanout {
-		add("chain: fanout %d; want 0 or 1 (none) to %d", ch.Fanout, MaxFanout)
-	}
-	if !(ch.LeafFail >= 0 && ch.LeafFail <= 1) {
-		add("chain: fail share %v; want a fraction in [0, 1]", ch.LeafFail)
+		errs.add(FieldLayers, "clients with "+p.ComponentsShort(), "clients without client components in front of layers (a chain models attempt limits, backoff and retry budgets)")
 	}
 	for j, l := range ch.Front[:ch.N] {
 		errs = append(errs, l.validate(j, sc.Tick)...)
 	}
 	for j := ch.N; j < len(ch.Front); j++ {
 		if ch.Front[j] != (Layer{}) {
-			add("chain: service %d is set beyond the chain's %d", j+1, ch.N)
+			errs.add(FieldLayers, fmt.Sprintf("service %d", j+1), fmt.Sprintf("none beyond the chain's %d", ch.N))
 		}
 	}
 	return errors.Join(errs...)
@@ -131,31 +131,31 @@ func ValidateChain(sc Scenario, ch Chain, p Policy) error {
 
 // validate reports the faults of front service j (0: the one the clients
 // call) with ticks of tick.
-func (l Layer) validate(j int, tick time.Duration) []error {
-	var errs []error
-	add := func(format string, a ...any) {
-		errs = append(errs, fmt.Errorf("chain: service %d: "+format, append([]any{j + 1}, a...)...))
+func (l Layer) validate(j int, tick time.Duration) fieldErrs {
+	var errs fieldErrs
+	add := func(what string, v any, want string) {
+		errs.add(FieldLayers, fmt.Sprintf("service %d %s %v", j+1, what, v), want)
 	}
 	if !(l.Capacity >= 0 && l.Capacity <= 1e9) {
-		add("capacity %v; want 0 (no limit) or requests/s ≤ 1e9", l.Capacity)
+		add("capacity_rps", l.Capacity, "0 (no limit) or requests/s ≤ 1e9")
 	} else if l.Capacity > 0 && l.Capacity*ms(tick)/1000 < 1 {
-		add("capacity %v serves no request a %v tick; want 0 (no limit) or ≥ %g", l.Capacity, tick, 1000/ms(tick))
+		add("capacity_rps", l.Capacity, fmt.Sprintf("0 (no limit) or at least one request a %v tick (≥ %g)", tick, 1000/ms(tick)))
 	}
-	if err := wholeMS(FieldOutageStart, l.OutageStart, 0); err != nil {
-		add("outage start: %v", err)
+	if l.OutageStart < 0 || l.OutageStart%time.Millisecond != 0 {
+		add("outage_start_s", l.OutageStart.Seconds(), "a whole number of milliseconds ≥ 0, s")
 	}
-	if err := wholeMS(FieldRecoverAt, l.RecoverAt, 0); err != nil {
-		add("recovery: %v", err)
+	if l.RecoverAt < 0 || l.RecoverAt%time.Millisecond != 0 {
+		add("recover_s", l.RecoverAt.Seconds(), "a whole number of milliseconds ≥ 0, s")
 	} else if l.RecoverAt < l.OutageStart {
-		add("recovers at %v before its outage starts at %v; want recovery ≥ start", l.RecoverAt, l.OutageStart)
+		add("recover_s", l.RecoverAt.Seconds(), fmt.Sprintf("at least its outage_start_s (%g)", l.OutageStart.Seconds()))
 	}
 	if l.Policy == (Policy{}) {
 		return errs
 	}
 	if err := l.Policy.Validate(); err != nil {
-		add("policy: %v", err)
+		add("policy", l.Policy, err.Error())
 	} else if l.Policy.componentsOn() {
-		add("policy has client components (%s); a chain models attempt limits, backoff and retry budgets only", l.Policy.ComponentsShort())
+		add("policy", l.Policy, "no client components (a chain models attempt limits, backoff and retry budgets)")
 	}
 	return errs
 }
