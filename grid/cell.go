@@ -173,8 +173,13 @@ func KeyShard(key string, n int) int {
 	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
 }
 
-// Normalize returns c with its policy normalized (sim.Policy.Normalize).
+// Normalize returns c with its policy normalized (sim.Policy.Normalize),
+// and without a chain's fanout and layers_fail_share when it has no
+// layers (they mean nothing then).
 func (c Cell) Normalize() Cell {
 	c.Policy = c.Policy.Normalize()
+	if c.Layers == "" {
+		c.Fanout, c.LeafFail = 0, 0
+	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -152,3 +153,7 @@ func (c Cell) validateChain() error {
 	}
 	return sim.ValidateChain(c.Scenario, ch, c.Policy)
 }
+
+// SecondsDuration converts seconds to a whole number of milliseconds, as
+// every _s parameter is read; ok is false when v is not one.
+func SecondsDuration(v float64) (time.Duration, bool) { return duration(v) }
