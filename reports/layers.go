@@ -106,7 +106,11 @@ func layerScenarioWords(s analysis.LayerScenario) string {
 
 // layerPanelWords names a scenario's panel in the figure.
 func layerPanelWords(s analysis.LayerScenario) string {
-	w := fmt.Sprintf("%g req/s, %g s outage", s.Scenario.Capacity, s.Scenario.RecoverAt.Seconds())
+	who := string(s.Policy.Kind)
+	if s.Policy.Preset != "" {
+		who = s.Policy.Preset
+	}
+	w := fmt.Sprintf("%s clients, %g req/s", who, s.Scenario.Capacity)
 	if s.Fanout > 1 {
 		w += fmt.Sprintf(", fan-out %d", s.Fanout)
 	}
@@ -182,6 +186,11 @@ func layerClaims(s analysis.LayerScenario) []string {
 		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.",
 			f.Summary(analysis.T99).Mean, analysis.ChainWords(f), l.Summary(analysis.T99).Mean, analysis.ChainWords(l)))
 	}
+	for _, a := range s.Rows {
+		if c := closedForm(a); c != "" {
+			out = append(out, c)
+		}
+	}
 	for _, b := range s.Rows {
 		if !analysis.Budgeted(b) {
 			continue
@@ -194,6 +203,44 @@ func layerClaims(s analysis.LayerScenario) []string {
 		}
 	}
 	return out
+}
+
+// closedForm is the sentence for row a when every client gave up while
+// the server was down and the attempts at it are exactly the closed form
+// Π over the callers of their attempts (1 + k: the clients', each
+// service's) times the copies of the server: no service saturated, no
+// budget cut a retry. "" otherwise: the report claims it only where the
+// data shows it.
+func closedForm(a *analysis.Aggregate) string {
+	ch, err := a.Cell.Chain()
+	if err != nil || analysis.Budgeted(a) || a.Summary(analysis.ServedShare).Max != 0 || a.Summary(analysis.GaveUp).Min != float64(a.Cell.Scenario.Clients) {
+		return ""
+	}
+	want := ch.Copies()
+	var factors []string
+	for c := range ch.N + 1 {
+		p := a.Cell.Policy
+		if c > 0 {
+			p = ch.Front[c-1].Policy
+		}
+		n := p.MaxAttempts
+		if p.Kind == "" {
+			n = 1
+		}
+		if n == 0 {
+			return "" // retries for ever: no closed form
+		}
+		want *= n
+		factors = append(factors, fmt.Sprint(n))
+	}
+	if ch.Copies() > 1 {
+		factors = append(factors, fmt.Sprintf("%d copies", ch.Copies()))
+	}
+	if s := analysis.ServerAmp(a); s.Min != float64(want) || s.Max != float64(want) {
+		return ""
+	}
+	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
+		analysis.ChainWords(a), want, strings.Join(factors, " × "))
 }
 
 func cmpFloat(x, y float64) int {

@@ -20,9 +20,11 @@ type layerCell struct {
 }
 
 // layerCells: clients → A → B → a server of 30 or 60 requests/s down for
-// 30 s, 300 clients on decorrelated jitter; nobody in front retrying, A
-// alone, A and B, and A and B under a 10 % retry budget; and one
-// counting cell of the same server without services in front.
+// 30 s, 300 clients on decorrelated jitter, or at 90 requests/s clients
+// that give up after 3 attempts 1 s apart, while it is down; nobody in
+// front retrying, A alone, A and B, and A and B under a 10 % retry
+// budget; and one counting cell of the same server without services in
+// front.
 func layerCells(t *testing.T) ([]layerCell, grid.Cell) {
 	t.Helper()
 	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 2 * time.Second, Multiplier: 2, MaxAttempts: 4}
@@ -38,9 +40,13 @@ func layerCells(t *testing.T) ([]layerCell, grid.Cell) {
 		{budget, budget, "clients, A and B retry, services under a retry budget"},
 	}
 	var out []layerCell
-	for _, capacity := range []float64{30, 60} {
+	gives := sim.Policy{Kind: sim.Fixed, Base: time.Second, MaxAttempts: 3} // gives up while the server is down
+	for k, capacity := range []float64{30, 60, 90} {
 		for _, ch := range chains {
 			c := grid.Cell{Scenario: world(capacity), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+			if k == 2 {
+				c.Policy = gives
+			}
 			c.Layers = grid.EncodeLayers([]sim.Layer{{Policy: ch.a.Normalize()}, {Policy: ch.b.Normalize()}})
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
@@ -55,8 +61,9 @@ func layerCells(t *testing.T) ([]layerCell, grid.Cell) {
 // seed the attempts at the server per client and the t99 after recovery
 // (NaN: not reached).
 type ltruth struct {
-	lc         layerCell
-	server, t9 []float64
+	lc                 layerCell
+	server, t9, served []float64
+	gaveAll            bool // every client gave up in every seed
 }
 
 func (tr *ltruth) serverMean() float64 { return meanOf(tr.server) }
@@ -97,11 +104,16 @@ func TestLayerClaims(t *testing.T) {
 			v = (rec.Result.T99.At - rec.Cell.Scenario.RecoverAt).Seconds()
 		}
 		tr.t9 = append(tr.t9, v)
+		tr.served = append(tr.served, float64(rec.Result.Succeeded)/float64(rec.Result.Clients))
+		if len(tr.served) == 1 {
+			tr.gaveAll = true
+		}
+		tr.gaveAll = tr.gaveAll && rec.Result.GaveUp == rec.Result.Clients
 	}
 	if !strings.Contains(md, "## Retries across layers") {
 		t.Fatalf("no section on retries across layers:\n%s", md)
 	}
-	for _, scenario := range [][]*ltruth{trs[:4], trs[4:]} {
+	for _, scenario := range [][]*ltruth{trs[:4], trs[4:8], trs[8:]} {
 		for _, want := range layerSentences(scenario) {
 			if !strings.Contains(md, want) {
 				t.Errorf("report.md lacks %q", want)
@@ -113,13 +125,24 @@ func TestLayerClaims(t *testing.T) {
 		}
 		for _, tr := range scenario {
 			row := fmt.Sprintf("| %s | ", tr.lc.words)
-			if i := strings.Index(md[from:], row); i < 0 || !strings.Contains(strings.SplitN(md[from+i:], "\n", 2)[0], fmt.Sprintf(" %.1f | 100.0 %% |", tr.serverMean())) {
-				t.Errorf("no row %q with %.1f attempts at the server, every client served", row, tr.serverMean())
+			if i := strings.Index(md[from:], row); i < 0 || !strings.Contains(strings.SplitN(md[from+i:], "\n", 2)[0], fmt.Sprintf(" %.1f | %.1f %% |", tr.serverMean(), 100*meanOf(tr.served))) {
+				t.Errorf("no row %q with %.1f attempts at the server, %.1f %% served", row, tr.serverMean(), 100*meanOf(tr.served))
 			}
 		}
 	}
+	// The third scenario's clients give up while the server is down: the
+	// closed form holds there, and the report says so for each chain
+	// without a budget.
+	for _, f := range []string{"3 × 1 × 1", "3 × 4 × 1", "3 × 4 × 4"} {
+		if !strings.Contains(md, "the closed form "+f+" (") {
+			t.Errorf("report.md does not give the closed form %s", f)
+		}
+	}
+	if strings.Count(md, "the closed form") != 3 {
+		t.Errorf("%d closed forms, want 3 (none for the budget, none where clients were served)", strings.Count(md, "the closed form"))
+	}
 	caption := r.LayerFigures[0].Caption
-	for _, scenario := range [][]*ltruth{trs[:4], trs[4:]} {
+	for _, scenario := range [][]*ltruth{trs[:4], trs[4:8], trs[8:]} {
 		hi := slices.MaxFunc(scenario, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
 		if !strings.Contains(caption, fmt.Sprintf("the server receives %.1f attempts per client when %s", hi.serverMean(), hi.lc.words)) {
 			t.Errorf("caption %q does not name %.1f for %s", caption, hi.serverMean(), hi.lc.words)
@@ -144,5 +167,15 @@ func layerSentences(trs []*ltruth) []string {
 		l := slices.MaxFunc(done, func(x, y *ltruth) int { return cmpFloat(meanOf(x.t9), meanOf(y.t9)) })
 		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.", meanOf(f.t9), f.lc.words, meanOf(l.t9), l.lc.words))
 	}
-	return append(out, fmt.Sprintf("A retry budget at each service takes the server from %.1f to %.1f attempts per client when clients, A and B retry.", trs[2].serverMean(), trs[3].serverMean()))
+	out = append(out, fmt.Sprintf("A retry budget at each service takes the server from %.1f to %.1f attempts per client when clients, A and B retry.", trs[2].serverMean(), trs[3].serverMean()))
+	// Where every client gave up while the server was down, the closed
+	// form: the clients' 3 attempts × 4 at each service that retries.
+	for i, f := range []string{"3 × 1 × 1", "3 × 4 × 1", "3 × 4 × 4"} {
+		tr := trs[i]
+		want := map[int]float64{0: 3, 1: 12, 2: 48}[i]
+		if tr.gaveAll && slices.Min(tr.server) == want && slices.Max(tr.server) == want {
+			out = append(out, fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %g attempts per client in every seed, the closed form %s", tr.lc.words, want, f))
+		}
+	}
+	return out
 }
