@@ -160,6 +160,28 @@ func (l Layer) validate(j int, tick time.Duration) fieldErrs {
 	return errs
 }
 
+// ChainBytes is what a chain run of sc behind ch holds beyond
+// Scenario.Footprint: per client its state at each caller (16 bytes) and
+// the caller whose retry is due (1), and each caller's retry budget's
+// rings (16 bytes a tick of its window). 0 without a chain.
+func ChainBytes(sc Scenario, ch Chain) int64 {
+	if !ch.On() || sc.Tick <= 0 {
+		return 0
+	}
+	n, c := int64(max(sc.Clients, 0)), int64(ch.Services())
+	window := int64(math.Ceil(BudgetWindow * 1000 / ms(sc.Tick)))
+	return n*(16*c+1) + c*16*window
+}
+
+// footprint is the bytes of storage a chain run's state holds.
+func (cr *chainRun) footprint() int {
+	b := cap(cr.state)*16 + cap(cr.depth)
+	for i := range cr.bud {
+		b += 8 * (cap(cr.bud[i].req) + cap(cr.bud[i].ret))
+	}
+	return b
+}
+
 // chainRun is a chain run's state; it lives in the Sim so that a run
 // allocates nothing once the Sim's storage has grown.
 type chainRun struct {

@@ -365,3 +365,24 @@ func BenchmarkChain(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
+
+// ChainBytes bounds what a chain run holds beyond the scenario's own
+// storage: its per-client state and the services' budgets.
+func TestChainBytesBoundsTheStorage(t *testing.T) {
+	t.Parallel()
+	for _, ks := range [][]int{{1, 1}, {2, 2, 2, 2}} {
+		ch, p := chainOf(ks)
+		for j := range ch.N {
+			ch.Front[j].Policy.RetryBudget = 0.1
+		}
+		sc := chainScenario(5000, true)
+		var s Sim
+		if _, err := s.RunChain(sc, ch, p, NewMulberry32(1), nil); err != nil {
+			t.Fatal(err)
+		}
+		got, est := int64(s.chain.footprint()), ChainBytes(sc, ch)
+		if got == 0 || got > est {
+			t.Errorf("%v: holds %d bytes, estimated %d", ks, got, est)
+		}
+	}
+}
