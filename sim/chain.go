@@ -86,7 +86,7 @@ func (ch Chain) Retries(c int, p Policy) bool {
 type LayerResult struct {
 	Attempts int64 // attempts that reached it (every copy's, for a fan-out)
 	Rejected int64 // refused by it: down, over its capacity, or its own failure share
-	Served   int64 // answered with success: its callees succeeded
+	Served   int64 // answered with success: its callees succeeded (the deepest service: each copy that did, whatever the others did)
 }
 
 // Amplification is the service's attempts per client request.
@@ -368,8 +368,8 @@ func (s *Sim) visit(cr *chainRun, i int32, k int, t float64, rng *Mulberry32) {
 			c++
 			cr.state[int(i)*cr.callers+c] = client{prev: cr.base[c]}
 			continue
-		case !rejected: // the deepest service answered: every service on the way did
-			for j := range cr.callers {
+		case !rejected: // the deepest service answered (admit counts its copies): every service on the way did
+			for j := range last {
 				cr.layers[j].Served++
 			}
 			cr.ok++
@@ -427,6 +427,7 @@ func (cr *chainRun) admit(c int, t float64, rng *Mulberry32) (rejected, up bool)
 			if cr.fail > 0 && rng.Float64() < cr.fail {
 				rejected, up = true, false
 			} else {
+				l.Served++ // the copy answered, whatever the others do
 				continue
 			}
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -384,5 +385,98 @@ func TestChainBytesBoundsTheStorage(t *testing.T) {
 		if got == 0 || got > est {
 			t.Errorf("%v: holds %d bytes, estimated %d", ks, got, est)
 		}
+	}
+}
+
+// Random chains keep the books: every client ends served, given up or
+// pending; every service on the way answers each served client once, so
+// each service's Served is Succeeded (times the copies at the server);
+// a service passes on at most what it admitted times its callee's
+// attempts; the timeline sums to the totals; and the run is the same with
+// and without a timeline.
+func TestChainKeepsTheBooks(t *testing.T) {
+	t.Parallel()
+	rng := NewMulberry32(99)
+	pols := []Policy{{}, retrying(1), retrying(3), DefaultPolicy(Decorrelated), DefaultPolicy(FullJitter),
+		{Kind: Exponential, Base: 50 * time.Millisecond, Multiplier: 2, Cap: time.Second, MaxAttempts: 5, RetryBudget: 0.2, BudgetMinRPS: 1}}
+	for trial := range 60 {
+		var ch Chain
+		ch.N = 1 + int(rng.Float64()*3)
+		for j := range ch.N {
+			l := &ch.Front[j]
+			l.Policy = pols[int(rng.Float64()*float64(len(pols)))]
+			if rng.Float64() < 0.4 {
+				l.Capacity = float64(10 * (1 + int(rng.Float64()*50)))
+			}
+			if rng.Float64() < 0.3 {
+				l.OutageStart = time.Duration(int(rng.Float64()*20)) * time.Second
+				l.RecoverAt = l.OutageStart + time.Duration(int(rng.Float64()*20))*time.Second
+			}
+		}
+		if rng.Float64() < 0.3 {
+			ch.Fanout = 2 + int(rng.Float64()*3)
+		}
+		if rng.Float64() < 0.3 {
+			ch.LeafFail = rng.Float64() * 0.5
+		}
+		p := pols[1+int(rng.Float64()*float64(len(pols)-1))]
+		sc := chainScenario(50+int(rng.Float64()*500), rng.Float64() < 0.7)
+		sc.Capacity = float64(10 * (1 + int(rng.Float64()*30)))
+		var s Sim
+		var tl Timeline
+		r, err := s.RunChain(sc, ch, p, NewMulberry32(uint32(trial)), &tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare, _ := s.RunChain(sc, ch, p, NewMulberry32(uint32(trial)), nil)
+		if bare != r {
+			t.Fatalf("trial %d: a timeline changes the run", trial)
+		}
+		if r.Succeeded+r.GaveUp+r.Pending != sc.Clients || r.NLayers != ch.N+1 {
+			t.Fatalf("trial %d: %d served + %d gave up + %d pending ≠ %d", trial, r.Succeeded, r.GaveUp, r.Pending, sc.Clients)
+		}
+		for j := range r.NLayers {
+			l := r.Layers[j]
+			bad := l.Served != int64(r.Succeeded) // a front service answers each served client once
+			if j == ch.N {                          // the server answers each copy's attempt at once
+				bad = l.Served+l.Rejected != l.Attempts || l.Served < int64(r.Succeeded*ch.Copies())
+			}
+			if bad || l.Rejected > l.Attempts {
+				t.Errorf("trial %d, service %d: %+v, %d served", trial, j, l, r.Succeeded)
+			}
+			if j < ch.N && !ch.Retries(j+1, p) {
+				mult := int64(1)
+				if j+1 == ch.N {
+					mult = int64(ch.Copies())
+				}
+				if got, admitted := r.Layers[j+1].Attempts, l.Attempts-l.Rejected; got != admitted*mult {
+					t.Errorf("trial %d: service %d admitted %d and does not retry, the next one got %d (× %d copies)", trial, j, admitted, got, mult)
+				}
+			}
+		}
+		var arr, served, quit int64
+		for k := range tl.Arrivals {
+			arr, served, quit = arr+int64(tl.Arrivals[k]), served+int64(tl.Served[k]), quit+int64(tl.GaveUp[k])
+		}
+		if arr != r.Sent || served != int64(r.Succeeded) || quit != int64(r.GaveUp) {
+			t.Errorf("trial %d: timeline sums %d, %d, %d; want %d, %d, %d", trial, arr, served, quit, r.Sent, r.Succeeded, r.GaveUp)
+		}
+	}
+}
+
+// Stop ends a chain run as it ends a single server's.
+func TestChainStops(t *testing.T) {
+	t.Parallel()
+	ch, p := chainOf([]int{0, 2, 2})
+	p = DefaultPolicy(Decorrelated)
+	var stop atomic.Bool
+	stop.Store(true)
+	s := Sim{Stop: &stop}
+	if _, err := s.RunChain(chainScenario(200000, true), ch, p, NewMulberry32(1), nil); err != ErrStopped {
+		t.Fatalf("error %v, want ErrStopped", err)
+	}
+	stop.Store(false)
+	if r, err := s.RunChain(chainScenario(2000, true), ch, p, NewMulberry32(1), nil); err != nil || r.Succeeded != 2000 {
+		t.Errorf("after a stop: %v, %d served", err, r.Succeeded)
 	}
 }
