@@ -438,7 +438,7 @@ func TestChainKeepsTheBooks(t *testing.T) {
 		for j := range r.NLayers {
 			l := r.Layers[j]
 			bad := l.Served != int64(r.Succeeded) // a front service answers each served client once
-			if j == ch.N {                          // the server answers each copy's attempt at once
+			if j == ch.N {                        // the server answers each copy's attempt at once
 				bad = l.Served+l.Rejected != l.Attempts || l.Served < int64(r.Succeeded*ch.Copies())
 			}
 			if bad || l.Rejected > l.Attempts {
