@@ -14,7 +14,9 @@ import (
 // one at once (in the same tick) and holds its caller's request while it
 // retries its callee: the caller waits, and has no timeout of its own, so a
 // caller's attempt fails only when its callee gives up (its attempt limit,
-// its retry budget, or its other limits say so). Holding a request costs
+// its retry budget, or its other limits say so; its max_elapsed is the
+// caller's deadline passed down). A caller that stops waiting while its
+// callee goes on is not modelled. Holding a request costs
 // a counting service nothing: its capacity is attempts admitted a tick.
 //
 // While the deepest service is down and no service above it is saturated,

@@ -480,3 +480,18 @@ func TestChainStops(t *testing.T) {
 		t.Errorf("after a stop: %v, %d served", err, r.Succeeded)
 	}
 }
+
+// A service's max_elapsed is its caller's deadline passed down: it stops
+// retrying once its caller's request has waited that long, and the
+// caller's attempt fails then. B retries every 100 ms for ever, but
+// within 1 s of its first failure: at most 11 attempts at the server per
+// attempt of A.
+func TestChainServiceDeadline(t *testing.T) {
+	t.Parallel()
+	ch, p := chainOf([]int{0, 0})
+	ch.Front[0].Policy = Policy{Kind: Fixed, Base: 100 * time.Millisecond, MaxElapsed: time.Second}
+	r := runChain(t, chainScenario(100, true), ch, p, 1)
+	if got := r.Layers[1].Attempts; got != 100*11 || r.GaveUp != 100 {
+		t.Errorf("%d attempts at the server, %d gave up: want 1,100 (11 each within 1 s), 100", got, r.GaveUp)
+	}
+}
