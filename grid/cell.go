@@ -17,7 +17,7 @@ import (
 // have the same key.
 func (c Cell) Key() string {
 	can := c.Canonical()
-	h := sha256.Sum256([]byte(keyVersion(can) + "\x00" + can))
+	h := sha256.Sum256([]byte(versionOf(c) + "\x00" + can))
 	return hex.EncodeToString(h[:8])
 }
 
@@ -26,14 +26,22 @@ func (c Cell) Key() string {
 // that a change to the queueing server moves the keys of queueing cells
 // only; and for a cell with a policy that sim.PolicyVersion revised
 // (sim.Policy.Revised, in any group) that version too, so that only those
-// cells' keys move. It reads the cell back from the canonical form, so
+// cells' keys move; and for a cell with services in front of its server
+// (Chained) sim.ChainVersion. It reads the cell back from the canonical form, so
 // that every caller of RunKey keys alike. The last answer is kept: a
 // dataset's writer and checker key every seed of a cell in a row.
 func keyVersion(canonical string) string {
 	if last := lastVersion.Load(); last != nil && last.canonical == canonical {
 		return last.version
 	}
-	c := cellOfCanonical(canonical)
+	v := versionOf(cellOfCanonical(canonical))
+	lastVersion.Store(&versionAnswer{canonical, v})
+	return v
+}
+
+// versionOf is keyVersion of c's canonical form, asked of c itself (what
+// Key does, without reading c back: TestVersionOfIsOfTheCanonicalForm).
+func versionOf(c Cell) string {
 	v := sim.Version
 	if c.Scenario.Server() == sim.QueueingServer {
 		v += "+" + sim.QueueVersion
@@ -48,7 +56,6 @@ func keyVersion(canonical string) string {
 	if c.Chained() {
 		v += "+" + sim.ChainVersion
 	}
-	lastVersion.Store(&versionAnswer{canonical, v})
 	return v
 }
 
