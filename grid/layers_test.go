@@ -46,6 +46,9 @@ func TestLayersRoundTripAndKey(t *testing.T) {
 	if c.Key() != hex.EncodeToString(h[:8]) {
 		t.Errorf("chained cell key %s: want the hash with %s", c.Key(), sim.ChainVersion)
 	}
+	if keyVersion(can) != versionOf(c) || (Run{Cell: c, Seed: 7}).Key() != RunKey(can, 7) {
+		t.Errorf("the canonical form keys %q, the cell %q", keyVersion(can), versionOf(c))
+	}
 	var read Cell
 	for i := range Params {
 		Params[i].Set(&read, Params[i].Get(c))
