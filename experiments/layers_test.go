@@ -55,8 +55,8 @@ func TestLayersErrors(t *testing.T) {
 	t.Parallel()
 	const head = base + "[sweep.s]\npolicy = \"fixed\"\n"
 	for _, tt := range []struct{ name, src, want string }{
-		{"unknown key", head + "layers = [{capacity = 5}]\n", "t.toml:6: sweep.s.layers[0].capacity: unknown key in a service (did you mean \"capacity_rps\"?): want [capacity_rps outage_start_s recover_s policy]"},
-		{"bad policy", head + "layers = [{policy = \"expo\"}]\n", "t.toml:6: sweep.s.layers[0].policy: \"expo\": \"expo\": want a family (fixed"},
+		{"unknown key", head + "layers = [{capacity = 5}]\n", "t.toml:6: sweep.s.layers[0].capacity: unknown key in a service (did you mean \"capacity_rps\"?): want capacity_rps, outage_start_s, recover_s, policy"},
+		{"bad policy", head + "layers = [{policy = \"expo\"}]\n", "t.toml:6: sweep.s.layers[0].policy: \"expo\": want a family (fixed"},
 		{"policy type", head + "layers = [{policy = 3}]\n", "t.toml:6: sweep.s.layers[0].policy: 3: want a family's or preset's name"},
 		{"capacity", head + "layers = [{capacity_rps = -1}]\n", "t.toml:6: sweep.s.layers[0].capacity_rps: -1: want 0 (no limit) or requests/s ≤ 1e9"},
 		{"sub-ms", head + "layers = [{recover_s = 0.0001}]\n", "t.toml:6: sweep.s.layers[0].recover_s: 0.0001: want a time ≥ 0 in s"},
@@ -74,6 +74,29 @@ func TestLayersErrors(t *testing.T) {
 		_, err := Load("t.toml", []byte(tt.src))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error\n%v\nwant it to contain\n%s", tt.name, err, tt.want)
+		}
+	}
+}
+
+// A layers value over several lines has each service's mistake at its
+// own line, in either form (one chain, or an axis of chains).
+func TestLayersErrorLines(t *testing.T) {
+	t.Parallel()
+	src := base + `[sweep.s]
+policy = "fixed"
+layers = [{policy = "none"},   # A: the { in this comment is not a service
+          {speed = 3}]
+[sweep.t]
+policy = "fixed"
+layers = [[{policy = "none"}],
+          [{policy = "none # not a comment {"},
+           {capacity_rps = "x"}]]
+`
+	_, err := Load("t.toml", []byte(src))
+	for _, want := range []string{"t.toml:7: sweep.s.layers[1].speed: unknown key", "t.toml:12: sweep.t.layers[1][1].capacity_rps: \"x\": want a number",
+		"t.toml:11: sweep.t.layers[1][0].policy"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\nwant it to contain\n%s", err, want)
 		}
 	}
 }
