@@ -49,7 +49,7 @@ func layerColumns() []RunsColumn {
 				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Rejected} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].Rejected = v.Int; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerServed), Type: Int64}, Optional: true,
-				Doc: fmt.Sprintf("service %d: attempts it answered with success (its callees succeeded)", n),
+				Doc: fmt.Sprintf("service %d: attempts it answered with success (its callees succeeded; the server: each copy that answered)", n),
 				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Served} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].Served = v.Int; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerAmplification), Type: Float64}, Optional: true,
