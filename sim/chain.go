@@ -294,6 +294,9 @@ func (s *Sim) startChain(cr *chainRun, sc Scenario, ch Chain, p Policy, rng *Mul
 	if tl != nil {
 		tl.Tick = sc.Tick
 		tl.Reset()
+		if cap(tl.Arrivals) < cr.nt { // its whole length at once, as Sim.Run does: no growth in the loop
+			tl.Arrivals, tl.Served, tl.GaveUp = make([]int32, 0, cr.nt), make([]int32, 0, cr.nt), make([]int32, 0, cr.nt)
+		}
 	}
 }
 

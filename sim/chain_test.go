@@ -495,3 +495,22 @@ func TestChainServiceDeadline(t *testing.T) {
 		t.Errorf("%d attempts at the server, %d gave up: want 1,100 (11 each within 1 s), 100", got, r.GaveUp)
 	}
 }
+
+// With a timeline, a chain run allocates no more: the timeline is made
+// whole when the run starts, as Sim.Run makes it.
+func TestChainTimelineAllocatesOnce(t *testing.T) {
+	ch, p := chainOf([]int{2, 2, 2})
+	sc := chainScenario(500, true)
+	var s Sim
+	var tl Timeline
+	rng := NewMulberry32(1)
+	if _, err := s.RunChain(sc, ch, p, rng, &tl); err != nil {
+		t.Fatal(err)
+	}
+	with := testing.AllocsPerRun(3, func() { rng.Seed(1); _, _ = s.RunChain(sc, ch, p, rng, &tl) })
+	fresh := testing.AllocsPerRun(3, func() { rng.Seed(1); _, _ = s.RunChain(sc, ch, p, rng, &Timeline{}) })
+	without := testing.AllocsPerRun(3, func() { rng.Seed(1); _, _ = s.RunChain(sc, ch, p, rng, nil) })
+	if with > without || fresh > without+4 { // a new timeline: its three slices (and the Timeline)
+		t.Errorf("%g allocations a run with a timeline, %g with a new one, %g without", with, fresh, without)
+	}
+}
