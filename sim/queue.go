@@ -92,13 +92,15 @@ type queueRun struct {
 	recoveryWindowTicks int
 	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
+	lim                 *limiter  // the adaptive concurrency limiter (limiter.go), or nil
+	limSt               limiter   // lim's storage, kept from run to run
 }
 
 // start prepares a queueing server's run of sc.
 func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	free, waiting, curve := q.free, q.waiting, q.curve
 	cd, good, off := q.cohortDone, q.good, q.offered
-	rec := q.rec
+	rec, limSt := q.rec, q.limSt
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
@@ -132,6 +134,11 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
 	q.rec = rec
 	q.rec.start(sc, st, q.recoveryWindowTicks)
+	q.limSt = limSt
+	if sc.Limiter != "" {
+		q.limSt.reset(sc)
+		q.lim = &q.limSt
+	}
 	return q
 }
 
@@ -190,6 +197,9 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 			q.waiting, q.head = q.waiting[:0], 0
 		}
 	}
+	if q.lim != nil && q.lim.full(a) { // the limiter decides first (limiter.go)
+		return rejected, 0
+	}
 	start := max(a, q.free.first())
 	wait := start - a
 	if wait > 0 {
@@ -212,6 +222,9 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 	s := q.service(rng)
 	done := start + s
 	q.free.replaceFirst(done)
+	if q.lim != nil {
+		q.lim.hold(a, done, q.timeout)
+	}
 	if wait > 0 && q.limit > 0 { // only a QueueLimit needs the queue's length
 		if q.head > 0 && len(q.waiting) == cap(q.waiting) { // reuse the room of those that started
 			n := copy(q.waiting, q.waiting[q.head:])
@@ -309,7 +322,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	q.base = s.clients[0].prev
 	// A daily curve's thinning takes the general loop too: a check for it
 	// in openPlain's loop cost 4 % of an open-loop run.
-	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0
+	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0 && q.lim == nil
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
 		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
@@ -569,6 +582,10 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
 	r.LatencyP50, r.LatencyP90, r.LatencyP99 = q.lat.quantile(0.5), q.lat.quantile(0.9), q.lat.quantile(0.99)
+	if l := q.lim; l != nil {
+		l.settle(q.horizon)
+		r.LimitFinal, r.LimitLowest, r.LimiterRejected = l.algo.limit, l.algo.lowest, l.rejected
+	}
 	if !r.Stuck {
 		r.Recovered = q.rec.back(st, q.good)
 	}
@@ -626,7 +643,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + cap(q.limSt.held)*24 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k

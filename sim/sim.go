@@ -48,6 +48,12 @@ type Result struct {
 	// after recovery).
 	Recovered Milestone
 
+	// A queueing server's limiter (Scenario.Limiter); zero without one.
+	// LimitFinal is its limit at the horizon, LimitLowest the lowest it
+	// reached; LimiterRejected the requests it rejected (of Rejected).
+	LimitFinal, LimitLowest int
+	LimiterRejected         int64
+
 	// LocalRejections: requests a client component refused before sending
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
