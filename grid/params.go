@@ -235,6 +235,14 @@ var Params = []Param{
 	{Key: "limit_smoothing", SettingOf: "limiter", Type: Float, Field: sim.FieldLimitSmoothing, OmitZero: true, Doc: "gradient2: its smoothing, in (0, 1] (0.2 when 0)",
 		get: func(c *Cell) any { return c.Scenario.LimitSmoothing },
 		set: func(c *Cell, v any) { c.Scenario.LimitSmoothing = v.(float64) }},
+	// "fifo" is the order by default: written as "", so that it keeps the keys of cells without it.
+	{Key: "queue_order", Type: String, Field: sim.FieldQueueOrder, OmitZero: true, Doc: "queueing server: the order waiting requests are served in, fifo (first come, first served) or lifo (the newest first, Facebook's adaptive LIFO); empty = fifo",
+		get: func(c *Cell) any { return c.Scenario.QueueOrder },
+		set: func(c *Cell, v any) {
+			if c.Scenario.QueueOrder = v.(string); c.Scenario.QueueOrder == "fifo" {
+				c.Scenario.QueueOrder = ""
+			}
+		}},
 	// Client components (sim/components.go), each off at zero.
 	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: sim.FieldClientsPerProcess, Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },

@@ -181,6 +181,7 @@ type permit struct {
 type limiter struct {
 	algo     limitAlgo
 	held     []permit // min-heap by at
+	waiting  int      // LIFO: admitted requests that wait, their release not yet known (lifo.go)
 	rejected int64
 }
 
@@ -188,7 +189,7 @@ type limiter struct {
 func (l *limiter) reset(sc Scenario) {
 	l.algo = newLimitAlgo(sc)
 	l.held = l.held[:0]
-	l.rejected = 0
+	l.waiting, l.rejected = 0, 0
 }
 
 // settle releases, in time order, the permits due by t (ms), each a sample.
@@ -204,7 +205,7 @@ func (l *limiter) settle(t float64) {
 // many in flight as the limit. It settles first.
 func (l *limiter) full(t float64) bool {
 	l.settle(t)
-	if len(l.held) >= l.algo.limit {
+	if len(l.held)+l.waiting >= l.algo.limit {
 		l.rejected++
 		return true
 	}
@@ -214,11 +215,39 @@ func (l *limiter) full(t float64) bool {
 // hold takes a permit for a request admitted at a (ms) and answered at
 // done, whose client gives up at a + timeout (timeout 0: never).
 func (l *limiter) hold(a, done, timeout float64) {
-	p := permit{at: done, rtt: done - a, inflight: int32(len(l.held) + 1)}
+	l.push(release(a, done, timeout, int32(len(l.held)+l.waiting+1)))
+}
+
+// release is the permit of a request admitted at a (ms) with inflight in
+// flight, answered at done, whose client gives up at a + timeout.
+func release(a, done, timeout float64, inflight int32) permit {
+	p := permit{at: done, rtt: done - a, inflight: inflight}
 	if timeout > 0 && done-a > timeout {
 		p.at, p.rtt, p.drop = a+timeout, timeout, true
 	}
-	l.push(p)
+	return p
+}
+
+// wait takes a permit for a request that waits (LIFO) and returns the
+// in-flight count at its admission.
+func (l *limiter) wait() int32 {
+	l.waiting++
+	return int32(len(l.held) + l.waiting)
+}
+
+// start gives a waiting request, admitted at a with inflight in flight,
+// its release now that it starts: answered at done.
+func (l *limiter) start(a, done, timeout float64, inflight int32) {
+	l.waiting--
+	l.push(release(a, done, timeout, inflight))
+}
+
+// cancel releases a waiting request's permit at t (ms): its client gave
+// up after timeout, a drop.
+func (l *limiter) cancel(t, timeout float64, inflight int32) {
+	l.waiting--
+	l.settle(t)
+	l.algo.sample(timeout, int(inflight), true)
 }
 
 func (l *limiter) push(p permit) {
@@ -257,8 +286,16 @@ func (l *limiter) pop() {
 	l.held = h
 }
 
-// validateLimiter checks a queueing server's limiter and its parameters.
+// QueueOrders are the orders a queueing server serves its waiting
+// requests in (Scenario.QueueOrder): "" is first come, first served.
+var QueueOrders = []string{"", "lifo"}
+
+// validateLimiter checks a queueing server's queue order, then its
+// limiter and the limiter's parameters.
 func (s Scenario) validateLimiter() error {
+	if err := s.validateQueueOrder(); err != nil {
+		return err
+	}
 	if s.Limiter == "" {
 		return s.validateNoLimiter()
 	}
@@ -311,6 +348,21 @@ func (s Scenario) validateNoLimiter() error {
 		return &FieldError{FieldLimitTimeout, s.LimitTimeout, want}
 	case s.LimitSmoothing != 0:
 		return &FieldError{FieldLimitSmoothing, s.LimitSmoothing, want}
+	}
+	return nil
+}
+
+// validateQueueOrder checks the queue order and the bounds LIFO allows.
+func (s Scenario) validateQueueOrder() error {
+	const why = "0 with QueueOrder lifo: it judges an arrival by its wait, which LIFO does not know when it arrives"
+	switch {
+	case s.QueueOrder != "" && s.QueueOrder != "lifo":
+		return &FieldError{FieldQueueOrder, s.QueueOrder, `"fifo" (or "": first come, first served) or "lifo"`}
+	case s.QueueOrder == "":
+	case s.QueueWait != 0:
+		return &FieldError{FieldQueueWait, s.QueueWait, why}
+	case s.ShedTarget != 0:
+		return &FieldError{FieldShedTarget, s.ShedTarget, why}
 	}
 	return nil
 }

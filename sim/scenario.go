@@ -107,6 +107,10 @@ type Scenario struct {
 	LimitTimeout time.Duration
 	// LimitSmoothing: "gradient2" only, in (0, 1]; 0 = 0.2.
 	LimitSmoothing float64
+	// QueueOrder: the order a queueing server serves its waiting requests
+	// in, one of QueueOrders: "" first come, first served, or "lifo" the
+	// newest first (lifo.go).
+	QueueOrder string
 }
 
 // ServiceKinds are the service time distributions of a queueing server.
@@ -299,6 +303,9 @@ func (s Scenario) validateQueue() error {
 		}
 		if s.Limiter != "" {
 			return &FieldError{FieldLimiter, s.Limiter, `"" unless Concurrency > 0: only a queueing server has a limiter`}
+		}
+		if s.QueueOrder != "" {
+			return &FieldError{FieldQueueOrder, s.QueueOrder, `"" unless Concurrency > 0: only a queueing server has a queue`}
 		}
 		return s.validateNoLimiter()
 	}
