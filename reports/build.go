@@ -94,6 +94,10 @@ type Report struct {
 	Owners     []analysis.StoredOwner   // the owner's views the dataset holds, not in Queueing
 	// QueueFigures are drawn in the queueing section, a figure per server.
 	QueueFigures []Figure
+	// Limits are the servers measured under several server-side limits,
+	// LimitFigures their figures (limiters.go).
+	Limits       []LimitGroup
+	LimitFigures []Figure
 	Figures      []Figure
 	Warnings     []string // dataset-wide; per-cell warnings are in the tables
 	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
@@ -117,6 +121,8 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	r.Queueing, r.QueueFigures, r.Owners = qs, queueFigures(qs), owners
+	r.Limits = limitGroups(qs)
+	r.LimitFigures = limitFigures(r.Limits)
 	r.Warnings = append(r.Warnings, warn...)
 	if r.Scenarios, err = scenarios(ctx, single, jittered); err != nil {
 		return nil, err
@@ -300,7 +306,7 @@ func (r *Report) Files() []File {
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range slices.Concat(r.Figures, r.QueueFigures) {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LimitFigures) {
 		foot := r.footer(f)
 		out = append(out,
 			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, foot, "png") }},
