@@ -40,26 +40,44 @@ import "math"
 // the same order with no new arrivals, as FCFS counts at admission the
 // work of what it admitted.
 
-// lifoWait is a waiting request: its arrival (ms), its client (fresh: a
-// new open-loop request), the in-flight count at its admission (with a
-// limiter), and whether its client has given up.
+// lifoWait is a waiting request whose client still waits: its arrival
+// (ms), its client (fresh: a new open-loop request) and the in-flight count
+// at its admission (with a limiter).
 type lifoWait struct {
 	a        float64
 	i        int32
 	inflight int32
-	gaveUp   bool
 }
 
-// lifoQueue is the stack of waiting requests, in arrival order;
-// stack[:due] are those whose clients have given up, so stack[due] is the
-// next client to give up.
+// lifoQueue is the stack of waiting requests. Their clients give up in
+// arrival order, the oldest first, and LIFO serves the newest first, so
+// the requests whose clients have given up are always the bottom of the
+// stack, served only when no other waits: they are alike (work, nobody
+// waiting) and only counted, in abandoned. The others are stack[due:], in
+// arrival order: stack[due] is the next client to give up (stack[:due] is
+// room, reclaimed as it grows). So the stack holds at most a request per
+// client waiting.
 type lifoQueue struct {
-	stack []lifoWait
-	due   int
+	stack     []lifoWait
+	due       int
+	abandoned int
 }
 
 // waiting reports whether a client still waits for a request in the stack.
 func (l *lifoQueue) waiting() bool { return l.due < len(l.stack) }
+
+// size is the number of requests in the stack.
+func (l *lifoQueue) size() int { return len(l.stack) - l.due + l.abandoned }
+
+// push adds a request on top, first reclaiming the room below due when
+// it is the larger part of the stack.
+func (l *lifoQueue) push(w lifoWait) {
+	if l.due > 0 && l.due >= len(l.stack)-l.due && len(l.stack) == cap(l.stack) {
+		n := copy(l.stack, l.stack[l.due:])
+		l.stack, l.due = l.stack[:n], 0
+	}
+	l.stack = append(l.stack, w)
+}
 
 // admitLIFO admits client i's request arriving at a (ms) in tick k, after
 // passing the events before it: it is rejected or served at once (a
@@ -77,14 +95,14 @@ func (s *Sim) admitLIFO(st *runState, q *queueRun, i int32, k int, a float64) (o
 		}
 		return out, done, false
 	}
-	if q.limit > 0 && len(q.lq.stack) >= q.limit {
+	if q.limit > 0 && q.lq.size() >= q.limit {
 		return rejected, 0, false
 	}
 	var n int32
 	if q.lim != nil {
 		n = q.lim.wait()
 	}
-	q.lq.stack = append(q.lq.stack, lifoWait{a: a, i: i, inflight: n})
+	q.lq.push(lifoWait{a: a, i: i, inflight: n})
 	return 0, 0, true
 }
 
@@ -111,7 +129,7 @@ func (q *queueRun) serveLIFO(a, start float64, rng *Mulberry32) (outcome, float6
 // clients learn their fate in tick k.
 func (s *Sim) lifoAdvance(st *runState, q *queueRun, k int, to float64, incl bool) {
 	lq := &q.lq
-	for len(lq.stack) > 0 {
+	for lq.size() > 0 {
 		free, gives := q.free.first(), math.Inf(1)
 		if q.timeout > 0 && lq.waiting() {
 			gives = lq.stack[lq.due].a + q.timeout
@@ -130,9 +148,9 @@ func (s *Sim) lifoAdvance(st *runState, q *queueRun, k int, to float64, incl boo
 
 // lifoGiveUp: the oldest waiting request's client gives up at t (ms).
 func (s *Sim) lifoGiveUp(st *runState, q *queueRun, k int, t float64) {
-	w := &q.lq.stack[q.lq.due]
-	w.gaveUp = true
+	w := q.lq.stack[q.lq.due]
 	q.lq.due++
+	q.lq.abandoned++
 	q.timedOut++
 	if q.lim != nil {
 		q.lim.cancel(t, q.timeout, w.inflight)
@@ -143,11 +161,8 @@ func (s *Sim) lifoGiveUp(st *runState, q *queueRun, k int, t float64) {
 // lifoStart: a worker frees at t (ms) and takes the newest waiting request.
 func (s *Sim) lifoStart(st *runState, q *queueRun, k int, t float64) {
 	lq := &q.lq
-	n := len(lq.stack) - 1
-	w := lq.stack[n]
-	lq.stack = lq.stack[:n]
-	lq.due = min(lq.due, n)
-	if w.gaveUp { // its client is gone: only the work remains
+	if !lq.waiting() { // only requests whose clients are gone: only the work remains
+		lq.abandoned--
 		sv := q.service(st.rng)
 		done := t + sv
 		q.free.replaceFirst(done)
@@ -157,6 +172,12 @@ func (s *Sim) lifoStart(st *runState, q *queueRun, k int, t float64) {
 			q.rec.lateAt(dk)
 		}
 		return
+	}
+	n := len(lq.stack) - 1
+	w := lq.stack[n]
+	lq.stack = lq.stack[:n]
+	if n == lq.due {
+		lq.stack, lq.due = lq.stack[:0], 0
 	}
 	out, done := q.serveLIFO(w.a, t, st.rng)
 	if q.lim != nil {

@@ -674,7 +674,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return cap(q.free.nd)*16 + cap(q.waiting)*8 + cap(q.limSt.held)*24 + cap(q.lq.stack)*24 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + cap(q.limSt.held)*24 + cap(q.lq.stack)*16 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k
