@@ -67,7 +67,8 @@ func limitRank(sc sim.Scenario) int {
 }
 
 // LimitName names a server's limits in a few words: "unbounded queue",
-// "wait ≤ 500ms", "AIMD limit ≤ 1000", "Gradient2 limit", "LIFO".
+// "wait ≤ 500ms", "AIMD limit ≤ 1000", "Gradient2 limit", "LIFO",
+// "Gradient2 limit ≤ 1000 + LIFO".
 func LimitName(sc sim.Scenario) string {
 	var parts []string
 	switch {
@@ -91,7 +92,7 @@ func LimitName(sc sim.Scenario) string {
 	if len(parts) == 0 {
 		return "unbounded queue"
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, " + ")
 }
 
 // limitWords says a server's adaptive limits in a sentence's words, for
