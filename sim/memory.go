@@ -51,8 +51,8 @@ func (s Scenario) Footprint(timeline bool) Footprint {
 		if s.QueueOrder == "lifo" { // lifo.go: 16 bytes a request whose client waits, at most one a client; the slice's room at most 4 times that
 			f.Queue += 64 * (offered + clients)
 		}
-		if s.Limiter != "" { // limiter.go: a permit (24 bytes) per request in flight
-			f.Queue += 24 * int64(min(orInt(s.LimitMax, LimitMaxDefault), MaxLimit))
+		if s.Limiter != "" { // limiter.go: a permit (24 bytes) per request in flight, at most LimitMax; the slice's room at most twice that
+			f.Queue += 48 * int64(min(orInt(s.LimitMax, LimitMaxDefault), MaxLimit))
 		}
 		if s.ArrivalRate > 0 { // recovery.go: herdDone, the late answers per window (a tick at most), the calm bits
 			f.Queue += 9 * ticks
