@@ -46,6 +46,13 @@ type Server struct {
 	// (retry_after_s, retry_after_max_s); 0 keeps the question's.
 	RetryAfter    time.Duration `json:"retry_after_ns,omitempty"`
 	RetryAfterMax time.Duration `json:"retry_after_max_ns,omitempty"`
+	// Limiter, LimitMin, LimitMax: an adaptive concurrency limit in front
+	// of a queueing server (sim/limiter.go); QueueOrder "lifo" serves the
+	// newest waiting request first (sim/lifo.go).
+	Limiter    string `json:"limiter,omitempty"`
+	LimitMin   int    `json:"limit_min,omitempty"`
+	LimitMax   int    `json:"limit_max,omitempty"`
+	QueueOrder string `json:"queue_order,omitempty"`
 }
 
 // SteadyLead is how long a queueing server with open-loop traffic runs in
@@ -76,6 +83,7 @@ func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 		sc.Concurrency = max(1, int(math.Round(base.Capacity*sc.MeanService().Seconds())))
 	}
 	sc.Timeout, sc.QueueLimit, sc.QueueWait, sc.ShedTarget = s.Timeout, s.QueueLimit, s.QueueWait, s.ShedTarget
+	sc.Limiter, sc.LimitMin, sc.LimitMax, sc.QueueOrder = s.Limiter, s.LimitMin, s.LimitMax, s.QueueOrder
 	sc.ArrivalRate = s.Arrival
 	if sc.ArrivalRate == 0 {
 		sc.ArrivalRate = math.Round(s.Load * ServerCapacity(sc))
@@ -125,6 +133,9 @@ func (s Server) Label() string {
 		parts = append(parts, fmt.Sprintf("wait ≤ %v", s.QueueWait))
 	case s.ShedTarget > 0:
 		parts = append(parts, fmt.Sprintf("shed above %v", s.ShedTarget))
+	}
+	if w := s.limitLabel(); w != "" {
+		parts = append(parts, w)
 	}
 	switch {
 	case s.Arrival > 0:
@@ -215,6 +226,8 @@ func DescribeEnvelope(env []Server) string {
 					return fmt.Sprintf("wait ≤ %v", s.QueueWait)
 				case s.ShedTarget > 0:
 					return fmt.Sprintf("shedding above %v", s.ShedTarget)
+				case s.limitLabel() != "":
+					return s.limitLabel()
 				}
 				return "unbounded"
 			}),
@@ -309,7 +322,7 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 // the server's own parameters, never the question's (capacity, clients,
 // outage, window) nor a policy's.
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
-	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s"}
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_min", "limit_max", "queue_order"}
 
 // anyServerKeys are the ServerKeys that do not make a server a queueing
 // one: the counting server's rejection cost and the Retry-After any server
@@ -343,7 +356,8 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	sc := c.Scenario
 	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax}
+		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax,
+		Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder}
 	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
 		s.RetryAfter = 0 // the question's
 	}
@@ -408,7 +422,24 @@ func setServerKey(c *grid.Cell, f string, seen map[string]bool) error {
 func ServerOf(sc sim.Scenario) Server {
 	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate}
+		Arrival: sc.ArrivalRate, Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder}
+}
+
+// limitLabel names s's adaptive limit and queue order: "Gradient2 limit
+// ≤ 1000", "LIFO"; "" for neither.
+func (s Server) limitLabel() string {
+	var parts []string
+	if s.Limiter != "" {
+		l := map[string]string{"aimd": "AIMD", "gradient2": "Gradient2"}[s.Limiter] + " limit"
+		if s.LimitMax > 0 {
+			l += fmt.Sprintf(" ≤ %d", s.LimitMax)
+		}
+		parts = append(parts, l)
+	}
+	if s.QueueOrder == "lifo" {
+		parts = append(parts, "LIFO")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Spec is s as --server writes it for questions like base: the

@@ -205,6 +205,9 @@ var runsMetricColumns = []RunsColumn{
 	optional(metric(floatCol(ColLatencyP99, "the same, 99th percentile, ms", func(r *res) *float64 { return &r.LatencyP99 }))),
 	optional(afterRecovery(ColRecoveredAfter, "open loop: time after recovery until back to its own steady state (the clients the outage left waiting answered or given up, the queue at its ordinary length, no later window answering more requests late than in time), in whole 10 s windows, s; null = no open loop, or not back by the horizon", true, func(r *res) *sim.Milestone { return &r.Recovered })),
 	optional(metric(int64Col(ColLocalRejections, "client components: requests refused before they were sent (an open circuit breaker, adaptive throttling); not in sent", func(r *res) *int64 { return &r.LocalRejections }))),
+	optional(metric(intCol(ColLimitFinal, "limiter: its concurrency limit at the horizon; 0 = no limiter", func(r *res) *int { return &r.LimitFinal }))),
+	optional(metric(intCol(ColLimitLowest, "limiter: the lowest limit it reached; 0 = no limiter", func(r *res) *int { return &r.LimitLowest }))),
+	optional(metric(int64Col(ColLimiterRejected, "limiter: requests it rejected at once (429) for as many in flight as its limit; in rejected", func(r *res) *int64 { return &r.LimiterRejected }))),
 }
 
 // RunsTable is the runs table's one column list: its key columns, a

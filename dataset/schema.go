@@ -143,6 +143,10 @@ const (
 	ColRecoveredAfter = "recovered_after_s"
 	// Client components (sim/components.go).
 	ColLocalRejections = "local_rejections"
+	// A queueing server's adaptive concurrency limiter (sim/limiter.go).
+	ColLimitFinal      = "limit_final"
+	ColLimitLowest     = "limit_lowest"
+	ColLimiterRejected = "limiter_rejected"
 )
 
 // Timeline columns.

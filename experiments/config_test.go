@@ -195,6 +195,15 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		// A long value is shown by its start: the message stays readable.
 		{"too many slots", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 1\nservice = \"fixed\"\nservice_s = 0.01\narrival_rps = 1\narrival_curve = \"" + strings.Repeat("1 ", 1440) + "1\"\n",
 			[]string{"t.toml:10: sweep.s.arrival_curve: " + strings.Repeat("1 ", 30) + "… (2881 characters): want 1 to 1440 multipliers", "; got 1441"}},
+		// An adaptive concurrency limiter (sim/limiter.go).
+		{"unknown limiter", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nlimiter = [\"aimd\", \"vegas\"]\n", []string{`t.toml:9: sweep.s.limiter: vegas: want "", "aimd" or "gradient2"`}},
+		{"limiter on the counting server", base + "[sweep.s]\npolicy = \"fixed\"\nlimiter = \"aimd\"\n", []string{`t.toml:6: sweep.s.limiter: aimd: want "" unless concurrency > 0: only a queueing server has a limiter`}},
+		{"backoff out of range", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nlimiter = \"aimd\"\nlimit_backoff = 0.3\n", []string{"t.toml:10: sweep.s.limit_backoff: 0.3: want in [0.5, 1)"}},
+		{"smoothing of aimd", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nlimiter = \"aimd\"\nlimit_smoothing = 0.5\n", []string{`t.toml:10: sweep.s.limit_smoothing: 0.5: want 0 unless limiter is "gradient2"`}},
+		{"min over max", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nlimiter = \"gradient2\"\nlimit_min = 50\nlimit_max = 40\n", []string{"t.toml:10: sweep.s.limit_min: 50: want at most limit_max (40)"}},
+		{"unknown queue order", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nqueue_order = \"random\"\n", []string{`t.toml:9: sweep.s.queue_order: random: want "fifo" (or "": first come, first served) or "lifo"`}},
+		{"lifo with a wait bound", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nqueue_order = \"lifo\"\nqueue_wait_s = 0.5\n", []string{"t.toml:10: sweep.s.queue_wait_s: 0.5: want 0 with queue_order lifo: it judges an arrival by its wait"}},
+		{"limit without a limiter", base + "[sweep.s]\npolicy = \"fixed\"\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.01\nlimit_max = 40\n", []string{"t.toml:9: sweep.s.limit_max: 40: want 0 unless a limiter is set"}},
 		{"a long list", "[sweep.s]\npolicy = \"fixed\"\nseeds = [" + strings.Repeat("1, ", MaxList) + "1]\n", []string{"t.toml:3: sweep.s.seeds: a list of 100001 values: want at most 100000"}},
 	}
 	for _, tt := range tests {

@@ -220,6 +220,34 @@ var Params = []Param{
 		set: func(c *Cell, v any) { c.Scenario.ArrivalCurve = v.(string) }},
 	omitZero(durParam("arrival_clock_s", sim.FieldArrivalClock, "queueing server: with arrival_curve, the time of day at time 0, s after midnight (32400 = 09:00)", false, func(c *Cell) *time.Duration { return &c.Scenario.ArrivalClock })),
 	omitZero(durParam("outage_start_s", sim.FieldOutageStart, "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
+	// An adaptive concurrency limiter in front of a queueing server (sim/limiter.go).
+	{Key: "limiter", Type: String, Field: sim.FieldLimiter, OmitZero: true, Doc: "queueing server: an adaptive concurrency limit (Netflix concurrency-limits), aimd or gradient2: a request arriving with as many in flight as the limit gets a 429; empty = none",
+		get: func(c *Cell) any { return c.Scenario.Limiter },
+		set: func(c *Cell, v any) { c.Scenario.Limiter = v.(string) }},
+	{Key: "limit_initial", SettingOf: "limiter", Type: Int, Field: sim.FieldLimitInitial, OmitZero: true, Doc: "limiter: its limit at the start (20 when 0)",
+		get: func(c *Cell) any { return int64(c.Scenario.LimitInitial) },
+		set: func(c *Cell, v any) { c.Scenario.LimitInitial = int(v.(int64)) }},
+	{Key: "limit_min", SettingOf: "limiter", Type: Int, Field: sim.FieldLimitMin, OmitZero: true, Doc: "limiter: the lowest its limit goes (20 when 0)",
+		get: func(c *Cell) any { return int64(c.Scenario.LimitMin) },
+		set: func(c *Cell, v any) { c.Scenario.LimitMin = int(v.(int64)) }},
+	{Key: "limit_max", SettingOf: "limiter", Type: Int, Field: sim.FieldLimitMax, OmitZero: true, Doc: "limiter: the highest its limit goes (200 when 0)",
+		get: func(c *Cell) any { return int64(c.Scenario.LimitMax) },
+		set: func(c *Cell, v any) { c.Scenario.LimitMax = int(v.(int64)) }},
+	{Key: "limit_backoff", SettingOf: "limiter", Type: Float, Field: sim.FieldLimitBackoff, OmitZero: true, Doc: "aimd: the limit is multiplied by this on a drop or a slow answer, in [0.5, 1) (0.9 when 0)",
+		get: func(c *Cell) any { return c.Scenario.LimitBackoff },
+		set: func(c *Cell, v any) { c.Scenario.LimitBackoff = v.(float64) }},
+	settingOf("limiter", omitZero(durParam("limit_timeout_s", sim.FieldLimitTimeout, "aimd: an answer slower than this backs the limit off, s (5 when 0)", false, func(c *Cell) *time.Duration { return &c.Scenario.LimitTimeout }))),
+	{Key: "limit_smoothing", SettingOf: "limiter", Type: Float, Field: sim.FieldLimitSmoothing, OmitZero: true, Doc: "gradient2: its smoothing, in (0, 1] (0.2 when 0)",
+		get: func(c *Cell) any { return c.Scenario.LimitSmoothing },
+		set: func(c *Cell, v any) { c.Scenario.LimitSmoothing = v.(float64) }},
+	// "fifo" is the order by default: written as "", so that it keeps the keys of cells without it.
+	{Key: "queue_order", Type: String, Field: sim.FieldQueueOrder, OmitZero: true, Doc: "queueing server: the order waiting requests are served in, fifo (first come, first served) or lifo (the newest first, Facebook's adaptive LIFO); empty = fifo",
+		get: func(c *Cell) any { return c.Scenario.QueueOrder },
+		set: func(c *Cell, v any) {
+			if c.Scenario.QueueOrder = v.(string); c.Scenario.QueueOrder == "fifo" {
+				c.Scenario.QueueOrder = ""
+			}
+		}},
 	// Client components (sim/components.go), each off at zero.
 	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: sim.FieldClientsPerProcess, Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },

@@ -98,6 +98,10 @@ type Report struct {
 	// layers), by scenario; LayerFigures are drawn in their section.
 	Layers       []analysis.LayerScenario
 	LayerFigures []Figure
+	// Limits are the servers measured under several server-side limits,
+	// LimitFigures their figures (limiters.go).
+	Limits       []LimitGroup
+	LimitFigures []Figure
 	Figures      []Figure
 	Warnings     []string // dataset-wide; per-cell warnings are in the tables
 	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
@@ -121,6 +125,8 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 		return nil, err
 	}
 	r.Queueing, r.QueueFigures, r.Owners = qs, queueFigures(qs), owners
+	r.Limits = limitGroups(qs)
+	r.LimitFigures = limitFigures(r.Limits)
 	r.Warnings = append(r.Warnings, warn...)
 	ls, warn, err := layersOf(in, aggs)
 	if err != nil {
@@ -310,7 +316,7 @@ func (r *Report) Files() []File {
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LayerFigures) {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LimitFigures, r.LayerFigures) {
 		foot := r.footer(f)
 		out = append(out,
 			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, foot, "png") }},

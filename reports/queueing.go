@@ -208,6 +208,9 @@ func serverWords(sc sim.Scenario) string {
 	} else {
 		parts = append(parts, "a queue that "+strings.Join(bound, ", "))
 	}
+	if w := limitWords(sc); w != "" { // limiters.go
+		parts = append(parts, w)
+	}
 	switch {
 	case sc.RetryAfterMax > sc.RetryAfter:
 		parts = append(parts, fmt.Sprintf("sends a Retry-After drawn from U(%v, %v) with its rejections", sc.RetryAfter, sc.RetryAfterMax))
@@ -249,6 +252,12 @@ func serverShort(sc sim.Scenario) string {
 	}
 	if sc.QueueLimit == 0 && sc.QueueWait == 0 && sc.ShedTarget == 0 {
 		s += ", unbounded queue"
+	}
+	if sc.Limiter != "" { // limiters.go
+		s += ", " + LimitName(sim.Scenario{Limiter: sc.Limiter, LimitMax: sc.LimitMax})
+	}
+	if sc.QueueOrder == "lifo" {
+		s += ", LIFO"
 	}
 	if sc.ArrivalCurve != "" {
 		s += ", daily curve from " + clockWords(sc.ArrivalClock)

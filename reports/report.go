@@ -57,6 +57,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeRecovery(ew, r.Recovery)
 	writeControls(ew, r.Controls)
 	writeQueueing(ew, r.Queueing, r.QueueFigures)
+	writeLimits(ew, r.Limits, r.LimitFigures)
 	writeOwners(ew, r.Owners)
 	writeLayers(ew, r.Layers, r.LayerFigures)
 	if len(r.Article) > 0 {

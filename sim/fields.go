@@ -39,6 +39,14 @@ var (
 	FieldArrivalCurve      = Field{"ArrivalCurve"}
 	FieldArrivalClock      = Field{"ArrivalClock"}
 	FieldOutageStart       = Field{"OutageStart"}
+	FieldLimiter           = Field{"Limiter"}
+	FieldLimitInitial      = Field{"LimitInitial"}
+	FieldLimitMin          = Field{"LimitMin"}
+	FieldLimitMax          = Field{"LimitMax"}
+	FieldLimitBackoff      = Field{"LimitBackoff"}
+	FieldLimitTimeout      = Field{"LimitTimeout"}
+	FieldLimitSmoothing    = Field{"LimitSmoothing"}
+	FieldQueueOrder        = Field{"QueueOrder"}
 
 	// FieldWindow is Horizon − RecoverAt, the time clients have after
 	// recovery: Scenario.Validate names it where a user sets that time.
@@ -98,6 +106,7 @@ func Fields() []Field {
 		FieldRetryAfterMax, FieldRetryAfterBacklog, FieldRampUp, FieldRampFrom, FieldRejectCost, FieldConcurrency,
 		FieldService, FieldServiceTime, FieldServiceP99, FieldQueueLimit, FieldQueueWait, FieldShedTarget,
 		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldWindow,
+		FieldLimiter, FieldLimitInitial, FieldLimitMin, FieldLimitMax, FieldLimitBackoff, FieldLimitTimeout, FieldLimitSmoothing, FieldQueueOrder,
 		FieldKind, FieldBase, FieldCap, FieldMultiplier, FieldWidth, FieldMaxAttempts, FieldHonorRetryAfter,
 		FieldRetryOn, FieldMaxElapsed, FieldBucketTokens, FieldBucketCost, FieldRetryBudget, FieldBudgetMinRPS,
 		FieldClientsPerProcess, FieldThrottleK, FieldThrottleWindow, FieldAWSAdaptive, FieldRetryTokens,

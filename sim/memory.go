@@ -51,6 +51,12 @@ func (s Scenario) Footprint(timeline bool) Footprint {
 	if s.Server() == QueueingServer { // see queueRun: workers, the waiting queue, per-tick counters
 		offered := int64(math.Ceil(max(s.ArrivalRate, 0) * s.curvePeak() * s.Horizon.Seconds()))
 		f.Queue = 16*int64(min(s.Concurrency, MaxConcurrency)) + 16*int64(min(s.QueueLimit, MaxQueueLimit)) + 12*ticks + 80*offered + queueFixedBytes
+		if s.QueueOrder == "lifo" { // lifo.go: 16 bytes a request whose client waits, at most one a client; the slice's room at most 4 times that
+			f.Queue += 64 * (offered + clients)
+		}
+		if s.Limiter != "" { // limiter.go: a permit (24 bytes) per request in flight, at most LimitMax; the slice's room at most twice that
+			f.Queue += 48 * int64(min(orInt(s.LimitMax, LimitMaxDefault), MaxLimit))
+		}
 		if s.ArrivalRate > 0 { // recovery.go: herdDone, the late answers per window (a tick at most), the calm bits
 			f.Queue += 9 * ticks
 		}

@@ -92,13 +92,17 @@ type queueRun struct {
 	recoveryWindowTicks int
 	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
+	lim                 *limiter  // the adaptive concurrency limiter (limiter.go), or nil
+	limSt               limiter   // lim's storage, kept from run to run
+	lifo                bool      // QueueOrder "lifo" (lifo.go)
+	lq                  lifoQueue // its waiting requests, kept from run to run
 }
 
 // start prepares a queueing server's run of sc.
 func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	free, waiting, curve := q.free, q.waiting, q.curve
 	cd, good, off := q.cohortDone, q.good, q.offered
-	rec := q.rec
+	rec, limSt, lq := q.rec, q.limSt, q.lq
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
@@ -132,6 +136,12 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	q.recoveryWindowTicks = max(1, int(math.Round(RecoveryWindow.Seconds()*1000/st.tk.tick)))
 	q.rec = rec
 	q.rec.start(sc, st, q.recoveryWindowTicks)
+	q.limSt, q.lq = limSt, lifoQueue{stack: lq.stack[:0]}
+	q.lifo = sc.QueueOrder == "lifo"
+	if sc.Limiter != "" {
+		q.limSt.reset(sc)
+		q.lim = &q.limSt
+	}
 	return q
 }
 
@@ -190,6 +200,9 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 			q.waiting, q.head = q.waiting[:0], 0
 		}
 	}
+	if q.lim != nil && q.lim.full(a) { // the limiter decides first (limiter.go)
+		return rejected, 0
+	}
 	start := max(a, q.free.first())
 	wait := start - a
 	if wait > 0 {
@@ -212,6 +225,9 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 	s := q.service(rng)
 	done := start + s
 	q.free.replaceFirst(done)
+	if q.lim != nil {
+		q.lim.hold(a, done, q.timeout)
+	}
 	if wait > 0 && q.limit > 0 { // only a QueueLimit needs the queue's length
 		if q.head > 0 && len(q.waiting) == cap(q.waiting) { // reuse the room of those that started
 			n := copy(q.waiting, q.waiting[q.head:])
@@ -309,9 +325,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	q.base = s.clients[0].prev
 	// A daily curve's thinning takes the general loop too: a check for it
 	// in openPlain's loop cost 4 % of an open-loop run.
-	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0
+	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0 && q.lim == nil && !q.lifo
 	k := 0
-	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
+	for ; k < st.nt && q.live(st); k++ {
 		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
 			return k, s.stopped(st, k)
 		}
@@ -335,6 +351,9 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		if q.rate > 0 {
 			s.openArrivals(st, q, k, plain)
 		}
+		if q.lifo {
+			s.lifoAdvance(st, q, k, float64(float64(k+1)*st.tk.tick), false)
+		}
 		if t >= st.recoverAt {
 			st.r.PeakArrivals = max(st.r.PeakArrivals, q.arrivalsInTick)
 		}
@@ -349,7 +368,17 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 			tl.GaveUp = append(tl.GaveUp, int32(q.quitInTick))
 		}
 	}
+	if q.lifo { // what still waits is served in the same order, as FCFS counts at admission what it admitted
+		s.lifoAdvance(st, q, k, math.Inf(1), true)
+	}
 	return k, nil
+}
+
+// live reports whether the run has anything left to do: clients due in
+// the calendar, cohort answers due, open-loop traffic, or (LIFO) clients
+// waiting for their requests.
+func (q *queueRun) live(st *runState) bool {
+	return st.active > 0 || q.inflight > 0 || q.rate > 0 || q.lq.waiting()
 }
 
 // openArrivals admits tick k's open-loop arrivals: in openPlain's loop
@@ -504,11 +533,26 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	down := a < st.recoverAt && a >= q.outageStart
 	st.resp.up = !down
 	out, done := rejected, 0.0
-	if !down {
+	switch {
+	case down:
+	case q.lifo:
+		var waits bool
+		if out, done, waits = s.admitLIFO(st, q, i, k, a); waits { // its fate comes later (lifo.go)
+			return
+		}
+	default:
 		out, done = q.admit(a, st.rng)
 	}
-	if st.gate != nil { // the client learns at once: a timeout, an answer and a refusal alike
-		st.gate.outcome(i, k, a, out == answered, out == rejected && !down)
+	s.resolve(st, q, i, k, a, a, out, done, out == rejected && !down)
+}
+
+// resolve carries out the fate of client i's request (or a fresh one's)
+// that arrived at time a (ms), decided at time now in tick k: answered at
+// done, timed out (answered at done, or never when done < 0), or rejected
+// (throttled: a 429, not a 503).
+func (s *Sim) resolve(st *runState, q *queueRun, i int32, k int, a, now float64, out outcome, done float64, throttled bool) {
+	if st.gate != nil { // the client learns then: a timeout, an answer and a refusal alike
+		st.gate.outcome(i, k, now, out == answered, throttled)
 	}
 	from := a
 	switch out {
@@ -529,7 +573,7 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		return
 	case timedOut:
 		from = a + q.timeout
-		if dk := st.tk.arrival(done); dk < st.nt {
+		if dk := st.tk.arrival(done); done >= 0 && dk < st.nt {
 			q.rec.lateAt(dk)
 		}
 	default:
@@ -569,6 +613,10 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
 	r.LatencyP50, r.LatencyP90, r.LatencyP99 = q.lat.quantile(0.5), q.lat.quantile(0.9), q.lat.quantile(0.99)
+	if l := q.lim; l != nil {
+		l.settle(q.horizon)
+		r.LimitFinal, r.LimitLowest, r.LimiterRejected = l.algo.limit, l.algo.lowest, l.rejected
+	}
 	if !r.Stuck {
 		r.Recovered = q.rec.back(st, q.good)
 	}
@@ -626,7 +674,7 @@ func (l *latency) quantile(p float64) float64 {
 
 // footprint is the bytes of storage a queueing server's run holds.
 func (q *queueRun) footprint() int {
-	return cap(q.free.nd)*16 + cap(q.waiting)*8 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
+	return cap(q.free.nd)*16 + cap(q.waiting)*8 + cap(q.limSt.held)*24 + cap(q.lq.stack)*16 + (cap(q.cohortDone)+cap(q.good)+cap(q.offered))*4 + queueFixedBytes + q.rec.footprint()
 }
 
 // gateQueued passes client i's request arriving at time a (ms) in tick k

@@ -138,7 +138,7 @@ func calmWait(sc Scenario) float64 {
 	m := sc.MeanService().Seconds()
 	a := float64(lam * m) // offered load, Erlangs
 	if a >= c {
-		if sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 {
+		if sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 || sc.Limiter != "" {
 			return math.Inf(1)
 		}
 		return 0

@@ -91,6 +91,26 @@ type Scenario struct {
 	// Spread). Before it the open-loop traffic reaches steady state.
 	// 0 = down from the start, as the counting server always is.
 	OutageStart time.Duration
+
+	// Limiter: an adaptive concurrency limit in front of a queueing
+	// server (limiter.go), one of Limiters; "" = none. A request arriving
+	// when as many are in flight as the limit is rejected at once (429).
+	Limiter string
+	// LimitInitial, LimitMin, LimitMax: the limiter's limit at the start
+	// and its bounds; 0 = the defaults, 20, 20 and 200.
+	LimitInitial, LimitMin, LimitMax int
+	// LimitBackoff: "aimd" only, the ratio the limit is multiplied by on
+	// a drop or a slow answer, in [0.5, 1); 0 = 0.9.
+	LimitBackoff float64
+	// LimitTimeout: "aimd" only, an answer slower than this backs the
+	// limit off; 0 = 5 s.
+	LimitTimeout time.Duration
+	// LimitSmoothing: "gradient2" only, in (0, 1]; 0 = 0.2.
+	LimitSmoothing float64
+	// QueueOrder: the order a queueing server serves its waiting requests
+	// in, one of QueueOrders: "" first come, first served, or "lifo" the
+	// newest first (lifo.go).
+	QueueOrder string
 }
 
 // ServiceKinds are the service time distributions of a queueing server.
@@ -278,9 +298,18 @@ func (s Scenario) validateQueue() error {
 		return &FieldError{FieldConcurrency, s.Concurrency, fmt.Sprintf("a whole number in [0, %d]; 0 = the counting server", MaxConcurrency)}
 	}
 	if s.Server() == CountingServer {
-		return s.validateCountingHasNoQueue()
+		if err := s.validateCountingHasNoQueue(); err != nil {
+			return err
+		}
+		if s.Limiter != "" {
+			return &FieldError{FieldLimiter, s.Limiter, `"" unless Concurrency > 0: only a queueing server has a limiter`}
+		}
+		if s.QueueOrder != "" {
+			return &FieldError{FieldQueueOrder, s.QueueOrder, `"" unless Concurrency > 0: only a queueing server has a queue`}
+		}
+		return s.validateNoLimiter()
 	}
-	for _, check := range []func() error{s.validateQueueingHasNoCounting, s.validateService, s.validateQueueLimits, s.validateOpenLoop} {
+	for _, check := range []func() error{s.validateQueueingHasNoCounting, s.validateService, s.validateQueueLimits, s.validateOpenLoop, s.validateLimiter} {
 		if err := check(); err != nil {
 			return err
 		}

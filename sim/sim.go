@@ -48,6 +48,12 @@ type Result struct {
 	// after recovery).
 	Recovered Milestone
 
+	// A queueing server's limiter (Scenario.Limiter); zero without one.
+	// LimitFinal is its limit at the horizon, LimitLowest the lowest it
+	// reached; LimiterRejected the requests it rejected (of Rejected).
+	LimitFinal, LimitLowest int
+	LimiterRejected         int64
+
 	// LocalRejections: requests a client component refused before sending
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
@@ -107,7 +113,7 @@ type Event struct {
 	Client   int // its index; -1 for an open-loop request answered at its first attempt
 	Served   bool
 	GaveUp   bool
-	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
+	TimedOut bool    // a queueing server answered too late: the delay counts from the arrival (Tick's time; under LIFO, Tick is when its fate is known) + the timeout
 	Local    bool    // refused by a client component before it was sent (not an arrival)
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up

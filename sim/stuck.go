@@ -94,7 +94,7 @@ func (p Policy) MeanDelayBound() (time.Duration, bool) {
 // no client gives up and nothing holds a request back, with bounded
 // delays.
 func StuckApplies(sc Scenario, p Policy) bool {
-	if sc.Concurrency == 0 || sc.Timeout <= 0 || sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 ||
+	if sc.Concurrency == 0 || sc.Timeout <= 0 || sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 || sc.Limiter != "" || sc.QueueOrder != "" ||
 		sc.ArrivalCurve != "" || sc.RetryAfter > 0 || sc.RetryAfterMax > 0 {
 		return false
 	}
