@@ -39,6 +39,9 @@ var (
 	FieldArrivalCurve      = Field{"ArrivalCurve"}
 	FieldArrivalClock      = Field{"ArrivalClock"}
 	FieldOutageStart       = Field{"OutageStart"}
+	FieldFailShare         = Field{"FailShare"}
+	FieldFailCurve         = Field{"FailCurve"}
+	FieldAddedLatency      = Field{"AddedLatency"}
 
 	// FieldWindow is Horizon − RecoverAt, the time clients have after
 	// recovery: Scenario.Validate names it where a user sets that time.
@@ -89,7 +92,8 @@ func Fields() []Field {
 		FieldClients, FieldTick, FieldRecoverAt, FieldCapacity, FieldSpread, FieldHorizon, FieldRetryAfter,
 		FieldRetryAfterMax, FieldRetryAfterBacklog, FieldRampUp, FieldRampFrom, FieldRejectCost, FieldConcurrency,
 		FieldService, FieldServiceTime, FieldServiceP99, FieldQueueLimit, FieldQueueWait, FieldShedTarget,
-		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldWindow,
+		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldFailShare,
+		FieldFailCurve, FieldAddedLatency, FieldWindow,
 		FieldKind, FieldBase, FieldCap, FieldMultiplier, FieldWidth, FieldMaxAttempts, FieldHonorRetryAfter,
 		FieldRetryOn, FieldMaxElapsed, FieldBucketTokens, FieldBucketCost, FieldRetryBudget, FieldBudgetMinRPS,
 		FieldClientsPerProcess, FieldThrottleK, FieldThrottleWindow, FieldAWSAdaptive, FieldRetryTokens,

@@ -90,6 +90,9 @@ type queueRun struct {
 	quitInTick          int
 	horizon             float64
 	recoveryWindowTicks int
+	brown               *brownout // a brownout's failures; nil: none, no draw (brownout.go)
+	added               float64   // ms: AddedLatency, after the service ends
+	failed, loopOK      int64     // requests a brownout failed; open-loop requests answered in time by the horizon
 	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
 }
@@ -101,7 +104,8 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	rec := q.rec
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
-		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
+		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart),
+		brown: st.brown, added: ms(sc.AddedLatency)}
 	if q.kind == 2 {
 		q.mu, q.sigma = logPure(q.svc), sc.logSigma()
 	}
@@ -177,6 +181,7 @@ const (
 	rejected outcome = iota // refused at once
 	answered                // answered in time, at done
 	timedOut                // its client stopped waiting at arrival + timeout
+	failedOut               // answered in time with a brownout's 503, at done
 )
 
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
@@ -210,6 +215,7 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 		}
 	}
 	s := q.service(rng)
+	fail := q.brown != nil && q.brown.fails(a, rng)
 	done := start + s
 	q.free.replaceFirst(done)
 	if wait > 0 && q.limit > 0 { // only a QueueLimit needs the queue's length
@@ -220,10 +226,15 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 		q.waiting = append(q.waiting, start)
 	}
 	q.busy += s
+	done += q.added // answered then; the worker is free at start + s
 	if q.timeout > 0 && done-a > q.timeout {
 		q.wasted += s
 		q.timedOut++
 		return timedOut, done
+	}
+	if fail {
+		q.failed++
+		return failedOut, done
 	}
 	q.goodput++
 	q.lat.add(done - a)
@@ -309,7 +320,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 	q.base = s.clients[0].prev
 	// A daily curve's thinning takes the general loop too: a check for it
 	// in openPlain's loop cost 4 % of an open-loop run.
-	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0
+	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0 && q.brown == nil && q.added == 0
 	k := 0
 	for ; k < st.nt && (st.active > 0 || q.inflight > 0 || q.rate > 0); k++ {
 		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
@@ -405,7 +416,7 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	// Counts are summed here and added at the end (arriveQueued only adds
 	// to them too); the sums of times, whose order matters, are kept here
 	// and handed over around its calls.
-	var offered, sent, after, good int64
+	var offered, sent, after, good, okLoop int64
 	busy, latSum := q.busy, lat.sum
 	a := q.nextArrival
 	for ; a < lim; offered++ {
@@ -445,6 +456,7 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 			latSum += x
 			if dk := st.tk.arrival(done); dk < st.nt {
 				q.good[dk]++
+				okLoop++
 			}
 		}
 		x, j, ok := expFirst(rng)
@@ -457,6 +469,7 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	q.busy, lat.sum = busy, latSum
 	lat.n += good
 	q.goodput += good
+	q.loopOK += okLoop
 	q.offered[k] += int32(offered)
 	q.offeredN += offered
 	q.arrivalsInTick += int(sent)
@@ -521,6 +534,8 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 			if i != fresh && int(i) < st.n {
 				q.cohortDone[dk]++
 				q.inflight++
+			} else {
+				q.loopOK++
 			}
 		}
 		if s.Trace != nil {
@@ -532,6 +547,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 		if dk := st.tk.arrival(done); dk < st.nt {
 			q.rec.lateAt(dk)
 		}
+	case failedOut:
+		from = done // the client has the 503 then
+		st.resp.up = false
 	default:
 		q.rejected++
 	}
@@ -549,9 +567,9 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	}
 	if s.Trace != nil {
 		if dl < 0 {
-			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, NextTick: -1})
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, Failed: out == failedOut, NextTick: -1})
 		} else {
-			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Delay: dl, NextTick: nk})
+			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Failed: out == failedOut, Delay: dl, NextTick: nk})
 		}
 	}
 }
@@ -565,6 +583,7 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 	r.BusyMS = q.busy
 	r.WastedMS = q.wasted
 	r.OfferedGaveUp = q.loopGaveUp
+	r.Failed, r.OfferedSucceeded = q.failed, q.loopOK
 	if q.lat.n > 0 {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}

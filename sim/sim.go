@@ -48,6 +48,11 @@ type Result struct {
 	// after recovery).
 	Recovered Milestone
 
+	// A brownout's metrics (brownout.go), both servers: Failed, the
+	// requests served and answered with its error; OfferedSucceeded, the
+	// open-loop requests answered in time by the horizon (queueing server).
+	Failed, OfferedSucceeded int64
+
 	// LocalRejections: requests a client component refused before sending
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
@@ -104,6 +109,7 @@ type Event struct {
 	GaveUp   bool
 	TimedOut bool    // a queueing server answered too late: the delay counts from Tick's time + the timeout
 	Local    bool    // refused by a client component before it was sent (not an arrival)
+	Failed   bool    // served and failed by a brownout: answered with a 503
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
@@ -141,6 +147,8 @@ type Sim struct {
 	fleet   fleet      // a mixed fleet's groups
 	queue   queueRun   // a queueing server's state
 	lat     latency    // its latency histogram
+	brown   brownout   // a brownout's share (brownout.go)
+	failBuf []int32    // the counting server's failed requests of a tick
 	st      runState   // the run in progress
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
