@@ -178,10 +178,10 @@ func (q *queueRun) service(rng *Mulberry32) float64 {
 type outcome uint8
 
 const (
-	rejected outcome = iota // refused at once
-	answered                // answered in time, at done
-	timedOut                // its client stopped waiting at arrival + timeout
-	failedOut               // answered in time with a brownout's 503, at done
+	rejected  outcome = iota // refused at once
+	answered                 // answered in time, at done
+	timedOut                 // its client stopped waiting at arrival + timeout
+	failedOut                // answered in time with a brownout's 503, at done
 )
 
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
