@@ -204,6 +204,19 @@ var runsMetricColumns = []RunsColumn{
 	optional(metric(floatCol(ColLatencyP99, "the same, 99th percentile, ms", func(r *res) *float64 { return &r.LatencyP99 }))),
 	optional(afterRecovery(ColRecoveredAfter, "open loop: time after recovery until back to its own steady state (the clients the outage left waiting answered or given up, the queue at its ordinary length, no later window answering more requests late than in time), in whole 10 s windows, s; null = no open loop, or not back by the horizon", true, func(r *res) *sim.Milestone { return &r.Recovered })),
 	optional(metric(int64Col(ColLocalRejections, "client components: requests refused before they were sent (an open circuit breaker, adaptive throttling); not in sent", func(r *res) *int64 { return &r.LocalRejections }))),
+	optional(metric(int64Col(ColFailed, "brownout: requests served and then failed whatever the load (fail_share), answered with a 503; in sent, not in succeeded or goodput", func(r *res) *int64 { return &r.Failed }))),
+	optional(metric(int64Col(ColOfferedSucceeded, "queueing server: open-loop requests answered in time by the horizon", func(r *res) *int64 { return &r.OfferedSucceeded }))),
+	derived(ColSuccessRate, "share of the logical requests (clients + offered) that succeeded by the horizon: (succeeded + offered_succeeded) / (clients + offered); not read back: derived from those", (*sim.Result).SuccessRate),
+	derived(ColAmplification, "load amplification: sent / (clients + offered), attempts that reached the server per logical request; not read back: derived from those", (*sim.Result).Amplification),
+}
+
+// derived is a metric the writer computes from the result's other columns
+// (a method of sim.Result): stored for readers of the files, never read
+// back, so that parts written before it read the same value from the
+// columns it is made of.
+func derived(name, doc string, f func(*sim.Result) float64) RunsColumn {
+	return RunsColumn{Field: Field{Name: name, Type: Float64}, Doc: doc, Optional: true,
+		Get: func(w *RunRow) Value { return Value{Float: f(w.Result)} }}
 }
 
 // RunsTable is the runs table's one column list: its key columns, a

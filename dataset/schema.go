@@ -143,6 +143,12 @@ const (
 	ColRecoveredAfter = "recovered_after_s"
 	// Client components (sim/components.go).
 	ColLocalRejections = "local_rejections"
+	// A brownout (sim/brownout.go), and what every run has: its success
+	// rate and load amplification.
+	ColFailed           = "failed"
+	ColOfferedSucceeded = "offered_succeeded"
+	ColSuccessRate      = "success_rate"
+	ColAmplification    = "amplification"
 )
 
 // Timeline columns.

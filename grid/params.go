@@ -215,6 +215,16 @@ var Params = []Param{
 		set: func(c *Cell, v any) { c.Scenario.ArrivalCurve = v.(string) }},
 	omitZero(durParam("arrival_clock_s", sim.FieldArrivalClock, "queueing server: with arrival_curve, the time of day at time 0, s after midnight (32400 = 09:00)", false, func(c *Cell) *time.Duration { return &c.Scenario.ArrivalClock })),
 	omitZero(durParam("outage_start_s", sim.FieldOutageStart, "queueing server: up until this time, then down until recover_s (the cohort first sends from then), s; 0 = down from the start", false, func(c *Cell) *time.Duration { return &c.Scenario.OutageStart })),
+	// A brownout (sim/brownout.go), either server.
+	{Key: "fail_share", Type: Float, Field: sim.FieldFailShare, OmitZero: true, Doc: "brownout: share of the requests served that fail whatever the load (a 503 with the server's Retry-After), in [0, 1], while the server is up; 0 = none",
+		Aliases: map[string]string{"failure_rate": failWhy, "fail_rate": failWhy, "error_rate": failWhy, "failure_share": failWhy},
+		get:     func(c *Cell) any { return c.Scenario.FailShare },
+		set:     func(c *Cell, v any) { c.Scenario.FailShare = v.(float64) }},
+	{Key: "fail_curve", SettingOf: "fail_share", Type: String, Field: sim.FieldFailCurve, OmitZero: true, Doc: "brownout: fail_share varying over the run, multipliers of it separated by spaces or commas, one per equal slot of the run from 0 to the horizon, e.g. \"0 1 1 0\"; empty = constant",
+		get: func(c *Cell) any { return c.Scenario.FailCurve },
+		set: func(c *Cell, v any) { c.Scenario.FailCurve = v.(string) }},
+	withAliases(omitZero(durParam("added_latency_s", sim.FieldAddedLatency, "brownout, queueing server: each answer comes this long after its service ends, without holding the worker, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.AddedLatency })),
+		map[string]string{"added_latency": "the added latency, in seconds", "latency_s": "the added latency, in seconds", "extra_latency_s": "the added latency, in seconds"}),
 	// Client components (sim/components.go), each off at zero.
 	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: sim.FieldClientsPerProcess, Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },
@@ -278,6 +288,11 @@ func (p *Param) SwitchedOff(c *Cell) bool {
 
 func settingOf(sw string, p Param) Param {
 	p.SettingOf = sw
+	return p
+}
+
+func withAliases(p Param, aliases map[string]string) Param {
+	p.Aliases = aliases
 	return p
 }
 
@@ -510,6 +525,7 @@ func (p *Param) Apply(c *Cell, v any) { p.set(c, v) }
 
 // Why an alias is its parameter (Param.Aliases).
 const (
+	failWhy    = "the brownout's share of requests that fail whatever the load"
 	outageWhy  = "the outage: the server is down from time 0 (a queueing server: from outage_start_s) until recover_s"
 	windowWhy  = "a run lasts until recover_s + window_s"
 	retriesWhy = "attempts, the first included: N retries is max_attempts = N + 1"

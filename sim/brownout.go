@@ -99,9 +99,6 @@ func (s Scenario) validateBrownout() error {
 		return &FieldError{FieldFailShare, s.FailShare, "a share of the requests served in [0, 1] that fail whatever the load; 0 = none"}
 	}
 	if s.FailCurve != "" {
-		if s.FailShare == 0 {
-			return &FieldError{FieldFailCurve, s.FailCurve, `"" without a FailShare > 0: it shapes that share over the run`}
-		}
 		c, err := parseFailCurve(s.FailCurve)
 		if err != nil {
 			return &FieldError{FieldFailCurve, s.FailCurve, err.Error()}

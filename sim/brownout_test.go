@@ -315,7 +315,7 @@ func TestBrownoutValidate(t *testing.T) {
 		{"share above 1", with(c, func(s *Scenario) { s.FailShare = 1.5 }), FieldFailShare},
 		{"share negative", with(c, func(s *Scenario) { s.FailShare = -0.1 }), FieldFailShare},
 		{"share NaN", with(c, func(s *Scenario) { s.FailShare = math.NaN() }), FieldFailShare},
-		{"curve without share", with(c, func(s *Scenario) { s.FailCurve = "1 2" }), FieldFailCurve},
+		{"curve without share that does not parse", with(c, func(s *Scenario) { s.FailCurve = "1 x" }), FieldFailCurve},
 		{"curve that does not parse", with(c, func(s *Scenario) { s.FailShare, s.FailCurve = 0.1, "1,,2" }), FieldFailCurve},
 		{"curve above 1", with(c, func(s *Scenario) { s.FailShare, s.FailCurve = 0.6, "1 2" }), FieldFailCurve},
 		{"added latency on the counting server", with(c, func(s *Scenario) { s.AddedLatency = time.Second }), FieldAddedLatency},
@@ -329,6 +329,7 @@ func TestBrownoutValidate(t *testing.T) {
 	}
 	for _, ok := range []Scenario{
 		with(c, func(s *Scenario) { s.FailShare = 1 }),
+		with(c, func(s *Scenario) { s.FailCurve = "0 5" }), // no brownout at share 0: a sweep's axis may hold 0 beside a curve
 		with(c, func(s *Scenario) { s.FailShare, s.FailCurve = 0.5, "0 2" }),
 		with(q, func(s *Scenario) { s.FailShare, s.AddedLatency = 0.2, 50*time.Millisecond }),
 	} {

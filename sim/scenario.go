@@ -102,7 +102,8 @@ type Scenario struct {
 	// FailCurve: FailShare varying over the run: n multipliers separated
 	// by spaces or commas, one per n-th of the horizon (from 0 to
 	// Horizon), the share at time t being FailShare × the multiplier of
-	// t's slot, at most 1. "" = a constant FailShare.
+	// t's slot, at most 1. "" = a constant FailShare. With FailShare 0
+	// nothing fails, whatever the curve (a sweep's axis may hold 0).
 	FailCurve string
 	// AddedLatency: a queueing server answers each request this much
 	// later than its service ends, without holding its worker (a slow hop
