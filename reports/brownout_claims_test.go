@@ -169,7 +169,9 @@ func checkClaim(t *testing.T, cells []*btruth, m []string, line string) {
 			base = append(base, tr)
 		}
 	}
-	byShare := func(xs []*btruth) { slices.SortFunc(xs, func(a, b *btruth) int { return cmpF(a.cell.Scenario.FailShare, b.cell.Scenario.FailShare) }) }
+	byShare := func(xs []*btruth) {
+		slices.SortFunc(xs, func(a, b *btruth) int { return cmpF(a.cell.Scenario.FailShare, b.cell.Scenario.FailShare) })
+	}
 	byShare(mine)
 	byShare(base)
 	most, at := math.Inf(-1), 0.0

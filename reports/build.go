@@ -99,11 +99,11 @@ type Report struct {
 	// them (brownout.go).
 	Brownouts       []analysis.BrownoutScenario
 	BrownoutFigures []Figure
-	Figures      []Figure
-	Warnings     []string // dataset-wide; per-cell warnings are in the tables
-	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
-	footerBase   string   // Footer without the seeds: a figure's footer names its own (footer)
-	Live         []LiveCheck
+	Figures         []Figure
+	Warnings        []string // dataset-wide; per-cell warnings are in the tables
+	Footer          string   // provenance of the dataset: tool, simulator, config and every seed
+	footerBase      string   // Footer without the seeds: a figure's footer names its own (footer)
+	Live            []LiveCheck
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
