@@ -94,16 +94,17 @@ type Report struct {
 	Owners     []analysis.StoredOwner   // the owner's views the dataset holds, not in Queueing
 	// QueueFigures are drawn in the queueing section, a figure per server.
 	QueueFigures []Figure
+	Figures      []Figure
+	Warnings     []string // dataset-wide; per-cell warnings are in the tables
+	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
+	footerBase   string   // Footer without the seeds: a figure's footer names its own (footer)
+	Live         []LiveCheck
+
 	// Brownouts are the servers measured under brownouts (fail_share),
 	// left out of every other section; BrownoutFigures are aligned with
 	// them (brownout.go).
 	Brownouts       []analysis.BrownoutScenario
 	BrownoutFigures []Figure
-	Figures         []Figure
-	Warnings        []string // dataset-wide; per-cell warnings are in the tables
-	Footer          string   // provenance of the dataset: tool, simulator, config and every seed
-	footerBase      string   // Footer without the seeds: a figure's footer names its own (footer)
-	Live            []LiveCheck
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
