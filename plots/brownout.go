@@ -40,6 +40,10 @@ func Brownout(server string, b analysis.BrownoutScenario, name func(sim.Policy) 
 	for _, share := range b.Shares {
 		f.X.Ticks = append(f.X.Ticks, 100*share)
 	}
-	f.Caption = fmt.Sprintf("%s, failing a share of the requests it serves whatever the load (a 503): left, the share of requests that succeeded by the horizon; right, the attempts sent per request (load amplification); a line per policy against the failure share, bands are 95 %% intervals over the seeds. A policy of at most N retries sends (1 − p^(N+1))/(1 − p) attempts per request while the server keeps up (N + 1 at 100 %%); where that load exceeds the server's capacity, requests time out and success falls.", server)
+	overload := "where that load exceeds the server's capacity, requests wait past their clients' timeout and success falls."
+	if b.Scenario.Server() == sim.CountingServer {
+		overload = "where that load exceeds the server's capacity, the excess is turned away at once (429s) and retried, and attempt limits run out sooner."
+	}
+	f.Caption = fmt.Sprintf("%s, failing a share of the requests it serves whatever the load (a 503): left, the share of requests that succeeded by the horizon; right, the attempts sent per request (load amplification); a line per policy against the failure share, bands are 95 %% intervals over the seeds. A policy of at most N retries sends (1 − p^(N+1))/(1 − p) attempts per request while the server keeps up (N + 1 at 100 %%); %s", server, overload)
 	return f
 }
