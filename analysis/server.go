@@ -46,6 +46,12 @@ type Server struct {
 	// (retry_after_s, retry_after_max_s); 0 keeps the question's.
 	RetryAfter    time.Duration `json:"retry_after_ns,omitempty"`
 	RetryAfterMax time.Duration `json:"retry_after_max_ns,omitempty"`
+
+	// A brownout (fail_share, added_latency_s): the server fails this
+	// share of what it serves whatever the load, and a queueing server
+	// answers AddedLatency late; 0 = none.
+	FailShare    float64       `json:"fail_share,omitempty"`
+	AddedLatency time.Duration `json:"added_latency_ns,omitempty"`
 }
 
 // SteadyLead is how long a queueing server with open-loop traffic runs in
@@ -65,6 +71,7 @@ func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 	if s.RetryAfter > 0 {
 		sc.RetryAfter, sc.RetryAfterMax = s.RetryAfter, s.RetryAfterMax
 	}
+	sc.FailShare, sc.AddedLatency = s.FailShare, s.AddedLatency
 	if !s.Queueing() {
 		return sc
 	}
@@ -103,10 +110,11 @@ func ServerCapacity(sc sim.Scenario) float64 {
 // 20ms exp, 2s timeout, 50 % load".
 func (s Server) Label() string {
 	if !s.Queueing() {
-		if s.RejectCost == 0 {
-			return "counting, 429s free"
+		l := "counting, 429s free"
+		if s.RejectCost > 0 {
+			l = "counting, 429s cost " + pct(s.RejectCost)
 		}
-		return "counting, 429s cost " + pct(s.RejectCost)
+		return l + s.brownoutLabel()
 	}
 	dist := map[string]string{"exponential": "exp", "fixed": "fixed", "lognormal": "lognormal"}[s.Service]
 	parts := []string{fmt.Sprintf("queue %v %s", s.ServiceTime, dist)}
@@ -139,7 +147,20 @@ func (s Server) Label() string {
 		}
 		parts = append(parts, ra)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", ") + s.brownoutLabel()
+}
+
+// brownoutLabel is the end of Label for a brownout: ", 30 % failing,
+// 100ms added"; "" for none.
+func (s Server) brownoutLabel() string {
+	var l string
+	if s.FailShare > 0 {
+		l += ", " + pct(s.FailShare) + " failing"
+	}
+	if s.AddedLatency > 0 {
+		l += fmt.Sprintf(", %v added", s.AddedLatency)
+	}
+	return l
 }
 
 // DefaultEnvelope is the set of servers an answer is judged on when the
@@ -309,12 +330,12 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 // the server's own parameters, never the question's (capacity, clients,
 // outage, window) nor a policy's.
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
-	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s"}
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "fail_share", "added_latency_s"}
 
 // anyServerKeys are the ServerKeys that do not make a server a queueing
 // one: the counting server's rejection cost and the Retry-After any server
 // may send. Every other key asks for a queueing server.
-var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s"}
+var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share"}
 
 // ParseServer reads a server as sweeps.toml writes its parameters:
 // "reject_cost=0.25", or "concurrency=16 service=exponential
@@ -343,7 +364,7 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	sc := c.Scenario
 	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax}
+		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax, FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
 	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
 		s.RetryAfter = 0 // the question's
 	}
@@ -408,7 +429,7 @@ func setServerKey(c *grid.Cell, f string, seen map[string]bool) error {
 func ServerOf(sc sim.Scenario) Server {
 	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate}
+		Arrival: sc.ArrivalRate, FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
 }
 
 // Spec is s as --server writes it for questions like base: the
