@@ -63,7 +63,11 @@ func brownouts(in Input, aggs []*analysis.Aggregate) ([]analysis.BrownoutScenari
 func brownoutWords(sc sim.Scenario) string {
 	var parts []string
 	if sc.Server() == sim.QueueingServer {
-		parts = append(parts, "a queueing server of "+serverWords(sc))
+		words := serverWords(sc)
+		if sc.RecoverAt == 0 { // never down: the run's length is said below
+			words = strings.TrimSuffix(words, fmt.Sprintf("; %v observed after recovery", sc.Horizon))
+		}
+		parts = append(parts, "a queueing server of "+words)
 		if sc.ArrivalRate > 0 {
 			parts = append(parts, loadWords(sc))
 		}
