@@ -50,8 +50,9 @@ import (
 // the open-loop arrivals within the tick in time order. Each arrival draws,
 // in this order, its service time if admitted (none for fixed, one for
 // lognormal, one for exponential but for the ziggurat's 2.2 % of
-// rejections, which draw again: expDraw) and its retry delay if rejected
-// or timed out (what its policy draws); an open-loop arrival then draws
+// rejections, which draw again: expDraw), then with a brownout its failure
+// (one draw: brownout.go), and its retry delay if rejected, timed out or
+// failed (what its policy draws); an open-loop arrival then draws
 // the next gap (an exponential draw; with a daily curve, a uniform draw
 // after each candidate gap, until one is kept: arrivalAfter).
 

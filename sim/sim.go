@@ -86,9 +86,9 @@ type Milestone struct {
 type Timeline struct {
 	Tick     time.Duration
 	Arrivals []int32 // requests that arrived in the tick
-	// Served: the counting server's arrivals it served in the tick; a
-	// queueing server's requests answered in time in the tick, whenever
-	// they arrived.
+	// Served: the counting server's arrivals it served in the tick (but
+	// those a brownout failed); a queueing server's requests answered in
+	// time in the tick, whenever they arrived.
 	Served []int32
 	GaveUp []int32 // clients that gave up in the tick (refused, or refused locally by a client component)
 	// ServedAfter: a queueing server's requests answered in time after the
