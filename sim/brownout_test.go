@@ -358,3 +358,50 @@ func BenchmarkBrownout(b *testing.B) {
 	p.MaxAttempts = 4
 	b.Run("queueing", func(b *testing.B) { benchRun(b, q, p) })
 }
+
+// Properties of random brownout runs, every policy, on both servers: every
+// client ends served, given up or pending; no more fail than were sent; a
+// share of 1 serves nobody; a reused Sim gives a fresh one's result; and
+// MemoryBytes bounds what the Sim holds.
+func TestBrownoutProperties(t *testing.T) {
+	t.Parallel()
+	r := NewMulberry32(11)
+	pick := func(n int) int { return int(r.Float64() * float64(n)) }
+	policies := everyPolicy()
+	var reused Sim
+	for i := range 40 {
+		sc := Scenario{Clients: 1 + pick(3000), Tick: time.Duration(10+pick(190)) * time.Millisecond,
+			RecoverAt: time.Duration(pick(20)) * time.Second, Spread: time.Duration(pick(5000)) * time.Millisecond,
+			FailShare: float64(pick(11)) / 10}
+		sc.Capacity = float64(1+pick(200)) * 1000 / float64(sc.Tick.Milliseconds())
+		sc.Horizon = sc.RecoverAt + time.Duration(1+pick(120))*time.Second
+		if i%4 == 0 {
+			sc.FailCurve = "0 1 0.5"
+		}
+		if i%3 == 0 {
+			sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 1+pick(8), "exponential", time.Duration(5+pick(50))*time.Millisecond, time.Duration(100+pick(900))*time.Millisecond
+			sc.AddedLatency = time.Duration(pick(200)) * time.Millisecond
+			sc.ArrivalRate = float64(pick(100))
+		}
+		p := policies[i%len(policies)]
+		var s Sim
+		var tl Timeline
+		got, err := s.Run(sc, p, NewMulberry32(uint32(i)), &tl)
+		if err != nil {
+			t.Fatalf("%+v %s: %v", sc, p, err)
+		}
+		if got.Succeeded+got.GaveUp+got.Pending != sc.Clients || got.Failed > got.Sent || got.Failed < 0 {
+			t.Errorf("%+v %s: %d served + %d gave up + %d pending of %d clients; %d failed of %d sent", sc, p, got.Succeeded, got.GaveUp, got.Pending, sc.Clients, got.Failed, got.Sent)
+		}
+		if sc.FailShare == 1 && sc.FailCurve == "" && (got.Succeeded > 0 || got.Goodput > 0) {
+			t.Errorf("%+v %s: everything fails, yet %d served, goodput %d", sc, p, got.Succeeded, got.Goodput)
+		}
+		if est, held := sc.MemoryBytes(true), int64(s.footprint()+cap(s.fleet.group)+12*cap(tl.Arrivals)); held > est {
+			t.Errorf("%+v %s: holds %d bytes, estimate %d", sc, p, held, est)
+		}
+		again, err := reused.Run(sc, p, NewMulberry32(uint32(i)), nil)
+		if err != nil || again != got {
+			t.Errorf("%+v %s: a reused Sim gives %+v (%v), a fresh one %+v", sc, p, again, err, got)
+		}
+	}
+}

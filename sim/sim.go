@@ -236,7 +236,7 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint()
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint() + cap(s.failBuf)*4
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own
