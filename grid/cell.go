@@ -17,7 +17,7 @@ import (
 // have the same key.
 func (c Cell) Key() string {
 	can := c.Canonical()
-	h := sha256.Sum256([]byte(keyVersion(can) + "\x00" + can))
+	h := sha256.Sum256([]byte(versionOf(c) + "\x00" + can))
 	return hex.EncodeToString(h[:8])
 }
 
@@ -33,7 +33,14 @@ func keyVersion(canonical string) string {
 	if last := lastVersion.Load(); last != nil && last.canonical == canonical {
 		return last.version
 	}
-	c := cellOfCanonical(canonical)
+	v := versionOf(cellOfCanonical(canonical))
+	lastVersion.Store(&versionAnswer{canonical, v})
+	return v
+}
+
+// versionOf is keyVersion of c's canonical form, asked of c itself (what
+// Key does, without reading c back: TestVersionOfIsOfTheCanonicalForm).
+func versionOf(c Cell) string {
 	v := sim.Version
 	if c.Scenario.Server() == sim.QueueingServer {
 		v += "+" + sim.QueueVersion
@@ -45,7 +52,6 @@ func keyVersion(canonical string) string {
 	if revised {
 		v += "+" + sim.PolicyVersion
 	}
-	lastVersion.Store(&versionAnswer{canonical, v})
 	return v
 }
 

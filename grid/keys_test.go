@@ -3,6 +3,7 @@ package grid
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -249,5 +250,36 @@ func TestKeyerKeysAsRunKey(t *testing.T) {
 				t.Fatalf("canonical of %d bytes, seed %d: %s, RunKey %s", len(can), seed, got, want)
 			}
 		}
+	}
+}
+
+// Key asks the cell itself which versions key it (versionOf), where
+// RunKey reads them back from the canonical form (keyVersion): for random
+// cells (every family and preset, client components, queueing servers,
+// mixed fleets) the two agree, so that a cell and its runs are keyed by
+// the same versions.
+func TestVersionOfIsOfTheCanonicalForm(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(24, 9))
+	versions := map[string]int{}
+	for range draws(4000, 500) {
+		c := Cell{Scenario: sim.Article(), Policy: randomPolicy(rng).Normalize()}
+		if c.Policy.Validate() != nil {
+			continue
+		}
+		if rng.IntN(3) == 0 {
+			c.Scenario.Concurrency, c.Scenario.Service, c.Scenario.ServiceTime = 1+rng.IntN(8), "fixed", 50*time.Millisecond
+		}
+		if p := randomPolicy(rng).Normalize(); rng.IntN(3) == 0 && p.Validate() == nil && p.ComponentsShort() == "" {
+			c.Mix[0] = sim.Group{Share: 0.3, Policy: p}
+		}
+		got, want := versionOf(c), keyVersion(c.Canonical())
+		if got != want {
+			t.Fatalf("cell %s: versionOf %q, keyVersion of its canonical form %q", c.Canonical(), got, want)
+		}
+		versions[want]++
+	}
+	if len(versions) != 4 {
+		t.Errorf("versions drawn %v: want the four (queueing or not, revised or not)", versions)
 	}
 }

@@ -91,6 +91,24 @@ runs=$(awk '/^default:/ {print $2}' "$out/run-w1.txt")
 awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" 'BEGIN {
   printf "medians: %.2f s wall at 1 worker, %.2f at 2: parallel efficiency %.0f%%; CPU %.2f s at 1, %.2f at 2 (%+.0f%%); cores in use (CPU / wall) %.2f at 1, %.2f at 2; %.0f runs/s at 2 workers\n", a, b, 100 * a / (2 * b), ca, cb, 100 * (cb - ca) / ca, ca / a, cb / b, r / b }' | tee "$out/efficiency.txt"
 "$out/sweep" diff "$out/w1" "$out/w2" | tail -1
+# Why two workers fall short of twice one: the bound the CPU figures set,
+# and how much of the extra CPU is the machine's. Two workers can at best
+# keep both cores busy, so wall(2) ≥ CPU(2) / 2 and the efficiency is at
+# most wall(1) / CPU(2) = 1 / (cores in use at 1 × CPU(2)/CPU(1)). Then
+# two one-worker processes at once, each its own folder, against one
+# alone: the CPU a run takes more when another process runs beside it is
+# the cores' shared caches and memory, not the worker pool.
+: > "$out/contention.txt"
+for r in $(seq "$rounds"); do
+  rm -rf "$out/c1" "$out/c2"
+  /usr/bin/time -f "%U %S" -o "$out/time-c1.txt" "$out/sweep" run --sweep default "${sharg[@]}" --out "$out/c1" --workers 1 --no-report --quiet > /dev/null 2>&1 &
+  /usr/bin/time -f "%U %S" -o "$out/time-c2.txt" "$out/sweep" run --sweep default "${sharg[@]}" --out "$out/c2" --workers 1 --no-report --quiet > /dev/null 2>&1
+  wait
+  cat "$out/time-c1.txt" "$out/time-c2.txt" | awk '{ print $1 + $2 }' >> "$out/contention.txt"
+done
+awk -v a="$(col 1 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" -v cc="$(median < "$out/contention.txt")" 'BEGIN {
+  printf "bound from the CPU: at most %.0f%% (cores in use %.2f at 1 worker, CPU %+.0f%% at 2); two one-worker processes at once: %.2f s of CPU each, %+.0f%% against one alone (the machine'"'"'s share of the extra CPU)\n",
+    100 / ((ca / a) * (cb / ca)), ca / a, 100 * (cb - ca) / ca, cc, 100 * (cc - ca) / ca }' | tee -a "$out/efficiency.txt"
 fi
 
 if [ -z "${SKIP_MILLION:-}" ] && want million; then

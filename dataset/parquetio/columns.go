@@ -9,83 +9,22 @@ import (
 	"github.com/herdsweep/herdsweep/dataset"
 )
 
-// colBuilder appends a column's values to its builder: the one typed
-// builder of its kind.
-type colBuilder struct {
-	kind dataset.Type
-	str  *array.StringBuilder
-	i64  *array.Int64Builder
-	f64  *array.Float64Builder
-	bool *array.BooleanBuilder
-	// nullEmpty: the string column stores "" as null (its field is
-	// nullable: grid.Param.NullZero, the preset).
-	nullEmpty bool
-}
-
-func (c *colBuilder) append(v *dataset.Value) {
-	switch c.kind {
-	case dataset.Utf8:
-		if v.Null || c.nullEmpty && v.Str == "" {
-			c.str.AppendNull()
-			return
-		}
-		c.str.Append(v.Str)
-	case dataset.Int64:
-		if v.Null {
-			c.i64.AppendNull()
-			return
-		}
-		c.i64.Append(v.Int)
-	case dataset.Float64:
-		if v.Null {
-			c.f64.AppendNull()
-			return
-		}
-		c.f64.Append(v.Float)
-	default:
-		if v.Null {
-			c.bool.AppendNull()
-			return
-		}
-		c.bool.Append(v.Bool)
-	}
-}
-
-// appendN appends v n times: a cell's value to the rows of its seeds.
-func (c *colBuilder) appendN(v *dataset.Value, n int) {
-	if n <= 0 {
+// append appends v to one row.
+func (c *colBuf) append(v *dataset.Value) {
+	if v.Null || c.null != nil || c.kind == dataset.Utf8 && c.nullEmpty && v.Str == "" {
+		c.appendN(v, 1)
 		return
 	}
-	null := v.Null || c.kind == dataset.Utf8 && c.nullEmpty && v.Str == ""
-	switch {
-	case c.kind == dataset.Utf8 && null:
-		c.str.AppendNulls(n)
-	case c.kind == dataset.Utf8:
-		c.str.Reserve(n)
-		for range n {
-			c.str.Append(v.Str)
-		}
-	case c.kind == dataset.Int64 && null:
-		c.i64.AppendNulls(n)
-	case c.kind == dataset.Int64:
-		c.i64.Reserve(n)
-		for range n {
-			c.i64.UnsafeAppend(v.Int)
-		}
-	case c.kind == dataset.Float64 && null:
-		c.f64.AppendNulls(n)
-	case c.kind == dataset.Float64:
-		c.f64.Reserve(n)
-		for range n {
-			c.f64.UnsafeAppend(v.Float)
-		}
-	case null:
-		c.bool.AppendNulls(n)
+	c.rows++
+	switch c.kind {
+	case dataset.Float64:
+		c.f64 = append(c.f64, v.Float)
+	case dataset.Int64:
+		c.i64 = append(c.i64, v.Int)
+	case dataset.Utf8:
+		c.str = append(c.str, v.Str)
 	default:
-		c.bool.Reserve(n)
-		for range n {
-			c.bool.UnsafeAppend(v.Bool)
-		}
+		c.bools = append(c.bools, v.Bool)
 	}
 }
 
@@ -93,7 +32,7 @@ func (c *colBuilder) appendN(v *dataset.Value, n int) {
 // column i of the list is field i of the writer's schema.
 type rowWriter[W, R any] struct {
 	cols []dataset.TableColumn[W, R]
-	out  []colBuilder
+	out  []*colBuf
 	// cell holds the values of the columns of the row's cell alone
 	// (TableColumn.OfCell), got again only when the cell changes: a
 	// sweep hands out a cell's seeds in a row, and most of the runs
@@ -109,23 +48,12 @@ type rowWriter[W, R any] struct {
 // newRowWriter returns the row writer of w, which flushes it before it
 // writes the file.
 func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) *rowWriter[W, R] {
-	if len(cols) != len(w.schema.Fields()) {
-		panic(fmt.Sprintf("parquetio: %d columns for a schema of %d", len(cols), len(w.schema.Fields())))
+	if len(cols) != len(w.fields) {
+		panic(fmt.Sprintf("parquetio: %d columns for a schema of %d", len(cols), len(w.fields)))
 	}
-	rw := &rowWriter[W, R]{cols: cols, out: make([]colBuilder, len(cols)), cell: make([]dataset.Value, len(cols))}
+	rw := &rowWriter[W, R]{cols: cols, out: make([]*colBuf, len(cols)), cell: make([]dataset.Value, len(cols))}
 	for i := range cols {
-		switch b := w.b.Field(i).(type) {
-		case *array.StringBuilder:
-			rw.out[i] = colBuilder{kind: dataset.Utf8, str: b, nullEmpty: w.schema.Field(i).Nullable}
-		case *array.Int64Builder:
-			rw.out[i] = colBuilder{kind: dataset.Int64, i64: b}
-		case *array.Float64Builder:
-			rw.out[i] = colBuilder{kind: dataset.Float64, f64: b}
-		case *array.BooleanBuilder:
-			rw.out[i] = colBuilder{kind: dataset.Bool, bool: b}
-		default:
-			panic(fmt.Sprintf("parquetio: column %q of %s", cols[i].Name, w.schema.Field(i).Type))
-		}
+		rw.out[i] = &w.cols[i]
 		if cols[i].OfCell {
 			rw.ofCell = append(rw.ofCell, i)
 		} else {

@@ -23,6 +23,17 @@ func arrowType(t dataset.Type) arrow.DataType {
 	panic(fmt.Sprintf("parquetio: column type %q", t))
 }
 
+// datasetType is the dataset column type of an Arrow type (arrowType's
+// inverse).
+func datasetType(t arrow.DataType) dataset.Type {
+	for _, d := range []dataset.Type{dataset.Int64, dataset.Float64, dataset.Utf8, dataset.Bool} {
+		if arrow.TypeEqual(arrowType(d), t) {
+			return d
+		}
+	}
+	panic(fmt.Sprintf("parquetio: column type %s", t))
+}
+
 // arrowFields is the Arrow schema's fields of a table's columns: the
 // dataset package owns the columns, this package only spells them.
 func arrowFields(fs []dataset.Field) []arrow.Field {

@@ -11,6 +11,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/grid"
@@ -67,10 +70,13 @@ func readAny(table string, b []byte) (int, error) {
 // zero unless null, with the runs schema's metadata.
 func rawFile(t *testing.T, fields []arrow.Field, null string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w := newWriter(&buf, fields, fileMetadata(meta, dataset.RunsSchema))
+	md := fileMetadata(meta, dataset.RunsSchema)
+	keys, values := append(md.Keys(), dataset.KeyPartSHA256), append(md.Values(), string(unsealed))
+	schema := arrow.NewSchema(fields, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
 	for i, f := range fields {
-		b := w.b.Field(i)
+		b := rb.Field(i)
 		if f.Name == null {
 			b.AppendNull()
 			continue
@@ -90,8 +96,25 @@ func rawFile(t *testing.T, fields []arrow.Field, null string) []byte {
 			t.Fatalf("rawFile: builder %T", b)
 		}
 	}
-	w.rows++
-	if err := w.Close(); err != nil {
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithCreatedBy(sealedBy)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	for i := range keys {
+		if err := fw.AppendKeyValueMetadata(keys[i], values[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seal(buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -150,17 +173,8 @@ func TestReadChecksSeedRange(t *testing.T) {
 	for _, v := range []int64{-1, 1 << 32} {
 		var buf bytes.Buffer
 		w := newWriter(&buf, runsFields(), fileMetadata(meta, dataset.RunsSchema))
-		for i := range runsFields() {
-			switch b := w.b.Field(i).(type) {
-			case *array.StringBuilder:
-				b.Append("x")
-			case *array.Int64Builder:
-				b.Append(v)
-			case *array.Float64Builder:
-				b.Append(0)
-			case *array.BooleanBuilder:
-				b.Append(false)
-			}
+		for i := range w.cols {
+			w.cols[i].append(&dataset.Value{Str: "x", Int: v})
 		}
 		w.rows++
 		if err := w.Close(); err != nil {

@@ -91,13 +91,23 @@ func CheckWritten(dir string, written map[string][]Written) (*Report, error) {
 	return check(dir, only, kept)
 }
 
+// keptKeys is how many run keys the writer kept: the least the check
+// places, so that its map is made once at that size.
+func keptKeys(kept map[string]*Written) int {
+	n := 0
+	for _, w := range kept {
+		n += len(w.keys)
+	}
+	return n
+}
+
 func check(dir string, only map[string][]string, kept map[string]*Written) (*Report, error) {
 	l, err := dataset.List(FS(dir))
 	if err != nil {
 		return nil, err
 	}
 	c := &checker{dir: dir, only: only, l: l, rep: &Report{Dir: dir, Problems: []Problem{}, Notes: []Problem{}},
-		first: newKeyMap[int32](), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{},
+		first: newKeyMap[int32](keptKeys(kept)), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{},
 		kept: kept, seen: map[string]bool{}}
 	if only != nil {
 		c.mineSet = map[string]bool{}

@@ -32,7 +32,10 @@ type keyMap[V any] struct {
 	odd map[string]V
 }
 
-func newKeyMap[V any]() keyMap[V] { return keyMap[V]{hex: map[uint64]V{}, odd: map[string]V{}} }
+// newKeyMap returns a keyMap with room for n keys of 16 hex digits.
+func newKeyMap[V any](n int) keyMap[V] {
+	return keyMap[V]{hex: make(map[uint64]V, n), odd: map[string]V{}}
+}
 
 func (m keyMap[V]) get(k string) (V, bool) {
 	if h, ok := hexKey(k); ok {

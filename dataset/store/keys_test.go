@@ -6,7 +6,7 @@ import "testing"
 // lower-case hex digits keep their text, so no two distinct keys meet.
 func TestKeyMapKeepsKeysApart(t *testing.T) {
 	keys := []string{"cc0f771059aff697", "a7396b70daf6ee1b", "CC0F771059AFF697", "cc0f771059aff69", "", "0000000000000000", "+c0f771059aff697"}
-	m := newKeyMap[int]()
+	m := newKeyMap[int](0)
 	for i, k := range keys {
 		if _, ok := m.get(k); ok {
 			t.Errorf("%q found before it was put", k)
