@@ -90,3 +90,15 @@ func TestBrownoutServerSpec(t *testing.T) {
 		}
 	}
 }
+
+// DescribeEnvelope names the servers in a brownout.
+func TestDescribeEnvelopeNamesBrownouts(t *testing.T) {
+	t.Parallel()
+	env := []Server{{}, {FailShare: 0.3}}
+	if got, want := DescribeEnvelope(env), "in a brownout: counting, 429s free, 30 % failing"; !strings.Contains(got, want) {
+		t.Errorf("%q, want it to contain %q", got, want)
+	}
+	if got := DescribeEnvelope(DefaultEnvelope()); strings.Contains(got, "brownout") {
+		t.Errorf("the default envelope: %q", got)
+	}
+}

@@ -246,6 +246,15 @@ func DescribeEnvelope(env []Server) string {
 				return pct(s.Load)
 			})))
 	}
+	var failing []string
+	for _, s := range env {
+		if s.FailShare > 0 || s.AddedLatency > 0 {
+			failing = append(failing, s.Label())
+		}
+	}
+	if len(failing) > 0 {
+		parts = append(parts, "in a brownout: "+strings.Join(failing, "; "))
+	}
 	return fmt.Sprintf("%s: %s", num.Plural(len(env), "server"), strings.Join(parts, "; "))
 }
 
