@@ -93,7 +93,7 @@ type queueRun struct {
 	recoveryWindowTicks int
 	brown               *brownout // a brownout's failures; nil: none, no draw (brownout.go)
 	added               float64   // ms: AddedLatency, after the service ends
-	failed, loopOK      int64     // requests a brownout failed; open-loop requests answered in time by the horizon
+	failed              int64     // requests a brownout failed
 	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
 }
@@ -179,11 +179,13 @@ func (q *queueRun) service(rng *Mulberry32) float64 {
 type outcome uint8
 
 const (
-	rejected  outcome = iota // refused at once
-	answered                 // answered in time, at done
-	timedOut                 // its client stopped waiting at arrival + timeout
-	failedOut                // answered in time with a brownout's 503, at done
+	rejected outcome = iota // refused at once
+	answered                // answered in time, at done
+	timedOut                // its client stopped waiting at arrival + timeout
 )
+
+// failedOut: answered in time with a brownout's 503, at done.
+const failedOut = timedOut + 1
 
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
 // and returns when it is answered.
@@ -417,7 +419,7 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	// Counts are summed here and added at the end (arriveQueued only adds
 	// to them too); the sums of times, whose order matters, are kept here
 	// and handed over around its calls.
-	var offered, sent, after, good, okLoop int64
+	var offered, sent, after, good int64
 	busy, latSum := q.busy, lat.sum
 	a := q.nextArrival
 	for ; a < lim; offered++ {
@@ -457,7 +459,6 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 			latSum += x
 			if dk := st.tk.arrival(done); dk < st.nt {
 				q.good[dk]++
-				okLoop++
 			}
 		}
 		x, j, ok := expFirst(rng)
@@ -470,7 +471,6 @@ func (s *Sim) openPlain(st *runState, q *queueRun, k int, end float64) {
 	q.busy, lat.sum = busy, latSum
 	lat.n += good
 	q.goodput += good
-	q.loopOK += okLoop
 	q.offered[k] += int32(offered)
 	q.offeredN += offered
 	q.arrivalsInTick += int(sent)
@@ -535,22 +535,14 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 			if i != fresh && int(i) < st.n {
 				q.cohortDone[dk]++
 				q.inflight++
-			} else {
-				q.loopOK++
 			}
 		}
 		if s.Trace != nil {
 			s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
 		}
 		return
-	case timedOut:
-		from = a + q.timeout
-		if dk := st.tk.arrival(done); dk < st.nt {
-			q.rec.lateAt(dk)
-		}
-	case failedOut:
-		from = done // the client has the 503 then
-		st.resp.up = false
+	case timedOut, failedOut:
+		from = q.unanswered(st, out, a, done)
 	default:
 		q.rejected++
 	}
@@ -575,6 +567,20 @@ func (s *Sim) arriveQueued(st *runState, q *queueRun, i int32, k int, a float64)
 	}
 }
 
+// unanswered returns when the client of a request that arrived at a (ms)
+// and timed out or failed (out) has its failure: at its timeout, or when
+// the brownout's 503 comes (done, the server's response a 503: not up).
+func (q *queueRun) unanswered(st *runState, out outcome, a, done float64) float64 {
+	if out == failedOut {
+		st.resp.up = false
+		return done
+	}
+	if dk := st.tk.arrival(done); dk < st.nt {
+		q.rec.lateAt(dk)
+	}
+	return a + q.timeout
+}
+
 // finishQueue fills the queueing server's metrics into r.
 func (q *queueRun) finishQueue(st *runState, r *Result) {
 	r.Offered = q.offeredN
@@ -584,7 +590,7 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 	r.BusyMS = q.busy
 	r.WastedMS = q.wasted
 	r.OfferedGaveUp = q.loopGaveUp
-	r.Failed, r.OfferedSucceeded = q.failed, q.loopOK
+	r.Failed, r.OfferedSucceeded = q.failed, q.loopSucceeded()
 	if q.lat.n > 0 {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
@@ -642,6 +648,16 @@ func (l *latency) quantile(p float64) float64 {
 		}
 	}
 	return 0
+}
+
+// loopSucceeded counts the open-loop requests answered in time by the
+// horizon: those answered in time in a tick of the run but the cohort's.
+func (q *queueRun) loopSucceeded() int64 {
+	var n int64
+	for k, g := range q.good {
+		n += int64(g - q.cohortDone[k])
+	}
+	return n
 }
 
 // footprint is the bytes of storage a queueing server's run holds.
