@@ -26,7 +26,7 @@ var (
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			return successRate(b.Int64s(dataset.ColSucceeded).Value(i), b.Int64s(dataset.ColOfferedSucceeded).Value(i),
 				b.Int64s(paramClients).Value(i), b.Int64s(dataset.ColOffered).Value(i))
-		}}
+		}, applies: inBrownout}
 	// Amplification is sim.Result.Amplification.
 	Amplification = Metric{Key: dataset.ColAmplification, Title: "load amplification", Unit: "attempts per logical request",
 		get: func(r *dataset.Record) (float64, bool) {
@@ -36,12 +36,18 @@ var (
 		cols:  []string{dataset.ColSent, paramClients, dataset.ColOffered},
 		row: func(b dataset.Batch, i int) (float64, bool) {
 			return amplification(b.Int64s(dataset.ColSent).Value(i), b.Int64s(paramClients).Value(i), b.Int64s(dataset.ColOffered).Value(i))
-		}}
+		}, applies: inBrownout}
 )
 
+// inBrownout says which cells `sweep assert`, `compare` and `cells` hold
+// the brownout's metrics for (Metric.applies): those whose server fails a
+// share of what it serves. BrownoutAggregates summarises them for every
+// cell it is given (a brownout's share-0 cells too).
+func inBrownout(sc sim.Scenario) bool { return sc.FailShare > 0 }
+
 // BrownoutMetrics are the success rate and the load amplification, which
-// every cell has; BrownoutAggregates summarises them (not in AllMetrics:
-// assert, compare and the cells table do not know them yet).
+// every run has; AllMetrics holds them after QueueMetrics, for the cells in
+// a brownout (inBrownout).
 var BrownoutMetrics = []Metric{SuccessRate, Amplification}
 
 func successRate(succeeded, offeredSucceeded, clients, offered int64) (float64, bool) {
