@@ -172,6 +172,7 @@ type res = sim.Result
 // The queueing server's (zero for the counting server) and the client
 // components' were added after runs/3 parts were first written: a part
 // without them reads them as zero or null, which is what those runs had.
+// A chain's per-service columns follow them (layers.go).
 var runsMetricColumns = []RunsColumn{
 	metric(int64Col(ColSent, "requests sent during the whole run", func(r *res) *int64 { return &r.Sent })),
 	metric(int64Col(ColSentAfterRecovery, "requests that arrived at or after recovery (the article's \"sent\")", func(r *res) *int64 { return &r.SentAfterRecovery })),

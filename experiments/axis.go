@@ -73,6 +73,12 @@ func (l *loader) axes(path []string, t map[string]any, sweepTable bool) axes {
 			}
 			continue
 		}
+		if p != nil && p.Key == "layers" {
+			if a := l.layersAxis(kp, raw); a != nil {
+				out[k] = a
+			}
+			continue
+		}
 		if p == nil {
 			want := "a parameter (" + paramKeys() + ")"
 			if sweepTable {

@@ -520,7 +520,7 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 	idx := make([]int, len(keys))
 	for {
 		c, used := cellAt(g, keys, idx)
-		c.Policy = c.Policy.Normalize()
+		c = c.Normalize() // the policy, and a chain's settings without layers
 		err := c.Validate()
 		if err == nil {
 			err = l.memory(c, s.TimelineSeeds > 0, used)

@@ -26,7 +26,8 @@ func (c Cell) Key() string {
 // that a change to the queueing server moves the keys of queueing cells
 // only; and for a cell with a policy that sim.PolicyVersion revised
 // (sim.Policy.Revised, in any group) that version too, so that only those
-// cells' keys move. It reads the cell back from the canonical form, so
+// cells' keys move; and for a cell with services in front of its server
+// (Chained) sim.ChainVersion. It reads the cell back from the canonical form, so
 // that every caller of RunKey keys alike. The last answer is kept: a
 // dataset's writer and checker key every seed of a cell in a row.
 func keyVersion(canonical string) string {
@@ -51,6 +52,9 @@ func versionOf(c Cell) string {
 	}
 	if revised {
 		v += "+" + sim.PolicyVersion
+	}
+	if c.Chained() {
+		v += "+" + sim.ChainVersion
 	}
 	return v
 }
@@ -100,15 +104,25 @@ func (c Cell) Validate() error {
 		return err
 	}
 	if c.Mixed() {
-		return sim.ValidateFleet(c.Groups())
+		if err := sim.ValidateFleet(c.Groups()); err != nil {
+			return err
+		}
 	}
-	return nil
+	return c.validateChain()
 }
 
-// Simulate runs the cell on s with rng: one policy, or a mixed fleet.
+// Simulate runs the cell on s with rng: one policy, a mixed fleet, or a
+// chain of services in front of the server.
 func (c Cell) Simulate(s *sim.Sim, rng *sim.Mulberry32, tl *sim.Timeline) (sim.Result, error) {
 	if c.Mixed() {
 		return s.RunFleet(c.Scenario, c.Groups(), rng, tl)
+	}
+	if c.Chained() {
+		ch, err := c.Chain()
+		if err != nil {
+			return sim.Result{}, err
+		}
+		return s.RunChain(c.Scenario, ch, c.Policy, rng, tl)
 	}
 	return s.Run(c.Scenario, c.Policy, rng, tl)
 }
@@ -166,8 +180,13 @@ func KeyShard(key string, n int) int {
 	return int(binary.BigEndian.Uint64(h[:8]) % uint64(n))
 }
 
-// Normalize returns c with its policy normalized (sim.Policy.Normalize).
+// Normalize returns c with its policy normalized (sim.Policy.Normalize),
+// and without a chain's fanout and layers_fail_share when it has no
+// layers (they mean nothing then).
 func (c Cell) Normalize() Cell {
 	c.Policy = c.Policy.Normalize()
+	if c.Layers == "" {
+		c.Fanout, c.LeafFail = 0, 0
+	}
 	return c
 }

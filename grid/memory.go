@@ -18,11 +18,14 @@ const (
 )
 
 // Footprint is what a run of c takes in its worker's simulator, with the
-// timeline when timeline is set: sim.Scenario.Footprint and the client
-// components' storage.
+// timeline when timeline is set: sim.Scenario.Footprint, the client
+// components' storage and a chain's.
 func (c Cell) Footprint(timeline bool) sim.Footprint {
 	f := c.Scenario.Footprint(timeline)
 	f.Components = sim.ComponentBytes(c.Policy, c.Scenario)
+	if ch, err := c.Chain(); err == nil {
+		f.Chain = sim.ChainBytes(c.Scenario, ch)
+	}
 	return f
 }
 

@@ -19,6 +19,11 @@ type Cell struct {
 	Scenario sim.Scenario
 	Policy   sim.Policy
 	Mix      [sim.MaxGroups - 1]sim.Group
+	// Layers: services in front of the scenario's server (layers.go;
+	// "" = none), Fanout and LeafFail: the rest of its chain (sim.Chain).
+	Layers   string
+	Fanout   int
+	LeafFail float64
 }
 
 // Groups returns the fleet: Policy with the share Mix leaves, then Mix.
@@ -256,6 +261,16 @@ var Params = []Param{
 		set: func(c *Cell, v any) { c.Policy.BreakerMinThroughput = int(v.(int64)) }},
 	settingOf("breaker_ratio", omitZero(durParam("breaker_window_s", sim.FieldBreakerWindow, "circuit breaker: its sampling window, s (30 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerWindow }))),
 	settingOf("breaker_ratio", omitZero(durParam("breaker_break_s", sim.FieldBreakerBreak, "circuit breaker: how long it stays open, s (5 when 0)", true, func(c *Cell) *time.Duration { return &c.Policy.BreakerBreak }))),
+	// A chain of services in front of the server (sim/chain.go, layers.go).
+	{Key: "layers", Type: String, Field: sim.FieldLayers, OmitZero: true, Doc: "services in front of the server, from the one the clients call: `capacity_rps=… outage_start_s=… recover_s=… policy=\"SPEC\"` separated by ` | ` (capacity 0 = no limit; down from outage_start_s to recover_s; the policy with which the service retries its callee, \"none\" = never); the server is the deepest service; empty = no chain",
+		get: func(c *Cell) any { return c.Layers },
+		set: func(c *Cell, v any) { c.Layers = v.(string) }},
+	{Key: "fanout", SettingOf: "layers", Type: Int, Field: sim.FieldFanout, OmitZero: true, Doc: "layers: the last service calls this many copies of the server at once (each with its capacity and outage), all must succeed; 0 or 1 = one",
+		get: func(c *Cell) any { return int64(c.Fanout) },
+		set: func(c *Cell, v any) { c.Fanout = int(v.(int64)) }},
+	{Key: "layers_fail_share", SettingOf: "layers", Type: Float, Field: sim.FieldLeafFail, OmitZero: true, Doc: "layers: each attempt a copy of the server admits fails with this probability, whatever the load; 0 = none",
+		get: func(c *Cell) any { return c.LeafFail },
+		set: func(c *Cell, v any) { c.LeafFail = v.(float64) }},
 }
 
 // retryOnDoc describes retry_on's values, as sim defines them.

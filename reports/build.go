@@ -94,6 +94,10 @@ type Report struct {
 	Owners     []analysis.StoredOwner   // the owner's views the dataset holds, not in Queueing
 	// QueueFigures are drawn in the queueing section, a figure per server.
 	QueueFigures []Figure
+	// Layers: chains of services in front of the server (retries across
+	// layers), by scenario; LayerFigures are drawn in their section.
+	Layers       []analysis.LayerScenario
+	LayerFigures []Figure
 	Figures      []Figure
 	Warnings     []string // dataset-wide; per-cell warnings are in the tables
 	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
@@ -131,6 +135,12 @@ func Build(ctx context.Context, in Input) (*Report, error) {
 	}
 	r.Queueing, r.QueueFigures, r.Owners = qs, queueFigures(qs), owners
 	r.Warnings = append(r.Warnings, warn...)
+	ls, warn, err := layersOf(in, aggs)
+	if err != nil {
+		return nil, err
+	}
+	r.Layers, r.LayerFigures = ls, layerFigures(ls)
+	r.Warnings = append(r.Warnings, warn...)
 	if r.Scenarios, err = scenarios(ctx, single, jittered); err != nil {
 		return nil, err
 	}
@@ -165,11 +175,11 @@ func measured(in Input) (*analysis.Dataset, []*analysis.Aggregate, []analysis.Sw
 // singlePolicy returns the counting server's cells of fleets of one policy,
 // which the recommendation compares, and of those the policies that
 // jitter. Queueing cells have their own metrics and ranking (queueing.go),
-// not the counting server's rules.
+// not the counting server's rules, and chains of services theirs (layers.go).
 func singlePolicy(aggs []*analysis.Aggregate) (single, jittered []*analysis.Aggregate) {
 	single = make([]*analysis.Aggregate, 0, len(aggs))
 	for _, a := range aggs {
-		if analysis.Queueing(a) || a.Cell.Mixed() {
+		if analysis.Queueing(a) || a.Cell.Mixed() || analysis.Chained(a) {
 			continue
 		}
 		single = append(single, a)
@@ -313,7 +323,7 @@ func (r *Report) Files() []File {
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.BrownoutFigures) {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LayerFigures, r.BrownoutFigures) {
 		if f.PNG == "" {
 			continue // a brownout scenario without a figure
 		}

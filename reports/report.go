@@ -58,6 +58,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeControls(ew, r.Controls)
 	writeQueueing(ew, r.Queueing, r.QueueFigures)
 	writeOwners(ew, r.Owners)
+	writeLayers(ew, r.Layers, r.LayerFigures)
 	writeBrownouts(ew, r.Brownouts, r.BrownoutFigures)
 	if len(r.Article) > 0 {
 		writeArticleSummary(ew, r.Article)

@@ -86,6 +86,14 @@ var (
 	FieldMix    = Field{"Mix"}
 )
 
+// A chain's (ValidateChain): its front services, the fan-out of the
+// deepest service and that service's failure share.
+var (
+	FieldLayers   = Field{"Layers"}
+	FieldFanout   = Field{"Fanout"}
+	FieldLeafFail = Field{"LeafFail"}
+)
+
 // Fields lists sim's fields, in the order above.
 func Fields() []Field {
 	return []Field{
@@ -99,6 +107,7 @@ func Fields() []Field {
 		FieldClientsPerProcess, FieldThrottleK, FieldThrottleWindow, FieldAWSAdaptive, FieldRetryTokens,
 		FieldRetryTokenRatio, FieldPushback, FieldRetryCap, FieldBreakerRatio, FieldBreakerMinThroughput,
 		FieldBreakerWindow, FieldBreakerBreak, FieldPreset, FieldShare, FieldGroups, FieldMix,
+		FieldLayers, FieldFanout, FieldLeafFail,
 	}
 }
 

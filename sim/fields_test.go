@@ -9,7 +9,8 @@ import (
 
 // Every field of Scenario and Policy has its Field, named as the field:
 // a renamed field fails here, not in a map of names elsewhere. The other
-// Fields are the few values that are no field (Window, a fleet's).
+// Fields are the few values that are no field (Window, a fleet's, a
+// chain's).
 func TestFieldsNameTheirFields(t *testing.T) {
 	t.Parallel()
 	var names []string
@@ -25,7 +26,8 @@ func TestFieldsNameTheirFields(t *testing.T) {
 			t.Errorf("%s listed twice", f)
 		}
 		have[f.String()] = true
-		if !slices.Contains(names, f.String()) && f != FieldWindow && f != FieldShare && f != FieldGroups && f != FieldMix {
+		if !slices.Contains(names, f.String()) && f != FieldWindow && f != FieldShare && f != FieldGroups && f != FieldMix &&
+			f != FieldLayers && f != FieldFanout && f != FieldLeafFail {
 			t.Errorf("Field %s names no field of Scenario or Policy", f)
 		}
 	}

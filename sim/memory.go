@@ -33,6 +33,9 @@ type Footprint struct {
 	// Components: the client components' (ComponentBytes), set by the
 	// caller, who knows the policy.
 	Components int64
+	// Chain: a chain of services' (ChainBytes), set by the caller, who
+	// knows the chain.
+	Chain int64
 }
 
 // Footprint is s's Footprint, with the per-tick timeline when timeline is
@@ -61,14 +64,15 @@ func (s Scenario) Footprint(timeline bool) Footprint {
 
 // Bytes is the footprint in all.
 func (f Footprint) Bytes() int64 {
-	return f.Clients + f.Ticks + f.Dense + f.Queue + f.Timeline + f.Components
+	return f.Clients + f.Ticks + f.Dense + f.Queue + f.Timeline + f.Components + f.Chain
 }
 
 // Max is the footprint of a Sim that ran both f's run and g's: each kind
 // at the larger of the two.
 func (f Footprint) Max(g Footprint) Footprint {
 	return Footprint{Clients: max(f.Clients, g.Clients), Ticks: max(f.Ticks, g.Ticks), Dense: max(f.Dense, g.Dense),
-		Queue: max(f.Queue, g.Queue), Timeline: max(f.Timeline, g.Timeline), Components: max(f.Components, g.Components)}
+		Queue: max(f.Queue, g.Queue), Timeline: max(f.Timeline, g.Timeline), Components: max(f.Components, g.Components),
+		Chain: max(f.Chain, g.Chain)}
 }
 
 // MemoryBytes is Footprint(timeline).Bytes(): an upper estimate of the

@@ -57,6 +57,11 @@ type Result struct {
 	// (an open circuit breaker, adaptive throttling); not in Sent.
 	LocalRejections int64
 
+	// Layers: a chain run's services (Sim.RunChain), NLayers of them from
+	// the one the clients call to the deepest; 0 for a single server.
+	Layers  [MaxLayers]LayerResult
+	NLayers int
+
 	// Stuck: the run stopped early, provably stuck (Sim.StopStuck,
 	// stuck.go): never back to steady state; End is the stop.
 	Stuck bool
@@ -150,6 +155,7 @@ type Sim struct {
 	brown   brownout   // a brownout's share (brownout.go)
 	failBuf []int32    // the counting server's failed requests of a tick
 	st      runState   // the run in progress
+	chain   chainRun   // a chain run's state (chain.go)
 
 	retryDelayer delayer // tests only: replaces every policy's delayer (ctmc_test.go's exponential delays)
 	// serve, when set, decides how many of tick k's requests (list, in
@@ -236,7 +242,7 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint() + cap(s.failBuf)*4
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint() + s.chain.footprint() + cap(s.failBuf)*4
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own

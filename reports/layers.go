@@ -1,0 +1,254 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/herdsweep/herdsweep/analysis"
+	"github.com/herdsweep/herdsweep/internal/num"
+	"github.com/herdsweep/herdsweep/plots"
+	"github.com/herdsweep/herdsweep/reports/table"
+)
+
+// maxLayerPanels bounds the panels of the layers figure: the first
+// scenarios of chains as long as the first one's.
+const maxLayerPanels = 6
+
+// layersOf reads the runs of the chained cells (whole, in a streamed
+// dataset, as the queueing cells' are: their per-service columns are not
+// among the streamed metrics) and groups them by scenario.
+func layersOf(in Input, aggs []*analysis.Aggregate) ([]analysis.LayerScenario, []string, error) {
+	recs := in.Dataset.Records
+	if in.Scanned != nil {
+		keys := map[string]bool{}
+		var sweeps []string
+		for _, a := range aggs {
+			if analysis.Chained(a) {
+				keys[a.CellKey] = true
+				for _, s := range a.Sweeps {
+					sweeps = addUniq(sweeps, s)
+				}
+			}
+		}
+		if len(keys) == 0 {
+			return nil, nil, nil
+		}
+		if in.QueueRuns == nil {
+			return nil, []string{fmt.Sprintf("%s services in front of the server, not summarised: their runs were not read again (read layer1_attempts … in the dataset)", num.Agree(len(keys), num.Plural(len(keys), "cell")+" has", num.Plural(len(keys), "cell")+" have"))}, nil
+		}
+		var err error
+		if recs, err = in.QueueRuns(sweeps, keys); err != nil {
+			return nil, nil, err
+		}
+	}
+	return analysis.LayerStudies(recs), nil, nil
+}
+
+// layerFigures draws the layers figure: a panel per scenario of chains
+// as long as the first's (at most maxLayerPanels).
+func layerFigures(ls []analysis.LayerScenario) []Figure {
+	if len(ls) == 0 {
+		return nil
+	}
+	var panels []string
+	var studies []analysis.LayerScenario
+	for _, s := range ls {
+		if s.Services == ls[0].Services && len(studies) < maxLayerPanels {
+			panels, studies = append(panels, layerPanelWords(s)), append(studies, s)
+		}
+	}
+	f := plots.LayerAmplification(panels, studies)
+	if f.Degenerate() != "" {
+		return nil
+	}
+	return []Figure{{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg"}}
+}
+
+// writeLayers writes the section on retries across layers: per scenario
+// of chains, a row per chain and what the data says of them, then the
+// figure.
+func writeLayers(ew *errWriter, ls []analysis.LayerScenario, figs []Figure) {
+	if len(ls) == 0 {
+		return
+	}
+	ew.printf("## Retries across layers\n\n")
+	ew.printf("Clients call service A, which calls B, … which calls the server; each caller retries its callee by its own policy, and a service holds its caller's request while it retries (the caller waits). ")
+	ew.printf("A row per chain, ranked by the attempts that reach the server per client: each service's attempts per client (the mean over seeds: its load amplification), the share of clients served by the window's end, and t99 after the server's recovery with its 95 %% interval. ")
+	ew.printf("Each service counts attempts (its capacity is attempts admitted a second, and a refusal costs it nothing), so what retries at several layers cost here is the load itself: attempts every service on the way and the server must refuse; they can even bring clients back sooner, as a callee's short retries reach the server as soon as it is back.\n\n")
+	for _, s := range ls {
+		ew.printf("%s.\n\n", upperFirst(layerScenarioWords(s)))
+		ew.table(layerTable(s))
+		ew.printf("\n")
+		for _, c := range layerClaims(s) {
+			ew.printf("%s\n", c)
+		}
+		ew.printf("\n")
+	}
+	for _, f := range figs {
+		ew.printf("![%s](%s)\n\n%s ([SVG](%s))\n\n", f.Title, f.PNG, f.Caption, f.SVG)
+	}
+}
+
+// layerScenarioWords says a scenario of chains: its server, clients and
+// their policy.
+func layerScenarioWords(s analysis.LayerScenario) string {
+	sc := s.Scenario
+	w := fmt.Sprintf("the server serving %g requests/s after a %g s outage, %s clients on %s", sc.Capacity, sc.RecoverAt.Seconds(), thousands(float64(sc.Clients)), s.Policy.Describe())
+	if s.Fanout > 1 {
+		w += fmt.Sprintf(", the last service calling %d copies of it", s.Fanout)
+	}
+	if s.LeafFail > 0 {
+		w += fmt.Sprintf(", %g %% of the attempts it admits failing whatever the load", 100*s.LeafFail)
+	}
+	return w
+}
+
+// layerPanelWords names a scenario's panel in the figure.
+func layerPanelWords(s analysis.LayerScenario) string {
+	who := string(s.Policy.Kind)
+	if s.Policy.Preset != "" {
+		who = s.Policy.Preset
+	}
+	w := fmt.Sprintf("%s clients, %g req/s", who, s.Scenario.Capacity)
+	if s.Fanout > 1 {
+		w += fmt.Sprintf(", fan-out %d", s.Fanout)
+	}
+	if s.LeafFail > 0 {
+		w += fmt.Sprintf(", %g %% fail", 100*s.LeafFail)
+	}
+	return w
+}
+
+// layerTable is a scenario's table: a row per chain.
+func layerTable(s analysis.LayerScenario) *table.Table {
+	t := table.New("", table.L("who retries"))
+	for j := range s.Services {
+		t.Columns = append(t.Columns, table.R(analysis.ServiceName(j, s.Services)))
+	}
+	t.Columns = append(t.Columns, table.R("served"), table.R("t99 (s after recovery)"))
+	for _, a := range s.Rows {
+		row := []string{analysis.ChainWords(a)}
+		srv := analysis.ChainServer(a)
+		for j := range s.Services {
+			switch {
+			case j < srv:
+				row = append(row, plots.Amp(a.Summary(analysis.LayerAmp[j]).Mean))
+			case j == s.Services-1:
+				row = append(row, plots.Amp(analysis.ServerAmp(a).Mean))
+			default:
+				row = append(row, "")
+			}
+		}
+		row = append(row, fmt.Sprintf("%.1f %%", 100*a.Summary(analysis.ServedShare).Mean), layerT99(a.Summary(analysis.T99)))
+		t.Add(row...)
+	}
+	return t
+}
+
+// layerT99 is a t99 cell: the mean and interval, or how many seeds did
+// not reach it.
+func layerT99(s analysis.Summary) string {
+	if s.Unfinished > 0 {
+		return fmt.Sprintf("not within the window in %s", num.Plural(s.Unfinished, "seed"))
+	}
+	lo, hi, _ := s.Bounds()
+	if s.N < 2 {
+		return fmt.Sprintf("%.1f", s.Mean)
+	}
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", s.Mean, lo, hi)
+}
+
+// layerClaims are the sentences a scenario's table is read by: the most
+// and the fewest attempts at the server, the fastest and slowest t99
+// among the chains that reached it in every seed, and what a retry budget
+// changes against the same chain without one. layers_claims_test.go
+// recomputes each from the records.
+func layerClaims(s analysis.LayerScenario) []string {
+	var out []string
+	if n := len(s.Rows); n > 1 {
+		lo, hi := s.Rows[0], s.Rows[n-1]
+		out = append(out, fmt.Sprintf("The server receives %s attempts per client when %s, %s when %s.",
+			plots.Amp(analysis.ServerAmp(hi).Mean), analysis.ChainWords(hi), plots.Amp(analysis.ServerAmp(lo).Mean), analysis.ChainWords(lo)))
+	}
+	var done []*analysis.Aggregate
+	for _, a := range s.Rows {
+		if sum := a.Summary(analysis.T99); sum.Unfinished == 0 && sum.N > 0 {
+			done = append(done, a)
+		}
+	}
+	if len(done) > 1 {
+		byT := slices.Clone(done)
+		slices.SortStableFunc(byT, func(x, y *analysis.Aggregate) int {
+			return cmpFloat(x.Summary(analysis.T99).Mean, y.Summary(analysis.T99).Mean)
+		})
+		f, l := byT[0], byT[len(byT)-1]
+		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.",
+			f.Summary(analysis.T99).Mean, analysis.ChainWords(f), l.Summary(analysis.T99).Mean, analysis.ChainWords(l)))
+	}
+	for _, a := range s.Rows {
+		if c := closedForm(a); c != "" {
+			out = append(out, c)
+		}
+	}
+	for _, b := range s.Rows {
+		if !analysis.Budgeted(b) {
+			continue
+		}
+		for _, u := range s.Rows {
+			if !analysis.Budgeted(u) && slices.Equal(analysis.Retrying(u), analysis.Retrying(b)) {
+				out = append(out, fmt.Sprintf("A retry budget at each service takes the server from %s to %s attempts per client when %s.",
+					plots.Amp(analysis.ServerAmp(u).Mean), plots.Amp(analysis.ServerAmp(b).Mean), strings.TrimSuffix(analysis.ChainWords(u), ".")))
+			}
+		}
+	}
+	return out
+}
+
+// closedForm is the sentence for row a when every client gave up while
+// the server was down and the attempts at it are exactly the closed form
+// Π over the callers of their attempts (1 + k: the clients', each
+// service's) times the copies of the server: no service saturated, no
+// budget cut a retry. "" otherwise: the report claims it only where the
+// data shows it.
+func closedForm(a *analysis.Aggregate) string {
+	ch, err := a.Cell.Chain()
+	if err != nil || analysis.Budgeted(a) || a.Summary(analysis.ServedShare).Max != 0 || a.Summary(analysis.GaveUp).Min != float64(a.Cell.Scenario.Clients) {
+		return ""
+	}
+	want := ch.Copies()
+	var factors []string
+	for c := range ch.N + 1 {
+		p := a.Cell.Policy
+		if c > 0 {
+			p = ch.Front[c-1].Policy
+		}
+		n := p.MaxAttempts
+		if p.Kind == "" {
+			n = 1
+		}
+		if n == 0 {
+			return "" // retries for ever: no closed form
+		}
+		want *= n
+		factors = append(factors, fmt.Sprint(n))
+	}
+	if ch.Copies() > 1 {
+		factors = append(factors, fmt.Sprintf("%d copies", ch.Copies()))
+	}
+	if s := analysis.ServerAmp(a); s.Min != float64(want) || s.Max != float64(want) {
+		return ""
+	}
+	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
+		analysis.ChainWords(a), want, strings.Join(factors, " × "))
+}
+
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

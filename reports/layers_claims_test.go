@@ -1,0 +1,181 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/sim"
+)
+
+// layerCell is a chained cell of the claims' world and the words its
+// chain is named by, written by hand.
+type layerCell struct {
+	cell  grid.Cell
+	words string
+}
+
+// layerCells: clients → A → B → a server of 30 or 60 requests/s down for
+// 30 s, 300 clients on decorrelated jitter, or at 90 requests/s clients
+// that give up after 3 attempts 1 s apart, while it is down; nobody in
+// front retrying, A alone, A and B, and A and B under a 10 % retry
+// budget; and one counting cell of the same server without services in
+// front.
+func layerCells(t *testing.T) ([]layerCell, grid.Cell) {
+	t.Helper()
+	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 2 * time.Second, Multiplier: 2, MaxAttempts: 4}
+	budget := retry
+	budget.RetryBudget, budget.BudgetMinRPS = 0.1, 1
+	chains := []struct {
+		a, b  sim.Policy
+		words string
+	}{
+		{sim.Policy{}, sim.Policy{}, "clients retry"},
+		{retry, sim.Policy{}, "clients and A retry"},
+		{retry, retry, "clients, A and B retry"},
+		{budget, budget, "clients, A and B retry, services under a retry budget"},
+	}
+	var out []layerCell
+	gives := sim.Policy{Kind: sim.Fixed, Base: time.Second, MaxAttempts: 3} // gives up while the server is down
+	for k, capacity := range []float64{30, 60, 90} {
+		for _, ch := range chains {
+			c := grid.Cell{Scenario: world(capacity), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+			if k == 2 {
+				c.Policy = gives
+			}
+			c.Layers = grid.EncodeLayers([]sim.Layer{{Policy: ch.a.Normalize()}, {Policy: ch.b.Normalize()}})
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, layerCell{c, ch.words})
+		}
+	}
+	return out, grid.Cell{Scenario: world(30), Policy: sim.DefaultPolicy(sim.Decorrelated)}
+}
+
+// ltruth is a chained cell as its records say, without the analysis: per
+// seed the attempts at the server per client and the t99 after recovery
+// (NaN: not reached).
+type ltruth struct {
+	lc                 layerCell
+	server, t9, served []float64
+	gaveAll            bool // every client gave up in every seed
+}
+
+func (tr *ltruth) serverMean() float64 { return meanOf(tr.server) }
+
+// TestLayerClaims: every sentence of the section on retries across
+// layers, and every row of its tables, recomputed from the records; the
+// chained cells are left out of the counting server's scenarios; the
+// figure's caption says the same numbers.
+func TestLayerClaims(t *testing.T) {
+	t.Parallel()
+	lcs, single := layerCells(t)
+	cells := []grid.Cell{single}
+	for _, lc := range lcs {
+		cells = append(cells, lc.cell)
+	}
+	in := simulate(t, cells, 3, false)
+	r, files := build(t, in)
+	md := files["report.md"]
+	if len(r.Scenarios) != 1 {
+		t.Errorf("%d counting scenarios, want the one of the server alone", len(r.Scenarios))
+	}
+	byKey := map[string]*ltruth{}
+	var trs []*ltruth
+	for _, lc := range lcs {
+		tr := &ltruth{lc: lc}
+		byKey[lc.cell.Normalize().Key()] = tr
+		trs = append(trs, tr)
+	}
+	for _, rec := range in.Dataset.Records {
+		tr := byKey[rec.CellKey]
+		if tr == nil {
+			continue
+		}
+		srv := rec.Result.Layers[2] // A, B, the server
+		tr.server = append(tr.server, float64(srv.Attempts)/float64(rec.Result.Clients))
+		v := math.NaN()
+		if rec.Result.T99.Reached {
+			v = (rec.Result.T99.At - rec.Cell.Scenario.RecoverAt).Seconds()
+		}
+		tr.t9 = append(tr.t9, v)
+		tr.served = append(tr.served, float64(rec.Result.Succeeded)/float64(rec.Result.Clients))
+		if len(tr.served) == 1 {
+			tr.gaveAll = true
+		}
+		tr.gaveAll = tr.gaveAll && rec.Result.GaveUp == rec.Result.Clients
+	}
+	if !strings.Contains(md, "## Retries across layers") {
+		t.Fatalf("no section on retries across layers:\n%s", md)
+	}
+	for _, scenario := range [][]*ltruth{trs[:4], trs[4:8], trs[8:]} {
+		for _, want := range layerSentences(scenario) {
+			if !strings.Contains(md, want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+		from := strings.Index(md, fmt.Sprintf("The server serving %g requests/s", scenario[0].lc.cell.Scenario.Capacity))
+		if from < 0 {
+			t.Fatalf("no scenario of %g requests/s", scenario[0].lc.cell.Scenario.Capacity)
+		}
+		for _, tr := range scenario {
+			row := fmt.Sprintf("| %s | ", tr.lc.words)
+			if i := strings.Index(md[from:], row); i < 0 || !strings.Contains(strings.SplitN(md[from+i:], "\n", 2)[0], fmt.Sprintf(" %.1f | %.1f %% |", tr.serverMean(), 100*meanOf(tr.served))) {
+				t.Errorf("no row %q with %.1f attempts at the server, %.1f %% served", row, tr.serverMean(), 100*meanOf(tr.served))
+			}
+		}
+	}
+	// The third scenario's clients give up while the server is down: the
+	// closed form holds there, and the report says so for each chain
+	// without a budget.
+	for _, f := range []string{"3 × 1 × 1", "3 × 4 × 1", "3 × 4 × 4"} {
+		if !strings.Contains(md, "the closed form "+f+" (") {
+			t.Errorf("report.md does not give the closed form %s", f)
+		}
+	}
+	if strings.Count(md, "the closed form") != 3 {
+		t.Errorf("%d closed forms, want 3 (none for the budget, none where clients were served)", strings.Count(md, "the closed form"))
+	}
+	caption := r.LayerFigures[0].Caption
+	for _, scenario := range [][]*ltruth{trs[:4], trs[4:8], trs[8:]} {
+		hi := slices.MaxFunc(scenario, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
+		if !strings.Contains(caption, fmt.Sprintf("the server receives %.1f attempts per client when %s", hi.serverMean(), hi.lc.words)) {
+			t.Errorf("caption %q does not name %.1f for %s", caption, hi.serverMean(), hi.lc.words)
+		}
+	}
+}
+
+// layerSentences are the sentences a scenario's rows must bring, from
+// the records alone.
+func layerSentences(trs []*ltruth) []string {
+	lo := slices.MinFunc(trs, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
+	hi := slices.MaxFunc(trs, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
+	out := []string{fmt.Sprintf("The server receives %.1f attempts per client when %s, %.1f when %s.", hi.serverMean(), hi.lc.words, lo.serverMean(), lo.lc.words)}
+	var done []*ltruth
+	for _, tr := range trs {
+		if !slices.ContainsFunc(tr.t9, math.IsNaN) {
+			done = append(done, tr)
+		}
+	}
+	if len(done) > 1 {
+		f := slices.MinFunc(done, func(x, y *ltruth) int { return cmpFloat(meanOf(x.t9), meanOf(y.t9)) })
+		l := slices.MaxFunc(done, func(x, y *ltruth) int { return cmpFloat(meanOf(x.t9), meanOf(y.t9)) })
+		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.", meanOf(f.t9), f.lc.words, meanOf(l.t9), l.lc.words))
+	}
+	out = append(out, fmt.Sprintf("A retry budget at each service takes the server from %.1f to %.1f attempts per client when clients, A and B retry.", trs[2].serverMean(), trs[3].serverMean()))
+	// Where every client gave up while the server was down, the closed
+	// form: the clients' 3 attempts × 4 at each service that retries.
+	for i, f := range []string{"3 × 1 × 1", "3 × 4 × 1", "3 × 4 × 4"} {
+		tr := trs[i]
+		want := map[int]float64{0: 3, 1: 12, 2: 48}[i]
+		if tr.gaveAll && slices.Min(tr.server) == want && slices.Max(tr.server) == want {
+			out = append(out, fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %g attempts per client in every seed, the closed form %s", tr.lc.words, want, f))
+		}
+	}
+	return out
+}
