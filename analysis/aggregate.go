@@ -56,8 +56,9 @@ func (m Metric) summarize(xs []float64, unfinished int) Summary {
 func (m Metric) For(sc sim.Scenario) bool { return m.applies == nil || m.applies(sc) }
 
 // AllMetrics are the metrics `sweep assert`, `sweep compare` and `sweep
-// cells` know: Metrics, then QueueMetrics (which only queueing cells have).
-func AllMetrics() []Metric { return slices.Concat(Metrics, QueueMetrics) }
+// cells` know: Metrics, then QueueMetrics (which only queueing cells have),
+// then BrownoutMetrics (which only cells in a brownout have).
+func AllMetrics() []Metric { return slices.Concat(Metrics, QueueMetrics, BrownoutMetrics) }
 
 // MetricByKey is the metric of AllMetrics with the given column, and
 // whether there is one.

@@ -106,8 +106,8 @@ func LoadCells(d dataset.Folder, cells []grid.Cell) (*Cached, error) {
 // metrics too when a cell is a queueing server's.
 func WantCells(cells []grid.Cell) dataset.Want {
 	metrics := Metrics
-	if slices.ContainsFunc(cells, func(c grid.Cell) bool { return c.Scenario.Concurrency > 0 }) {
-		metrics = AllMetrics() // a queueing server's runs are judged on its own metrics too (Query.Recovery)
+	if slices.ContainsFunc(cells, func(c grid.Cell) bool { return c.Scenario.Concurrency > 0 || inBrownout(c.Scenario) }) {
+		metrics = AllMetrics() // a queueing server's runs are judged on its own metrics too (Query.Recovery), a brownout's on its own
 	}
 	w := dataset.Want{Cells: make(map[string]grid.Cell, len(cells)), Bounds: map[string]dataset.Bound{}, Sim: sim.Version,
 		Results: recordColumns(metrics)}

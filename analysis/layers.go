@@ -44,14 +44,13 @@ var ServedShare = Metric{Key: "served_share", Title: "clients served", Unit: "sh
 var LayerMetrics = append(LayerAmp[:], ServedShare)
 
 // LayerScenario is one scenario of chains: the same server, clients and
-// policy, fanout and failure share, each chain of services a row, ranked
+// policy (the server's failure share in its scenario) and fanout, each chain of services a row, ranked
 // by the attempts at the server per client (the deepest service's), then
 // by t99.
 type LayerScenario struct {
 	Scenario sim.Scenario
 	Policy   sim.Policy
 	Fanout   int
-	LeafFail float64
 	Services int // the services of its longest chain, the server included
 	Rows     []*Aggregate
 }
@@ -88,7 +87,7 @@ func LayerStudies(recs []Record) []LayerScenario {
 			i = len(out)
 			index[k] = i
 			c := a.Cell
-			out = append(out, LayerScenario{Scenario: c.Scenario, Policy: c.Policy, Fanout: c.Fanout, LeafFail: c.LeafFail})
+			out = append(out, LayerScenario{Scenario: c.Scenario, Policy: c.Policy, Fanout: c.Fanout})
 		}
 		out[i].Rows = append(out[i].Rows, a)
 		out[i].Services = max(out[i].Services, ChainServer(a)+1)

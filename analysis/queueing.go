@@ -73,7 +73,7 @@ const paramClients = "clients"
 
 // appliesParams are the parameter columns Metric.applies reads: Scan
 // reads them for a cell's first run, to know which metrics it has.
-var appliesParams = []string{"concurrency", "arrival_rps"}
+var appliesParams = []string{"concurrency", "arrival_rps", "fail_share"}
 
 func goodputShare(goodput, offered, clients int64) (float64, bool) {
 	d := offered + clients

@@ -53,6 +53,12 @@ type Server struct {
 	LimitMin   int    `json:"limit_min,omitempty"`
 	LimitMax   int    `json:"limit_max,omitempty"`
 	QueueOrder string `json:"queue_order,omitempty"`
+
+	// A brownout (fail_share, added_latency_s): the server fails this
+	// share of what it serves whatever the load, and a queueing server
+	// answers AddedLatency late; 0 = none.
+	FailShare    float64       `json:"fail_share,omitempty"`
+	AddedLatency time.Duration `json:"added_latency_ns,omitempty"`
 }
 
 // SteadyLead is how long a queueing server with open-loop traffic runs in
@@ -72,6 +78,7 @@ func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 	if s.RetryAfter > 0 {
 		sc.RetryAfter, sc.RetryAfterMax = s.RetryAfter, s.RetryAfterMax
 	}
+	sc.FailShare, sc.AddedLatency = s.FailShare, s.AddedLatency
 	if !s.Queueing() {
 		return sc
 	}
@@ -111,10 +118,11 @@ func ServerCapacity(sc sim.Scenario) float64 {
 // 20ms exp, 2s timeout, 50 % load".
 func (s Server) Label() string {
 	if !s.Queueing() {
-		if s.RejectCost == 0 {
-			return "counting, 429s free"
+		l := "counting, 429s free"
+		if s.RejectCost > 0 {
+			l = "counting, 429s cost " + pct(s.RejectCost)
 		}
-		return "counting, 429s cost " + pct(s.RejectCost)
+		return l + s.brownoutLabel()
 	}
 	dist := map[string]string{"exponential": "exp", "fixed": "fixed", "lognormal": "lognormal"}[s.Service]
 	parts := []string{fmt.Sprintf("queue %v %s", s.ServiceTime, dist)}
@@ -150,7 +158,20 @@ func (s Server) Label() string {
 		}
 		parts = append(parts, ra)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", ") + s.brownoutLabel()
+}
+
+// brownoutLabel is the end of Label for a brownout: ", 30 % failing,
+// 100ms added"; "" for none.
+func (s Server) brownoutLabel() string {
+	var l string
+	if s.FailShare > 0 {
+		l += ", " + pct(s.FailShare) + " failing"
+	}
+	if s.AddedLatency > 0 {
+		l += fmt.Sprintf(", %v added", s.AddedLatency)
+	}
+	return l
 }
 
 // DefaultEnvelope is the set of servers an answer is judged on when the
@@ -238,6 +259,15 @@ func DescribeEnvelope(env []Server) string {
 				return pct(s.Load)
 			})))
 	}
+	var failing []string
+	for _, s := range env {
+		if s.FailShare > 0 || s.AddedLatency > 0 {
+			failing = append(failing, s.Label())
+		}
+	}
+	if len(failing) > 0 {
+		parts = append(parts, "in a brownout: "+strings.Join(failing, "; "))
+	}
 	return fmt.Sprintf("%s: %s", num.Plural(len(env), "server"), strings.Join(parts, "; "))
 }
 
@@ -322,12 +352,12 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 // the server's own parameters, never the question's (capacity, clients,
 // outage, window) nor a policy's.
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
-	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_min", "limit_max", "queue_order"}
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_min", "limit_max", "queue_order", "fail_share", "added_latency_s"}
 
 // anyServerKeys are the ServerKeys that do not make a server a queueing
 // one: the counting server's rejection cost and the Retry-After any server
 // may send. Every other key asks for a queueing server.
-var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s"}
+var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share"}
 
 // ParseServer reads a server as sweeps.toml writes its parameters:
 // "reject_cost=0.25", or "concurrency=16 service=exponential
@@ -357,7 +387,7 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
 		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax,
-		Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder}
+		Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder, FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
 	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
 		s.RetryAfter = 0 // the question's
 	}
@@ -422,7 +452,8 @@ func setServerKey(c *grid.Cell, f string, seen map[string]bool) error {
 func ServerOf(sc sim.Scenario) Server {
 	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate, Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder}
+		Arrival: sc.ArrivalRate, Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder,
+		FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
 }
 
 // limitLabel names s's adaptive limit and queue order: "Gradient2 limit

@@ -25,8 +25,8 @@ func TestShareIntervalsStayWithinZeroAndOne(t *testing.T) {
 			shares++
 		}
 	}
-	if shares != 3 {
-		t.Fatalf("%d share metrics, want goodput, timed out and wasted", shares)
+	if shares != 4 {
+		t.Fatalf("%d share metrics, want goodput, timed out, wasted and success rate", shares)
 	}
 	near := func() float64 { // a share near 0 or 1, or anywhere, or exactly at an end
 		switch rng.IntN(4) {

@@ -47,9 +47,12 @@ var statColumns = []struct {
 }
 
 // IsShare reports whether a metric column is a share, a proportion in
-// [0, 1]: its name ends in _share (goodput_share). Its interval in the
-// cells table is a proportion's, never beyond 0 or 1.
-func IsShare(metric string) bool { return strings.HasSuffix(metric, "_share") }
+// [0, 1]: its name ends in _share (goodput_share), or it is the success
+// rate. Its interval in the cells table is a proportion's, never beyond 0
+// or 1.
+func IsShare(metric string) bool {
+	return strings.HasSuffix(metric, "_share") || metric == ColSuccessRate
+}
 
 // shareLoDoc documents a share's _lo column.
 const shareLoDoc = "95 % interval of the mean, low end: the Wilson score interval at the effective sample size, within [0, 1] (a Student-t interval would reach past them); null likewise"

@@ -208,6 +208,19 @@ var runsMetricColumns = []RunsColumn{
 	optional(metric(intCol(ColLimitFinal, "limiter: its concurrency limit at the horizon; 0 = no limiter", func(r *res) *int { return &r.LimitFinal }))),
 	optional(metric(intCol(ColLimitLowest, "limiter: the lowest limit it reached; 0 = no limiter", func(r *res) *int { return &r.LimitLowest }))),
 	optional(metric(int64Col(ColLimiterRejected, "limiter: requests it rejected at once (429) for as many in flight as its limit; in rejected", func(r *res) *int64 { return &r.LimiterRejected }))),
+	optional(metric(int64Col(ColFailed, "brownout: requests served and then failed whatever the load (fail_share), answered with a 503; in sent, not in succeeded or goodput", func(r *res) *int64 { return &r.Failed }))),
+	optional(metric(int64Col(ColOfferedSucceeded, "queueing server: open-loop requests answered in time by the horizon", func(r *res) *int64 { return &r.OfferedSucceeded }))),
+	derived(ColSuccessRate, "share of the logical requests (clients + offered) that succeeded by the horizon: (succeeded + offered_succeeded) / (clients + offered); not read back: derived from those", (*sim.Result).SuccessRate),
+	derived(ColAmplification, "load amplification: sent / (clients + offered), attempts that reached the server per logical request; not read back: derived from those", (*sim.Result).Amplification),
+}
+
+// derived is a metric the writer computes from the result's other columns
+// (a method of sim.Result): stored for readers of the files, never read
+// back, so that parts written before it read the same value from the
+// columns it is made of.
+func derived(name, doc string, f func(*sim.Result) float64) RunsColumn {
+	return RunsColumn{Field: Field{Name: name, Type: Float64}, Doc: doc, Optional: true,
+		Get: func(w *RunRow) Value { return Value{Float: f(w.Result)} }}
 }
 
 // RunsTable is the runs table's one column list: its key columns, a

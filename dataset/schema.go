@@ -147,6 +147,12 @@ const (
 	ColLimitFinal      = "limit_final"
 	ColLimitLowest     = "limit_lowest"
 	ColLimiterRejected = "limiter_rejected"
+	// A brownout (sim/brownout.go), and what every run has: its success
+	// rate and load amplification.
+	ColFailed           = "failed"
+	ColOfferedSucceeded = "offered_succeeded"
+	ColSuccessRate      = "success_rate"
+	ColAmplification    = "amplification"
 )
 
 // Timeline columns.

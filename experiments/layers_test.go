@@ -8,8 +8,9 @@ import (
 )
 
 // A sweep's layers: a list of service tables is one chain, a list of such
-// lists an axis, [] the server alone; fanout and layers_fail_share are
-// axes of their own; each chained cell runs its chain.
+// lists an axis, [] the server alone; fanout is an axis of its own (and
+// the server's failure share is fail_share's); each chained cell runs its
+// chain.
 func TestLayersAxis(t *testing.T) {
 	t.Parallel()
 	cfg, err := Load("t.toml", []byte(base+`
@@ -67,7 +68,8 @@ func TestLayersErrors(t *testing.T) {
 		{"under a tick", head + "layers = [{capacity_rps = 5}]\n", "t.toml:6: sweep.s.layers: service 1 capacity_rps 5: want 0 (no limit) or at least one request a 100ms tick (≥ 10)"},
 		{"recovers early", head + "layers = [{outage_start_s = 5, recover_s = 2}]\n", "t.toml:6: sweep.s.layers: service 1 recover_s 2: want at least its outage_start_s (5)"},
 		{"fanout", head + "layers = [{}]\nfanout = 9\n", "t.toml:7: sweep.s.fanout: 9: want 0 or 1 (one copy) to 8 copies of the deepest service, with layers"},
-		{"fail share", head + "layers = [{}]\nlayers_fail_share = 1.5\n", "t.toml:7: sweep.s.layers_fail_share: 1.5: want a fraction in [0, 1], with layers"},
+		{"fail curve", head + "layers = [{}]\nfail_share = 0.5\nfail_curve = \"1 0\"\n", "t.toml:8: sweep.s.fail_curve: 1 0: want none with layers"},
+		{"old key", head + "layers = [{}]\nlayers_fail_share = 0.5\n", "t.toml:7: sweep.s.layers_fail_share: unknown key (did you mean \"fail_share\"?"},
 		{"queueing", head + "layers = [{}]\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.1\n", "t.toml:6: sweep.s.layers: in front of this server: want a counting server"},
 		{"mixed", head + "layers = [{}]\nmix = [{share = 0.1, kind = \"fixed\"}]\n", "sweep.s.layers"},
 	} {

@@ -181,12 +181,12 @@ func KeyShard(key string, n int) int {
 }
 
 // Normalize returns c with its policy normalized (sim.Policy.Normalize),
-// and without a chain's fanout and layers_fail_share when it has no
-// layers (they mean nothing then).
+// and without a chain's fanout when it has no layers (it means nothing
+// then).
 func (c Cell) Normalize() Cell {
 	c.Policy = c.Policy.Normalize()
 	if c.Layers == "" {
-		c.Fanout, c.LeafFail = 0, 0
+		c.Fanout = 0
 	}
 	return c
 }

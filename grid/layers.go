@@ -17,7 +17,7 @@ import (
 //
 // with the policy as a spec (ParsePolicy; "none" for a service that never
 // retries). EncodeLayers writes it and DecodeLayers reads it back; fanout
-// and layers_fail_share are parameters of their own.
+// is a parameter of its own; the server's failure share is fail_share.
 
 // LayerKeys are the keys of one service, in the order EncodeLayers
 // writes them.
@@ -123,10 +123,9 @@ func setLayerKey(l *sim.Layer, k, raw string) error {
 // Chained reports whether the cell has services in front of its server.
 func (c Cell) Chained() bool { return c.Layers != "" }
 
-// Chain returns the cell's chain (sim.Chain): its layers, fanout and
-// layers_fail_share. An error is a sim.FieldError of sim.FieldLayers.
+// Chain returns the cell's chain (sim.Chain): its layers and fanout. An error is a sim.FieldError of sim.FieldLayers.
 func (c Cell) Chain() (sim.Chain, error) {
-	ch := sim.Chain{Fanout: c.Fanout, LeafFail: c.LeafFail}
+	ch := sim.Chain{Fanout: c.Fanout}
 	ls, err := DecodeLayers(c.Layers)
 	if err != nil {
 		return ch, &sim.FieldError{Field: sim.FieldLayers, Value: err.Error(), Want: fmt.Sprintf("services as key=value (%s) separated by \" | \"", strings.Join(LayerKeys, ", "))}
@@ -141,7 +140,7 @@ func (c Cell) Chain() (sim.Chain, error) {
 // validateChain checks the cell's chain, when it has any of its
 // parameters set.
 func (c Cell) validateChain() error {
-	if c.Layers == "" && c.Fanout == 0 && c.LeafFail == 0 {
+	if c.Layers == "" && c.Fanout == 0 {
 		return nil
 	}
 	if c.Mixed() {

@@ -34,12 +34,13 @@ func TestLayersRoundTripAndKey(t *testing.T) {
 			t.Errorf("service %d: %+v back as %+v from %s", i+1, ls[i], back[i], text)
 		}
 	}
-	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: text, Fanout: 2, LeafFail: 0.1}
+	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: text, Fanout: 2}
+	c.Scenario.FailShare = 0.1
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	can := c.Canonical()
-	if !strings.Contains(can, `layers="capacity_rps=500 outage_start_s=0 recover_s=0 policy=\"exponential`) || !strings.HasSuffix(can, "fanout=2 layers_fail_share=0.1") {
+	if !strings.Contains(can, `layers="capacity_rps=500 outage_start_s=0 recover_s=0 policy=\"exponential`) || !strings.HasSuffix(can, "fanout=2") || !strings.Contains(can, " fail_share=0.1 ") {
 		t.Errorf("canonical %s", can)
 	}
 	h := sha256.Sum256([]byte(sim.Version + "+" + sim.ChainVersion + "\x00" + can))

@@ -20,10 +20,10 @@ type Cell struct {
 	Policy   sim.Policy
 	Mix      [sim.MaxGroups - 1]sim.Group
 	// Layers: services in front of the scenario's server (layers.go;
-	// "" = none), Fanout and LeafFail: the rest of its chain (sim.Chain).
-	Layers   string
-	Fanout   int
-	LeafFail float64
+	// "" = none), Fanout: the rest of its chain (sim.Chain). The deepest
+	// service's failure share is the scenario's (fail_share).
+	Layers string
+	Fanout int
 }
 
 // Groups returns the fleet: Policy with the share Mix leaves, then Mix.
@@ -248,6 +248,17 @@ var Params = []Param{
 				c.Scenario.QueueOrder = ""
 			}
 		}},
+	// A brownout (sim/brownout.go), either server.
+	{Key: "fail_share", Type: Float, Field: sim.FieldFailShare, OmitZero: true, Doc: "brownout: share of the requests served that fail whatever the load (a 503 with the server's Retry-After), in [0, 1], while the server is up; 0 = none",
+		Aliases: map[string]string{"failure_rate": failWhy, "fail_rate": failWhy, "error_rate": failWhy, "failure_share": failWhy,
+			"layers_fail_share": "the failure share of the server, the deepest service of a chain too"},
+		get: func(c *Cell) any { return c.Scenario.FailShare },
+		set: func(c *Cell, v any) { c.Scenario.FailShare = v.(float64) }},
+	{Key: "fail_curve", SettingOf: "fail_share", Type: String, Field: sim.FieldFailCurve, OmitZero: true, Doc: "brownout: fail_share varying over the run, multipliers of it separated by spaces or commas, one per equal slot of the run from 0 to the horizon, e.g. \"0 1 1 0\"; empty = constant",
+		get: func(c *Cell) any { return c.Scenario.FailCurve },
+		set: func(c *Cell, v any) { c.Scenario.FailCurve = v.(string) }},
+	withAliases(omitZero(durParam("added_latency_s", sim.FieldAddedLatency, "brownout, queueing server: each answer comes this long after its service ends, without holding the worker, s; 0 = none", false, func(c *Cell) *time.Duration { return &c.Scenario.AddedLatency })),
+		map[string]string{"added_latency": "the added latency, in seconds", "latency_s": "the added latency, in seconds", "extra_latency_s": "the added latency, in seconds"}),
 	// Client components (sim/components.go), each off at zero.
 	{Key: "clients_per_process", SettingOf: ComponentsSwitch, Type: Int, Field: sim.FieldClientsPerProcess, Policy: true, OmitZero: true, Doc: "per-process components keep one state per this many clients (by index); 0 = one process for the fleet",
 		get: func(c *Cell) any { return int64(c.Policy.ClientsPerProcess) },
@@ -286,9 +297,6 @@ var Params = []Param{
 	{Key: "fanout", SettingOf: "layers", Type: Int, Field: sim.FieldFanout, OmitZero: true, Doc: "layers: the last service calls this many copies of the server at once (each with its capacity and outage), all must succeed; 0 or 1 = one",
 		get: func(c *Cell) any { return int64(c.Fanout) },
 		set: func(c *Cell, v any) { c.Fanout = int(v.(int64)) }},
-	{Key: "layers_fail_share", SettingOf: "layers", Type: Float, Field: sim.FieldLeafFail, OmitZero: true, Doc: "layers: each attempt a copy of the server admits fails with this probability, whatever the load; 0 = none",
-		get: func(c *Cell) any { return c.LeafFail },
-		set: func(c *Cell, v any) { c.LeafFail = v.(float64) }},
 }
 
 // retryOnDoc describes retry_on's values, as sim defines them.
@@ -321,6 +329,11 @@ func (p *Param) SwitchedOff(c *Cell) bool {
 
 func settingOf(sw string, p Param) Param {
 	p.SettingOf = sw
+	return p
+}
+
+func withAliases(p Param, aliases map[string]string) Param {
+	p.Aliases = aliases
 	return p
 }
 
@@ -553,6 +566,7 @@ func (p *Param) Apply(c *Cell, v any) { p.set(c, v) }
 
 // Why an alias is its parameter (Param.Aliases).
 const (
+	failWhy    = "the brownout's share of requests that fail whatever the load"
 	outageWhy  = "the outage: the server is down from time 0 (a queueing server: from outage_start_s) until recover_s"
 	windowWhy  = "a run lasts until recover_s + window_s"
 	retriesWhy = "attempts, the first included: N retries is max_attempts = N + 1"

@@ -176,6 +176,9 @@ func (c Config) validateScenario(fds uint64) error {
 // sim's own clients, which would need sim's queue).
 func (c Config) validateVirtualQueue() error {
 	sc := c.Scenario
+	if err := noBrownout(sc); err != nil {
+		return err
+	}
 	if sc.Service != "fixed" && sc.Service != "exponential" {
 		return fieldError(sim.FieldService, sc.Service, "fixed or exponential for a virtual queueing server")
 	}
@@ -192,11 +195,22 @@ func (c Config) validateVirtualQueue() error {
 // Retry-After, and a server that only counts.
 func (c Config) validateServerKind() error {
 	sc := c.Scenario
+	if err := noBrownout(sc); err != nil {
+		return err
+	}
 	if sc.RetryAfter%time.Second != 0 {
 		return fieldError(sim.FieldRetryAfter, sc.RetryAfter, "whole seconds (the header's unit)")
 	}
 	if sc.RetryAfterMax != 0 || sc.RetryAfterBacklog || sc.RampUp != 0 || sc.RejectCost != 0 || sc.Server() != sim.CountingServer {
 		return errors.New("a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues")
+	}
+	return nil
+}
+
+// noBrownout refuses a brownout: the live servers fail nothing on purpose.
+func noBrownout(sc sim.Scenario) error {
+	if sc.FailShare != 0 || sc.AddedLatency != 0 {
+		return errors.New("a live server has no brownout: fail_share, fail_curve and added_latency_s are the simulator's")
 	}
 	return nil
 }

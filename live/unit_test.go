@@ -206,6 +206,7 @@ func TestValidateFirstFault(t *testing.T) {
 		{"a queueing server", 0, func(c *Config) {
 			c.Scenario.Concurrency, c.Scenario.Service, c.Scenario.ServiceTime = 2, "fixed", 10*time.Millisecond
 		}, "a live server counts only: no Retry-After ranges or backlog, ramps, rejection costs or queues"},
+		{"a brownout", 0, func(c *Config) { c.Scenario.FailShare = 0.2 }, "a live server has no brownout: fail_share, fail_curve and added_latency_s are the simulator's"},
 		{"the down mode before the grace", 0, func(c *Config) { c.Down, c.Grace = "closed", 60*time.Millisecond }, "Down: \"closed\": want 503 or refused"},
 		{"the grace before the driver", 0, func(c *Config) { c.Grace, c.Driver = -time.Millisecond, Driver{} }, "Grace: -1ms: want at least 0 and less than half the tick (50ms of real time)"},
 		{"no driver before the attempts", 0, func(c *Config) { c.Driver, c.MaxAttempts = Driver{}, 0 }, "live: no driver"},

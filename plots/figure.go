@@ -47,6 +47,10 @@ type Panel struct {
 	Title  string
 	Series []Series
 	Grid   *Grid
+	// Y, when set, is the panel's own y axis, its range its own data's
+	// (panels of different quantities over one x: brownout.go); nil: the
+	// figure's, shared.
+	Y *Axis
 }
 
 // Axis describes one axis of every panel.

@@ -197,7 +197,11 @@ func drawPanels(c draw.Canvas, f Figure) error {
 	inner := draw.Crop(c, h*1.4, 0, h*1.4, 0)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12)}
 	for i, pn := range f.Panels {
-		p, err := panel(f, pn, xr, yr)
+		pyr := yr
+		if pn.Y != nil {
+			_, pyr = ranges(Figure{X: f.X, Y: *pn.Y, Panels: []Panel{pn}, HLines: f.HLines})
+		}
+		p, err := panel(f, pn, xr, pyr)
 		if err != nil {
 			return err
 		}
@@ -372,7 +376,12 @@ func panel(f Figure, pn Panel, xr, yr [2]float64) (*plot.Plot, error) {
 		return nil, err
 	}
 	setAxis(&p.X, f.X, xr)
-	setAxis(&p.Y, f.Y, yr)
+	if pn.Y != nil {
+		setAxis(&p.Y, *pn.Y, yr)
+		p.Y.Label.Text = pn.Y.Label
+	} else {
+		setAxis(&p.Y, f.Y, yr)
+	}
 	return p, nil
 }
 

@@ -107,6 +107,12 @@ type Report struct {
 	Footer       string   // provenance of the dataset: tool, simulator, config and every seed
 	footerBase   string   // Footer without the seeds: a figure's footer names its own (footer)
 	Live         []LiveCheck
+
+	// Brownouts are the servers measured under brownouts (fail_share),
+	// left out of every other section; BrownoutFigures are aligned with
+	// them (brownout.go).
+	Brownouts       []analysis.BrownoutScenario
+	BrownoutFigures []Figure
 }
 
 // Build builds the report of a dataset. It reads nothing but through in;
@@ -114,10 +120,17 @@ type Report struct {
 func Build(ctx context.Context, in Input) (*Report, error) {
 	ds, aggs, sweeps, runs := measured(in)
 	r := &Report{Provenance: provenance(ds, runs, sweeps), Live: in.Live}
+	var bwarn []string
+	var err error
+	if r.Brownouts, aggs, in, bwarn, err = brownouts(in, aggs); err != nil {
+		return nil, err
+	}
+	r.BrownoutFigures = brownoutFigures(r.Brownouts)
 	// The dataset's warnings are about the counting server's metrics;
 	// queueing cells have their own (queueingWarnings).
 	counting := filter(aggs, func(a *analysis.Aggregate) bool { return !analysis.Queueing(a) })
 	r.Warnings = append(datasetWarnings(r.Provenance, counting), ds.Warnings...)
+	r.Warnings = append(r.Warnings, bwarn...)
 	r.Article = articleFromDataset(ds)
 	single, jittered := singlePolicy(aggs)
 	qs, owners, warn, err := queueing(in, aggs)
@@ -316,7 +329,10 @@ func (r *Report) Files() []File {
 	for i := range r.Scenarios {
 		out = append(out, File{r.Scenarios[i].File, func(w io.Writer) error { return r.writeScenario(w, i) }})
 	}
-	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LimitFigures, r.LayerFigures) {
+	for _, f := range slices.Concat(r.Figures, r.QueueFigures, r.LimitFigures, r.LayerFigures, r.BrownoutFigures) {
+		if f.PNG == "" {
+			continue // a brownout scenario without a figure
+		}
 		foot := r.footer(f)
 		out = append(out,
 			File{f.PNG, func(w io.Writer) error { return plots.Render(w, f.Figure, foot, "png") }},

@@ -98,8 +98,8 @@ func layerScenarioWords(s analysis.LayerScenario) string {
 	if s.Fanout > 1 {
 		w += fmt.Sprintf(", the last service calling %d copies of it", s.Fanout)
 	}
-	if s.LeafFail > 0 {
-		w += fmt.Sprintf(", %g %% of the attempts it admits failing whatever the load", 100*s.LeafFail)
+	if s.Scenario.FailShare > 0 {
+		w += fmt.Sprintf(", %g %% of the attempts it admits failing whatever the load", 100*s.Scenario.FailShare)
 	}
 	return w
 }
@@ -114,8 +114,8 @@ func layerPanelWords(s analysis.LayerScenario) string {
 	if s.Fanout > 1 {
 		w += fmt.Sprintf(", fan-out %d", s.Fanout)
 	}
-	if s.LeafFail > 0 {
-		w += fmt.Sprintf(", %g %% fail", 100*s.LeafFail)
+	if s.Scenario.FailShare > 0 {
+		w += fmt.Sprintf(", %g %% fail", 100*s.Scenario.FailShare)
 	}
 	return w
 }

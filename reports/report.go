@@ -60,6 +60,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeLimits(ew, r.Limits, r.LimitFigures)
 	writeOwners(ew, r.Owners)
 	writeLayers(ew, r.Layers, r.LayerFigures)
+	writeBrownouts(ew, r.Brownouts, r.BrownoutFigures)
 	if len(r.Article) > 0 {
 		writeArticleSummary(ew, r.Article)
 	}
@@ -88,6 +89,8 @@ func (r *Report) writeUse(ew *errWriter) {
 			ew.printf("The dataset holds no scenario of a counting server with a single policy per fleet; its queueing servers are ranked in [their own section](#queueing-servers-back-to-steady-state).\n\n")
 		case len(r.Owners) > 0:
 			ew.printf("The dataset holds no scenario of a counting server with a single policy per fleet; its queueing servers are in the [section for the server's owner](#for-the-servers-owner).\n\n")
+		case len(r.Brownouts) > 0:
+			ew.printf("The dataset holds no scenario of a server that recovers from an outage with a single policy per fleet; its brownouts are in [their own section](#brownouts-success-and-load-amplification).\n\n")
 		default:
 			ew.printf("The dataset holds no scenario with a single policy per fleet.\n\n")
 		}

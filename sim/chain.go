@@ -60,10 +60,9 @@ type Chain struct {
 	// its attempt succeeds only when every copy succeeds; a retry calls
 	// them all again. 0 or 1 = one.
 	Fanout int
-	// LeafFail: each attempt a copy of the deepest service admits fails
-	// with this probability, whatever the load (a 503), drawn from the
-	// run's stream.
-	LeafFail float64
+	// The deepest service's brownout is the scenario's: each attempt a
+	// copy admits fails with probability Scenario.FailShare, whatever the
+	// load (a 503), drawn from the run's stream.
 }
 
 // On reports whether ch is a chain at all.
@@ -100,15 +99,16 @@ func (l LayerResult) Amplification(clients int) float64 {
 }
 
 // ValidateChain reports what makes ch unusable with sc and the clients'
-// policy p, each fault a FieldError: FieldFanout and FieldLeafFail for
-// those, FieldLayers for the front services (which the value names).
+// policy p, each fault a FieldError: FieldFanout for that, FieldFailCurve
+// for a brownout's curve, FieldLayers for the front services (which the
+// value names).
 func ValidateChain(sc Scenario, ch Chain, p Policy) error {
 	var errs fieldErrs
 	if ch.Fanout < 0 || ch.Fanout > MaxFanout {
 		errs.add(FieldFanout, ch.Fanout, fmt.Sprintf("0 or 1 (one copy) to %d copies of the deepest service, with layers", MaxFanout))
 	}
-	if !(ch.LeafFail >= 0 && ch.LeafFail <= 1) {
-		errs.add(FieldLeafFail, ch.LeafFail, "a fraction in [0, 1], with layers")
+	if sc.FailCurve != "" {
+		errs.add(FieldFailCurve, sc.FailCurve, "none with layers: the deepest service of a chain fails a constant fail_share")
 	}
 	if ch.N < 1 || ch.N > MaxLayers-1 {
 		errs.add(FieldLayers, fmt.Sprintf("%d services", ch.N), fmt.Sprintf("1 to %d services in front of the server", MaxLayers-1))
@@ -250,7 +250,7 @@ func (s *Sim) RunChain(sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Tim
 // index order, as Sim.Run draws them).
 func (s *Sim) startChain(cr *chainRun, sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Timeline) {
 	state, depth, bud := cr.state, cr.depth, cr.bud
-	*cr = chainRun{sc: sc, n: sc.Clients, nt: sc.ticks(), callers: ch.Services(), copies: ch.Copies(), fail: ch.LeafFail, bud: bud}
+	*cr = chainRun{sc: sc, n: sc.Clients, nt: sc.ticks(), callers: ch.Services(), copies: ch.Copies(), fail: sc.FailShare, bud: bud}
 	cr.tk = ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
 	cr.lastT = float64(cr.nt-1) * cr.tk.tick
 	for c := range cr.callers {

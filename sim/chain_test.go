@@ -214,8 +214,10 @@ func TestChainAmplificationWithFailureShare(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.ks, tc.p, tc.fanout), func(t *testing.T) {
 			ch, pol := chainOf(tc.ks)
-			ch.LeafFail, ch.Fanout = tc.p, tc.fanout
-			r := runChain(t, chainScenario(n, false), ch, pol, 11)
+			ch.Fanout = tc.fanout
+			sc := chainScenario(n, false)
+			sc.FailShare = tc.p
+			r := runChain(t, sc, ch, pol, 11)
 			m := float64(ch.Copies())
 			q := 1 - math.Pow(1-tc.p, m) // an attempt of the last caller fails
 			for s := range tc.ks {
@@ -258,8 +260,8 @@ func TestChainIsDeterministic(t *testing.T) {
 	ch, p := chainOf([]int{2, 3, 1})
 	ch.Front[0].Policy = DefaultPolicy(Decorrelated)
 	ch.Front[0].Policy.MaxAttempts = 4
-	ch.LeafFail = 0.2
 	sc := chainScenario(3000, true)
+	sc.FailShare = 0.2
 	sc.Capacity = 200
 	var s Sim
 	a, err := s.RunChain(sc, ch, p, NewMulberry32(5), nil)
@@ -298,8 +300,8 @@ func TestChainAllocatesNothing(t *testing.T) {
 	ch, p := chainOf([]int{2, 2, 2})
 	ch.Front[0].Policy = DefaultPolicy(FullJitter)
 	ch.Front[0].Policy.MaxAttempts = 3
-	ch.LeafFail = 0.1
 	sc := chainScenario(1000, true)
+	sc.FailShare = 0.1
 	sc.Capacity = 100
 	var s Sim
 	rng := NewMulberry32(1)
@@ -330,7 +332,7 @@ func TestValidateChain(t *testing.T) {
 		"policy":         func(c *Chain, _ *Scenario) { c.Front[0].Policy.MaxAttempts = -1 },
 		"components":     func(c *Chain, _ *Scenario) { c.Front[0].Policy.BreakerRatio = 0.5 },
 		"fanout":         func(c *Chain, _ *Scenario) { c.Fanout = MaxFanout + 1 },
-		"fail":           func(c *Chain, _ *Scenario) { c.LeafFail = 1.5 },
+		"fail curve":     func(_ *Chain, s *Scenario) { s.FailShare, s.FailCurve = 0.1, "1 0" },
 		"beyond N":       func(c *Chain, _ *Scenario) { c.Front[2].Capacity = 5 },
 		"queueing":       func(_ *Chain, s *Scenario) { s.Concurrency, s.Service, s.ServiceTime = 2, "fixed", time.Second },
 		"retry-after":    func(_ *Chain, s *Scenario) { s.RetryAfter = time.Second },
@@ -416,11 +418,13 @@ func TestChainKeepsTheBooks(t *testing.T) {
 		if rng.Float64() < 0.3 {
 			ch.Fanout = 2 + int(rng.Float64()*3)
 		}
+		leaf := 0.0
 		if rng.Float64() < 0.3 {
-			ch.LeafFail = rng.Float64() * 0.5
+			leaf = rng.Float64() * 0.5
 		}
 		p := pols[1+int(rng.Float64()*float64(len(pols)-1))]
 		sc := chainScenario(50+int(rng.Float64()*500), rng.Float64() < 0.7)
+		sc.FailShare = leaf
 		sc.Capacity = float64(10 * (1 + int(rng.Float64()*30)))
 		var s Sim
 		var tl Timeline

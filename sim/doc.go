@@ -59,6 +59,14 @@
 // traffic a run has a steady state to return to, and recovery.go owns the
 // time back to it (Result.Recovered, Result.BackAfter, BackRule).
 //
+// Either server may be in a brownout (brownout.go): up, but failing a share
+// of what it serves whatever the load (Scenario.FailShare, FailCurve), a
+// queueing server also answering late (AddedLatency). A failed request is
+// served, then answered with a 503; its draw comes from the run's stream,
+// and a scenario without a brownout draws nothing more. Checked against
+// the closed forms of success, 1 − p^(N+1), and load amplification,
+// (1 − p^(N+1))/(1 − p), with no capacity limit (brownout_test.go).
+//
 // The cost of a run grows with the number of requests sent, not with
 // clients × ticks: pending clients sit in per-tick intrusive lists, and the
 // inner loop allocates nothing.

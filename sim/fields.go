@@ -47,6 +47,9 @@ var (
 	FieldLimitTimeout      = Field{"LimitTimeout"}
 	FieldLimitSmoothing    = Field{"LimitSmoothing"}
 	FieldQueueOrder        = Field{"QueueOrder"}
+	FieldFailShare         = Field{"FailShare"}
+	FieldFailCurve         = Field{"FailCurve"}
+	FieldAddedLatency      = Field{"AddedLatency"}
 
 	// FieldWindow is Horizon − RecoverAt, the time clients have after
 	// recovery: Scenario.Validate names it where a user sets that time.
@@ -94,9 +97,8 @@ var (
 // A chain's (ValidateChain): its front services, the fan-out of the
 // deepest service and that service's failure share.
 var (
-	FieldLayers   = Field{"Layers"}
-	FieldFanout   = Field{"Fanout"}
-	FieldLeafFail = Field{"LeafFail"}
+	FieldLayers = Field{"Layers"}
+	FieldFanout = Field{"Fanout"}
 )
 
 // Fields lists sim's fields, in the order above.
@@ -105,14 +107,15 @@ func Fields() []Field {
 		FieldClients, FieldTick, FieldRecoverAt, FieldCapacity, FieldSpread, FieldHorizon, FieldRetryAfter,
 		FieldRetryAfterMax, FieldRetryAfterBacklog, FieldRampUp, FieldRampFrom, FieldRejectCost, FieldConcurrency,
 		FieldService, FieldServiceTime, FieldServiceP99, FieldQueueLimit, FieldQueueWait, FieldShedTarget,
-		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldWindow,
+		FieldTimeout, FieldArrivalRate, FieldArrivalCurve, FieldArrivalClock, FieldOutageStart, FieldFailShare,
+		FieldFailCurve, FieldAddedLatency, FieldWindow,
 		FieldLimiter, FieldLimitInitial, FieldLimitMin, FieldLimitMax, FieldLimitBackoff, FieldLimitTimeout, FieldLimitSmoothing, FieldQueueOrder,
 		FieldKind, FieldBase, FieldCap, FieldMultiplier, FieldWidth, FieldMaxAttempts, FieldHonorRetryAfter,
 		FieldRetryOn, FieldMaxElapsed, FieldBucketTokens, FieldBucketCost, FieldRetryBudget, FieldBudgetMinRPS,
 		FieldClientsPerProcess, FieldThrottleK, FieldThrottleWindow, FieldAWSAdaptive, FieldRetryTokens,
 		FieldRetryTokenRatio, FieldPushback, FieldRetryCap, FieldBreakerRatio, FieldBreakerMinThroughput,
 		FieldBreakerWindow, FieldBreakerBreak, FieldPreset, FieldShare, FieldGroups, FieldMix,
-		FieldLayers, FieldFanout, FieldLeafFail,
+		FieldLayers, FieldFanout,
 	}
 }
 

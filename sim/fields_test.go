@@ -27,7 +27,7 @@ func TestFieldsNameTheirFields(t *testing.T) {
 		}
 		have[f.String()] = true
 		if !slices.Contains(names, f.String()) && f != FieldWindow && f != FieldShare && f != FieldGroups && f != FieldMix &&
-			f != FieldLayers && f != FieldFanout && f != FieldLeafFail {
+			f != FieldLayers && f != FieldFanout {
 			t.Errorf("Field %s names no field of Scenario or Policy", f)
 		}
 	}

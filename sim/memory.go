@@ -11,7 +11,8 @@ import "math"
 // running.
 type Footprint struct {
 	// Clients: 40 bytes per client (its state, the calendar's entries
-	// with the slack of growing slices, the sort and fleet tables).
+	// with the slack of growing slices, the sort and fleet tables), 4 more
+	// in a brownout (a tick's failed requests, brownTick).
 	Clients int64
 	// Ticks: 32 per tick and 272 per tick that can hold a client (a
 	// sparse calendar's slots, and its partly filled blocks: 256 bytes of
@@ -42,6 +43,9 @@ type Footprint struct {
 func (s Scenario) Footprint(timeline bool) Footprint {
 	clients, ticks := int64(max(s.Clients, 0)), int64(max(s.ticks(), 0))
 	f := Footprint{Clients: 40 * clients, Ticks: 32*ticks + 272*min(ticks, clients)}
+	if s.FailShare > 0 {
+		f.Clients += 4 * clients
+	}
 	if words := (clients + 63) / 64; ticks*words*8 <= denseLimit && s.ArrivalRate == 0 { // calendar.reset's choice
 		f.Dense = ticks*words*8 + ticks*((words+63)/64)*8 + ticks*4
 	}

@@ -50,8 +50,9 @@ import (
 // the open-loop arrivals within the tick in time order. Each arrival draws,
 // in this order, its service time if admitted (none for fixed, one for
 // lognormal, one for exponential but for the ziggurat's 2.2 % of
-// rejections, which draw again: expDraw) and its retry delay if rejected
-// or timed out (what its policy draws); an open-loop arrival then draws
+// rejections, which draw again: expDraw), then with a brownout its failure
+// (one draw: brownout.go), and its retry delay if rejected, timed out or
+// failed (what its policy draws); an open-loop arrival then draws
 // the next gap (an exponential draw; with a daily curve, a uniform draw
 // after each candidate gap, until one is kept: arrivalAfter).
 
@@ -90,6 +91,9 @@ type queueRun struct {
 	quitInTick          int
 	horizon             float64
 	recoveryWindowTicks int
+	brown               *brownout // a brownout's failures; nil: none, no draw (brownout.go)
+	added               float64   // ms: AddedLatency, after the service ends
+	failed              int64     // requests a brownout failed
 	rec                 recovery  // the time back to steady state (recovery.go)
 	stuck               stuckRule // Sim.StopStuck's rule (stuck.go)
 	lim                 *limiter  // the adaptive concurrency limiter (limiter.go), or nil
@@ -105,7 +109,8 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	rec, limSt, lq := q.rec, q.limSt, q.lq
 	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
-		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart)}
+		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart),
+		brown: st.brown, added: ms(sc.AddedLatency)}
 	if q.kind == 2 {
 		q.mu, q.sigma = logPure(q.svc), sc.logSigma()
 	}
@@ -189,6 +194,33 @@ const (
 	timedOut                // its client stopped waiting at arrival + timeout
 )
 
+// failedOut: answered in time with a brownout's 503, at done.
+const failedOut = timedOut + 1
+
+// bounds reports whether a request arriving at a (ms) that would wait
+// this long is rejected by the queue's bound, its wait bound or CoDel's
+// shedding (which it keeps track of).
+func (q *queueRun) bounds(a, wait float64) bool {
+	if wait > 0 {
+		if q.limit > 0 && len(q.waiting)-q.head >= q.limit {
+			return true
+		}
+		if q.maxWait > 0 && wait > q.maxWait {
+			return true
+		}
+	}
+	if q.target > 0 {
+		if wait <= q.target {
+			q.aboveSince = -1
+		} else if q.aboveSince < 0 {
+			q.aboveSince = a
+		} else if a-q.aboveSince >= ms(ShedInterval) {
+			return true
+		}
+	}
+	return false
+}
+
 // admit decides the fate of a request arriving at time a (ms, ≥ recovery)
 // and returns when it is answered.
 func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
@@ -205,24 +237,11 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 	}
 	start := max(a, q.free.first())
 	wait := start - a
-	if wait > 0 {
-		if q.limit > 0 && len(q.waiting)-q.head >= q.limit {
-			return rejected, 0
-		}
-		if q.maxWait > 0 && wait > q.maxWait {
-			return rejected, 0
-		}
-	}
-	if q.target > 0 {
-		if wait <= q.target {
-			q.aboveSince = -1
-		} else if q.aboveSince < 0 {
-			q.aboveSince = a
-		} else if a-q.aboveSince >= ms(ShedInterval) {
-			return rejected, 0
-		}
+	if q.bounds(a, wait) {
+		return rejected, 0
 	}
 	s := q.service(rng)
+	fail := q.brown != nil && q.brown.fails(a, rng)
 	done := start + s
 	q.free.replaceFirst(done)
 	if q.lim != nil {
@@ -236,10 +255,15 @@ func (q *queueRun) admit(a float64, rng *Mulberry32) (outcome, float64) {
 		q.waiting = append(q.waiting, start)
 	}
 	q.busy += s
+	done += q.added // answered then; the worker is free at start + s
 	if q.timeout > 0 && done-a > q.timeout {
 		q.wasted += s
 		q.timedOut++
 		return timedOut, done
+	}
+	if fail {
+		q.failed++
+		return failedOut, done
 	}
 	q.goodput++
 	q.lat.add(done - a)
@@ -323,9 +347,7 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		q.nextArrival = q.arrivalAfter(0, st.rng)
 	}
 	q.base = s.clients[0].prev
-	// A daily curve's thinning takes the general loop too: a check for it
-	// in openPlain's loop cost 4 % of an open-loop run.
-	plain := st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0 && q.lim == nil && !q.lifo
+	plain := s.openPlainOK(st, q)
 	k := 0
 	for ; k < st.nt && q.live(st); k++ {
 		if w := int64(k) + st.r.Sent; w >= st.nextCheck && s.stopRequested(st, w) { // StopEvery: ticks and arrivals so far
@@ -372,6 +394,15 @@ func (s *Sim) loopQueue(st *runState) (int, error) {
 		s.lifoAdvance(st, q, k, math.Inf(1), true)
 	}
 	return k, nil
+}
+
+// openPlainOK reports whether the open-loop traffic may take the fast
+// path (openPlain): nothing but the FCFS server without bounds decides
+// its fate. A daily curve's thinning takes the general loop too: a check
+// for it in openPlain's loop cost 4 % of an open-loop run.
+func (s *Sim) openPlainOK(st *runState, q *queueRun) bool {
+	return st.gate == nil && s.Trace == nil && st.bud == nil && q.limit == 0 && q.target == 0 && len(q.curve) == 0 &&
+		q.lim == nil && !q.lifo && q.brown == nil && q.added == 0
 }
 
 // live reports whether the run has anything left to do: clients due in
@@ -571,11 +602,8 @@ func (s *Sim) resolve(st *runState, q *queueRun, i int32, k int, a, now float64,
 			s.Trace(Event{Tick: k, Client: int(i), Served: true, NextTick: -1})
 		}
 		return
-	case timedOut:
-		from = a + q.timeout
-		if dk := st.tk.arrival(done); done >= 0 && dk < st.nt {
-			q.rec.lateAt(dk)
-		}
+	case timedOut, failedOut:
+		from = q.unanswered(st, out, a, done)
 	default:
 		q.rejected++
 	}
@@ -593,11 +621,25 @@ func (s *Sim) resolve(st *runState, q *queueRun, i int32, k int, a, now float64,
 	}
 	if s.Trace != nil {
 		if dl < 0 {
-			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, NextTick: -1})
+			s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, TimedOut: out == timedOut, Failed: out == failedOut, NextTick: -1})
 		} else {
-			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Delay: dl, NextTick: nk})
+			s.Trace(Event{Tick: k, Client: int(i), TimedOut: out == timedOut, Failed: out == failedOut, Delay: dl, NextTick: nk})
 		}
 	}
+}
+
+// unanswered returns when the client of a request that arrived at a (ms)
+// and timed out or failed (out) has its failure: at its timeout, or when
+// the brownout's 503 comes (done, the server's response a 503: not up).
+func (q *queueRun) unanswered(st *runState, out outcome, a, done float64) float64 {
+	if out == failedOut {
+		st.resp.up = false
+		return done
+	}
+	if dk := st.tk.arrival(done); done >= 0 && dk < st.nt { // done < 0: never answered (lifo.go)
+		q.rec.lateAt(dk)
+	}
+	return a + q.timeout
 }
 
 // finishQueue fills the queueing server's metrics into r.
@@ -609,6 +651,7 @@ func (q *queueRun) finishQueue(st *runState, r *Result) {
 	r.BusyMS = q.busy
 	r.WastedMS = q.wasted
 	r.OfferedGaveUp = q.loopGaveUp
+	r.Failed, r.OfferedSucceeded = q.failed, q.loopSucceeded()
 	if q.lat.n > 0 {
 		r.LatencyMean = q.lat.sum / float64(q.lat.n)
 	}
@@ -670,6 +713,16 @@ func (l *latency) quantile(p float64) float64 {
 		}
 	}
 	return 0
+}
+
+// loopSucceeded counts the open-loop requests answered in time by the
+// horizon: those answered in time in a tick of the run but the cohort's.
+func (q *queueRun) loopSucceeded() int64 {
+	var n int64
+	for k, g := range q.good {
+		n += int64(g - q.cohortDone[k])
+	}
+	return n
 }
 
 // footprint is the bytes of storage a queueing server's run holds.

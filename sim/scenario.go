@@ -111,6 +111,25 @@ type Scenario struct {
 	// in, one of QueueOrders: "" first come, first served, or "lifo" the
 	// newest first (lifo.go).
 	QueueOrder string
+
+	// A brownout (brownout.go), on both servers; each off at zero.
+
+	// FailShare: the share of the requests the server serves that it
+	// answers with an error (a 503) whatever the load, in [0, 1], while it
+	// is up: the whole run when RecoverAt is 0, else after recovery (and,
+	// on a queueing server, before OutageStart). 0 = none, and no draw.
+	FailShare float64
+	// FailCurve: FailShare varying over the run: n multipliers separated
+	// by spaces or commas, one per n-th of the horizon (from 0 to
+	// Horizon), the share at time t being FailShare × the multiplier of
+	// t's slot, at most 1. "" = a constant FailShare. With FailShare 0
+	// nothing fails, whatever the curve (a sweep's axis may hold 0).
+	FailCurve string
+	// AddedLatency: a queueing server answers each request this much
+	// later than its service ends, without holding its worker (a slow hop
+	// after it; a dependency that holds the worker is a longer
+	// ServiceTime). The counting server answers within the tick: 0 there.
+	AddedLatency time.Duration
 }
 
 // ServiceKinds are the service time distributions of a queueing server.
@@ -264,7 +283,10 @@ func (s Scenario) Validate() error {
 	if !(s.RejectCost >= 0 && s.RejectCost < 1) {
 		return &FieldError{FieldRejectCost, s.RejectCost, "a fraction of a request's work in [0, 1)"}
 	}
-	return s.validateQueue()
+	if err := s.validateQueue(); err != nil {
+		return err
+	}
+	return s.validateBrownout()
 }
 
 // validateCapacity checks Capacity as the server reads it. The counting
@@ -449,9 +471,14 @@ const MaxCurve = 1440
 // ParseCurve reads Scenario.ArrivalCurve: 1 to MaxCurve finite multipliers
 // ≥ 0, separated by spaces or commas, at least one of them > 0.
 func ParseCurve(text string) ([]float64, error) {
+	return parseMultipliers(text, "the rate, one per equal slot of a day (24: hourly)")
+}
+
+// parseMultipliers reads a curve of multipliers of what (ParseCurve).
+func parseMultipliers(text, what string) ([]float64, error) {
 	fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if len(fields) == 0 || len(fields) > MaxCurve {
-		return nil, fmt.Errorf("1 to %d multipliers of the rate, one per equal slot of a day (24: hourly), separated by spaces or commas; got %d", MaxCurve, len(fields))
+		return nil, fmt.Errorf("1 to %d multipliers of %s, separated by spaces or commas; got %d", MaxCurve, what, len(fields))
 	}
 	// "1,,2" or ",1" most likely lost a multiplier: refused, not read as
 	// fewer slots (which would stretch every slot after it); one trailing

@@ -244,6 +244,8 @@ func outcome(e sim.Event) string {
 		what = "refused locally" // by a client component, before it was sent
 	case e.TimedOut:
 		what = "timed out" // the client stopped waiting; the server still works on it
+	case e.Failed:
+		what = "failed (503)" // served, then failed by a brownout
 	default:
 		what = "rejected"
 	}
@@ -279,6 +281,9 @@ func writeMetrics(b *strings.Builder, sc sim.Scenario, r sim.Result) {
 	fmt.Fprintf(b, "t50 %s, t99 %s, all done %s\n", milestone(r.T50), milestone(r.T99), milestone(r.AllDone))
 	if r.LocalRejections > 0 {
 		fmt.Fprintf(b, "refused locally %d\n", r.LocalRejections)
+	}
+	if sc.FailShare > 0 {
+		fmt.Fprintf(b, "failed %d; success rate %.3f, load amplification %.3f\n", r.Failed, r.SuccessRate(), r.Amplification())
 	}
 	if sc.Server() == sim.QueueingServer {
 		fmt.Fprintf(b, "goodput %d, timed out %d, rejected %d; workers busy %.0f ms, %.0f ms of it wasted (%.0f %%)\n",

@@ -53,6 +53,10 @@ type Result struct {
 	// reached; LimiterRejected the requests it rejected (of Rejected).
 	LimitFinal, LimitLowest int
 	LimiterRejected         int64
+	// A brownout's metrics (brownout.go), both servers: Failed, the
+	// requests served and answered with its error; OfferedSucceeded, the
+	// open-loop requests answered in time by the horizon (queueing server).
+	Failed, OfferedSucceeded int64
 
 	// LocalRejections: requests a client component refused before sending
 	// (an open circuit breaker, adaptive throttling); not in Sent.
@@ -92,9 +96,9 @@ type Milestone struct {
 type Timeline struct {
 	Tick     time.Duration
 	Arrivals []int32 // requests that arrived in the tick
-	// Served: the counting server's arrivals it served in the tick; a
-	// queueing server's requests answered in time in the tick, whenever
-	// they arrived.
+	// Served: the counting server's arrivals it served in the tick (but
+	// those a brownout failed); a queueing server's requests answered in
+	// time in the tick, whenever they arrived.
 	Served []int32
 	GaveUp []int32 // clients that gave up in the tick (refused, or refused locally by a client component)
 	// ServedAfter: a queueing server's requests answered in time after the
@@ -115,6 +119,7 @@ type Event struct {
 	GaveUp   bool
 	TimedOut bool    // a queueing server answered too late: the delay counts from the arrival (Tick's time; under LIFO, Tick is when its fate is known) + the timeout
 	Local    bool    // refused by a client component before it was sent (not an arrival)
+	Failed   bool    // served and failed by a brownout: answered with a 503
 	Delay    float64 // ms; the wait drawn after a rejection
 	NextTick int     // the tick it will arrive at; -1 when past the horizon or given up
 }
@@ -152,6 +157,8 @@ type Sim struct {
 	fleet   fleet      // a mixed fleet's groups
 	queue   queueRun   // a queueing server's state
 	lat     latency    // its latency histogram
+	brown   brownout   // a brownout's share (brownout.go)
+	failBuf []int32    // the counting server's failed requests of a tick
 	st      runState   // the run in progress
 	chain   chainRun   // a chain run's state (chain.go)
 
@@ -240,7 +247,7 @@ func mark(m *Milestone, reached bool, at time.Duration) {
 // footprint is the bytes of storage a Sim holds, for the per-client memory
 // benchmark.
 func (s *Sim) footprint() int {
-	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint() + s.chain.footprint()
+	return cap(s.clients)*16 + s.cal.footprint() + s.order.footprint() + s.queue.footprint() + s.comp.footprint() + s.chain.footprint() + cap(s.failBuf)*4
 }
 
 // delayer returns p's delayer for sc (see newDelayer), using the Sim's own

@@ -29,6 +29,7 @@ type runState struct {
 	srv       *server     // nil: the article's counting server
 	backlog   *server     // the server that sends a backlog Retry-After, or nil
 	q         *queueRun   // a queueing server's run, or nil
+	brown     *brownout   // a brownout (FailShare > 0), or nil: no draw
 	rng       *Mulberry32
 	tl        *Timeline
 
@@ -58,7 +59,7 @@ func (s *Sim) run(sc Scenario, groups []Group, rng *Mulberry32, tl *Timeline) (R
 	switch {
 	case st.q != nil:
 		k, err = s.loopQueue(st)
-	case s.cal.dense && s.Trace == nil && st.fl == nil && st.cc == nil && st.bud == nil:
+	case s.cal.dense && s.Trace == nil && st.fl == nil && st.cc == nil && st.bud == nil && st.brown == nil:
 		k, err = s.loopDense(st)
 	default:
 		k, err = s.loopList(st)
@@ -115,6 +116,10 @@ func (s *Sim) start(st *runState, sc Scenario, groups []Group, rng *Mulberry32, 
 		st.d, st.bud, st.maxAtt = st.fl, nil, 0 // the fleet applies each group's limits
 	}
 
+	if sc.FailShare > 0 {
+		s.brown.start(sc)
+		st.brown = &s.brown
+	}
 	if sc.Concurrency > 0 {
 		st.q = s.queue.start(sc, st, &s.lat)
 		if len(groups) == 1 {
@@ -268,8 +273,12 @@ func (s *Sim) loopList(st *runState) (int, error) {
 		if s.serve != nil {
 			served = s.serve(st, k, list, served)
 		}
+		failed := 0
+		if st.brown != nil && served > 0 {
+			served, failed = s.brownTick(st, list, served, t)
+		}
 		if st.gate != nil {
-			st.outcomes(list, served, k, t)
+			st.outcomes(list, served, failed, k, t)
 		}
 		if st.fl != nil {
 			st.fleetTick(k, list, served, s.clients)
@@ -281,7 +290,12 @@ func (s *Sim) loopList(st *runState) (int, error) {
 		}
 		quit := 0
 		rej := list[served:]
+		up := st.resp.up
+		st.resp.up = up && failed == 0 // a brownout's failure is a 503
 		for j, i := range rej {
+			if j == failed {
+				st.resp.up = up
+			}
 			s.prefetchAhead(rej, j)
 			dl, nk := s.reject(st, i, k, t)
 			if dl < 0 {
@@ -289,12 +303,13 @@ func (s *Sim) loopList(st *runState) (int, error) {
 			}
 			if s.Trace != nil {
 				if dl < 0 {
-					s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, NextTick: -1})
+					s.Trace(Event{Tick: k, Client: int(i), GaveUp: true, Failed: j < failed, NextTick: -1})
 				} else {
-					s.Trace(Event{Tick: k, Client: int(i), Delay: dl, NextTick: nk})
+					s.Trace(Event{Tick: k, Client: int(i), Failed: j < failed, Delay: dl, NextTick: nk})
 				}
 			}
 		}
+		st.resp.up = up
 		ra := st.resp.retryAfter
 		st.resp.retryAfter, st.resp.local = 0, true // refused locally: no response, no Retry-After
 		for _, i := range local {
@@ -632,9 +647,10 @@ func (s *Sim) gateTick(st *runState, list []int32, k int) (sent, local []int32) 
 }
 
 // outcomes tells the components how tick k's sent requests (list, the
-// first served of them served) fared.
-func (st *runState) outcomes(list []int32, served, k int, t float64) {
+// first served of them served, the next failed of them failed by a
+// brownout: a 503, no throttling) fared.
+func (st *runState) outcomes(list []int32, served, failed, k int, t float64) {
 	for j, i := range list {
-		st.gate.outcome(i, k, t, j < served, j >= served && st.resp.up)
+		st.gate.outcome(i, k, t, j < served, j >= served+failed && st.resp.up)
 	}
 }

@@ -95,7 +95,7 @@ func (p Policy) MeanDelayBound() (time.Duration, bool) {
 // delays.
 func StuckApplies(sc Scenario, p Policy) bool {
 	if sc.Concurrency == 0 || sc.Timeout <= 0 || sc.QueueLimit > 0 || sc.QueueWait > 0 || sc.ShedTarget > 0 || sc.Limiter != "" || sc.QueueOrder != "" ||
-		sc.ArrivalCurve != "" || sc.RetryAfter > 0 || sc.RetryAfterMax > 0 {
+		sc.ArrivalCurve != "" || sc.RetryAfter > 0 || sc.RetryAfterMax > 0 || sc.FailShare > 0 || sc.AddedLatency > 0 {
 		return false
 	}
 	if p.MaxAttempts > 0 || !p.unlimited() {
