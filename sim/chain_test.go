@@ -471,8 +471,8 @@ func TestChainKeepsTheBooks(t *testing.T) {
 // Stop ends a chain run as it ends a single server's.
 func TestChainStops(t *testing.T) {
 	t.Parallel()
-	ch, p := chainOf([]int{0, 2, 2})
-	p = DefaultPolicy(Decorrelated)
+	ch, _ := chainOf([]int{0, 2, 2})
+	p := DefaultPolicy(Decorrelated)
 	var stop atomic.Bool
 	stop.Store(true)
 	s := Sim{Stop: &stop}
