@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
 
@@ -179,4 +180,48 @@ func ChainWords(a *Aggregate) string {
 		w += ", services under a retry budget"
 	}
 	return w
+}
+
+// Words is row a's chain in words (ChainWords), made unique within the
+// scenario: rows whose chains read the same (two capacities of A, two
+// retry counts) have their services' settings after them.
+func (s LayerScenario) Words(a *Aggregate) string {
+	w := ChainWords(a)
+	for _, b := range s.Rows {
+		if b != a && ChainWords(b) == w {
+			return w + " (" + ServicesWords(a) + ")"
+		}
+	}
+	return w
+}
+
+// ServicesWords says each service in front of the server of row a's chain:
+// its capacity, outage and policy ("A 20 req/s, full jitter …; B no
+// limit, no retries"), and the fan-out.
+func ServicesWords(a *Aggregate) string {
+	ch, err := a.Cell.Chain()
+	if err != nil {
+		return a.Cell.Layers
+	}
+	var parts []string
+	for i := range ch.N {
+		l := ch.Front[i]
+		w := CallerName(i+1) + " no limit"
+		if l.Capacity > 0 {
+			w = fmt.Sprintf("%s %s req/s", CallerName(i+1), num.Short(l.Capacity))
+		}
+		if l.RecoverAt > l.OutageStart {
+			w += fmt.Sprintf(", down %v–%v", l.OutageStart, l.RecoverAt)
+		}
+		if ch.Retries(i+1, a.Cell.Policy) {
+			w += ", " + l.Policy.Describe()
+		} else {
+			w += ", no retries"
+		}
+		parts = append(parts, w)
+	}
+	if ch.Fanout > 1 {
+		parts = append(parts, fmt.Sprintf("fan-out %d", ch.Fanout))
+	}
+	return strings.Join(parts, "; ")
 }

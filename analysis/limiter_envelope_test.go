@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +57,29 @@ func TestLimiterChangesTheAnswer(t *testing.T) {
 	back, err := ParseServer(limited.Spec(base), base)
 	if err != nil || back.Scenario(base) != limited.Scenario(base) {
 		t.Errorf("spec %q reads back as %+v, %v", limited.Spec(base), back, err)
+	}
+}
+
+// A limiter's settings are a server's: --server reads every one
+// sweeps.toml takes, and two servers differing only in one of them are
+// labelled apart (the limits table and recommend's envelope name them).
+func TestLimiterSettingsNameTheServer(t *testing.T) {
+	t.Parallel()
+	base := sim.Article()
+	spec := "concurrency=5 service=exponential service_s=0.02 timeout_s=1 arrival_rps=100 limiter=aimd limit_max=1000 limit_initial=50 limit_backoff=0.5 limit_timeout_s=2"
+	s, err := ParseServer(spec, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LimitBackoff != 0.5 || s.LimitInitial != 50 || s.LimitTimeout != 2*time.Second {
+		t.Errorf("ParseServer(%q) = %+v", spec, s)
+	}
+	if back, err := ParseServer(s.Spec(base), base); err != nil || back != s {
+		t.Errorf("ParseServer(Spec) = %+v, %v; want %+v", back, err, s)
+	}
+	g1, err1 := ParseServer("concurrency=5 service=exponential service_s=0.02 limiter=gradient2 limit_smoothing=0.1", base)
+	g2, err2 := ParseServer("concurrency=5 service=exponential service_s=0.02 limiter=gradient2 limit_smoothing=1", base)
+	if err1 != nil || err2 != nil || g1.Label() == g2.Label() || !strings.Contains(g1.Label(), "smoothing 0.1") {
+		t.Errorf("labels %q and %q (%v, %v): want each with its smoothing", g1.Label(), g2.Label(), err1, err2)
 	}
 }

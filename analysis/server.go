@@ -53,11 +53,19 @@ type Server struct {
 	LimitMin   int    `json:"limit_min,omitempty"`
 	LimitMax   int    `json:"limit_max,omitempty"`
 	QueueOrder string `json:"queue_order,omitempty"`
+	// LimitInitial, LimitBackoff, LimitTimeout, LimitSmoothing: the
+	// limiter's other settings (limit_initial, limit_backoff,
+	// limit_timeout_s, limit_smoothing); 0 = its defaults.
+	LimitInitial   int           `json:"limit_initial,omitempty"`
+	LimitBackoff   float64       `json:"limit_backoff,omitempty"`
+	LimitTimeout   time.Duration `json:"limit_timeout_ns,omitempty"`
+	LimitSmoothing float64       `json:"limit_smoothing,omitempty"`
 
 	// A brownout (fail_share, added_latency_s): the server fails this
 	// share of what it serves whatever the load, and a queueing server
 	// answers AddedLatency late; 0 = none.
 	FailShare    float64       `json:"fail_share,omitempty"`
+	FailCurve    string        `json:"fail_curve,omitempty"`
 	AddedLatency time.Duration `json:"added_latency_ns,omitempty"`
 }
 
@@ -78,7 +86,7 @@ func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 	if s.RetryAfter > 0 {
 		sc.RetryAfter, sc.RetryAfterMax = s.RetryAfter, s.RetryAfterMax
 	}
-	sc.FailShare, sc.AddedLatency = s.FailShare, s.AddedLatency
+	sc.FailShare, sc.FailCurve, sc.AddedLatency = s.FailShare, s.FailCurve, s.AddedLatency
 	if !s.Queueing() {
 		return sc
 	}
@@ -91,6 +99,7 @@ func (s Server) Scenario(base sim.Scenario) sim.Scenario {
 	}
 	sc.Timeout, sc.QueueLimit, sc.QueueWait, sc.ShedTarget = s.Timeout, s.QueueLimit, s.QueueWait, s.ShedTarget
 	sc.Limiter, sc.LimitMin, sc.LimitMax, sc.QueueOrder = s.Limiter, s.LimitMin, s.LimitMax, s.QueueOrder
+	sc.LimitInitial, sc.LimitBackoff, sc.LimitTimeout, sc.LimitSmoothing = s.LimitInitial, s.LimitBackoff, s.LimitTimeout, s.LimitSmoothing
 	sc.ArrivalRate = s.Arrival
 	if sc.ArrivalRate == 0 {
 		sc.ArrivalRate = math.Round(s.Load * ServerCapacity(sc))
@@ -167,6 +176,9 @@ func (s Server) brownoutLabel() string {
 	var l string
 	if s.FailShare > 0 {
 		l += ", " + pct(s.FailShare) + " failing"
+		if s.FailCurve != "" {
+			l += " × the curve " + strconv.Quote(s.FailCurve)
+		}
 	}
 	if s.AddedLatency > 0 {
 		l += fmt.Sprintf(", %v added", s.AddedLatency)
@@ -352,12 +364,13 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 // the server's own parameters, never the question's (capacity, clients,
 // outage, window) nor a policy's.
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
-	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_min", "limit_max", "queue_order", "fail_share", "added_latency_s"}
+	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_initial", "limit_min", "limit_max", "limit_backoff", "limit_timeout_s", "limit_smoothing", "queue_order",
+	"fail_share", "fail_curve", "added_latency_s"}
 
 // anyServerKeys are the ServerKeys that do not make a server a queueing
 // one: the counting server's rejection cost and the Retry-After any server
 // may send. Every other key asks for a queueing server.
-var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share"}
+var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share", "fail_curve"}
 
 // ParseServer reads a server as sweeps.toml writes its parameters:
 // "reject_cost=0.25", or "concurrency=16 service=exponential
@@ -384,10 +397,8 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 		}
 	}
 	sc := c.Scenario
-	s := Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
-		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
-		Arrival: sc.ArrivalRate, RetryAfter: sc.RetryAfter, RetryAfterMax: sc.RetryAfterMax,
-		Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder, FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
+	s := ServerOf(sc)
+	s.RetryAfter, s.RetryAfterMax = sc.RetryAfter, sc.RetryAfterMax
 	if s.RetryAfter == base.RetryAfter && !seen["retry_after_s"] {
 		s.RetryAfter = 0 // the question's
 	}
@@ -453,7 +464,8 @@ func ServerOf(sc sim.Scenario) Server {
 	return Server{RejectCost: sc.RejectCost, Service: sc.Service, ServiceTime: sc.ServiceTime, ServiceP99: sc.ServiceP99,
 		Workers: sc.Concurrency, Timeout: sc.Timeout, QueueLimit: sc.QueueLimit, QueueWait: sc.QueueWait, ShedTarget: sc.ShedTarget,
 		Arrival: sc.ArrivalRate, Limiter: sc.Limiter, LimitMin: sc.LimitMin, LimitMax: sc.LimitMax, QueueOrder: sc.QueueOrder,
-		FailShare: sc.FailShare, AddedLatency: sc.AddedLatency}
+		LimitInitial: sc.LimitInitial, LimitBackoff: sc.LimitBackoff, LimitTimeout: sc.LimitTimeout, LimitSmoothing: sc.LimitSmoothing,
+		FailShare: sc.FailShare, FailCurve: sc.FailCurve, AddedLatency: sc.AddedLatency}
 }
 
 // limitLabel names s's adaptive limit and queue order: "Gradient2 limit
@@ -465,12 +477,38 @@ func (s Server) limitLabel() string {
 		if s.LimitMax > 0 {
 			l += fmt.Sprintf(" ≤ %d", s.LimitMax)
 		}
-		parts = append(parts, l)
+		parts = append(parts, l+s.limitSettings())
 	}
 	if s.QueueOrder == "lifo" {
 		parts = append(parts, "LIFO")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// limitSettings is what limitLabel adds for the limiter's settings that
+// are not their defaults: " (from 50, ≥ 10, backoff 0.5, slow above 2s,
+// smoothing 0.1)"; "" for none.
+func (s Server) limitSettings() string {
+	var w []string
+	if s.LimitInitial > 0 {
+		w = append(w, fmt.Sprintf("from %d", s.LimitInitial))
+	}
+	if s.LimitMin > 0 {
+		w = append(w, fmt.Sprintf("≥ %d", s.LimitMin))
+	}
+	if s.LimitBackoff > 0 {
+		w = append(w, fmt.Sprintf("backoff %g", s.LimitBackoff))
+	}
+	if s.LimitTimeout > 0 {
+		w = append(w, fmt.Sprintf("slow above %v", s.LimitTimeout))
+	}
+	if s.LimitSmoothing > 0 {
+		w = append(w, fmt.Sprintf("smoothing %g", s.LimitSmoothing))
+	}
+	if len(w) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(w, ", ") + ")"
 }
 
 // Spec is s as --server writes it for questions like base: the

@@ -500,6 +500,21 @@ func (l *loader) seeds(a *axis) []uint32 {
 	return out
 }
 
+// fanoutHasLayers reports whether a fanout g sets has a chain to belong
+// to: a sweep whose cells all lack layers would have its fanout dropped
+// (grid.Cell.Normalize), so that is an error at the fanout key.
+func (l *loader) fanoutHasLayers(s *Sweep, g axes) bool {
+	f := g["fanout"]
+	if f == nil || !slices.ContainsFunc(f.values, func(v value) bool { return v.v != int64(0) }) {
+		return true
+	}
+	if ls := g["layers"]; ls != nil && slices.ContainsFunc(ls.values, func(v value) bool { return v.v != "" }) {
+		return true
+	}
+	l.fail([]string{"sweep", s.Name, "fanout"}, "%v: want layers beside it (fanout is how many copies of the server the last service of a chain calls; without layers it would be dropped)", f.values[0].v)
+	return false
+}
+
 // expand appends every cell of the cartesian product of g to s.
 func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 	standIn := false
@@ -510,6 +525,9 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 		}
 		g = g.merge(axes{"policy": {values: []value{{v: string(sim.Fixed)}}}})
 		standIn = true
+	}
+	if !l.fanoutHasLayers(s, g) {
+		return
 	}
 	var keys []string
 	for i := range grid.Params {

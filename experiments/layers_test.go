@@ -69,6 +69,7 @@ func TestLayersErrors(t *testing.T) {
 		{"recovers early", head + "layers = [{outage_start_s = 5, recover_s = 2}]\n", "t.toml:6: sweep.s.layers: service 1 recover_s 2: want at least its outage_start_s (5)"},
 		{"fanout", head + "layers = [{}]\nfanout = 9\n", "t.toml:7: sweep.s.fanout: 9: want 0 or 1 (one copy) to 8 copies of the deepest service, with layers"},
 		{"fail curve", head + "layers = [{}]\nfail_share = 0.5\nfail_curve = \"1 0\"\n", "t.toml:8: sweep.s.fail_curve: 1 0: want none with layers"},
+		{"fanout alone", head + "fanout = 3\n", "t.toml:6: sweep.s.fanout: 3: want layers beside it"},
 		{"old key", head + "layers = [{}]\nlayers_fail_share = 0.5\n", "t.toml:7: sweep.s.layers_fail_share: unknown key (did you mean \"fail_share\"?"},
 		{"queueing", head + "layers = [{}]\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.1\n", "t.toml:6: sweep.s.layers: in front of this server: want a counting server"},
 		{"mixed", head + "layers = [{}]\nmix = [{share = 0.1, kind = \"fixed\"}]\n", "sweep.s.layers"},

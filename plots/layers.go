@@ -26,7 +26,7 @@ func LayerAmplification(panels []string, studies []analysis.LayerScenario) Figur
 	for i, ls := range studies {
 		p := Panel{Title: panels[i]}
 		for _, a := range ls.Rows {
-			name := analysis.ChainWords(a)
+			name := ls.Words(a)
 			colour := index(&names, name)
 			s := Series{Name: name, Colour: colour, Mark: Line}
 			for j := range analysis.ChainServer(a) + 1 {
@@ -46,7 +46,7 @@ func LayerAmplification(panels []string, studies []analysis.LayerScenario) Figur
 		}
 		lo, hi := ls.Rows[0], ls.Rows[len(ls.Rows)-1] // ranked by the attempts at the server
 		f.Caption += fmt.Sprintf(" %s: the server receives %s attempts per client when %s, %s when %s.", panels[i],
-			Amp(analysis.ServerAmp(hi).Mean), analysis.ChainWords(hi), Amp(analysis.ServerAmp(lo).Mean), analysis.ChainWords(lo))
+			Amp(analysis.ServerAmp(hi).Mean), ls.Words(hi), Amp(analysis.ServerAmp(lo).Mean), ls.Words(lo))
 	}
 	return f
 }

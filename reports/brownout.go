@@ -80,24 +80,36 @@ func brownoutWords(sc sim.Scenario) string {
 	if sc.FailCurve != "" {
 		parts = append(parts, fmt.Sprintf("the failure share × a curve of \"%s\" over the run", sc.FailCurve))
 	}
-	if sc.RecoverAt == 0 {
+	switch {
+	case sc.RecoverAt == 0 && sc.FailCurve != "":
+		parts = append(parts, fmt.Sprintf("failing as the curve says over the run (%v)", sc.Horizon))
+	case sc.RecoverAt == 0:
 		parts = append(parts, fmt.Sprintf("failing for the whole run (%v)", sc.Horizon))
-	} else {
+	default:
 		parts = append(parts, fmt.Sprintf("down until %v, then failing", sc.RecoverAt))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// brownoutShort names a brownout scenario's server in a figure's title.
+// brownoutShort names a brownout scenario's server in a figure's title:
+// its kind and capacity, the fleet, and the brownout's added latency and
+// curve when it has them (so that two figures differing in those do not
+// read alike).
 func brownoutShort(sc sim.Scenario) string {
+	s := fmt.Sprintf("counting server, %s, %s", capacityWords(sc.Capacity), num.Plural(sc.Clients, "client"))
 	if sc.Server() == sim.QueueingServer {
-		s := serverShort(sc)
+		s = serverShort(sc)
 		if sc.ArrivalRate > 0 {
 			s += ", " + loadWords(sc)
 		}
-		return s
 	}
-	return "counting server, " + capacityWords(sc.Capacity)
+	if sc.AddedLatency > 0 {
+		s += fmt.Sprintf(", %v added", sc.AddedLatency)
+	}
+	if sc.FailCurve != "" {
+		s += fmt.Sprintf(", share × curve \"%s\"", sc.FailCurve)
+	}
+	return s
 }
 
 // brownoutFigures draws each brownout scenario, aligned with bs: a

@@ -85,7 +85,11 @@ func seconds(s analysis.Summary) string {
 // capacityWords is "120 requests/s": the capacity as the user gave it,
 // with separators (1,000 requests/s, and 47.3 rather than 47).
 func capacityWords(c float64) string {
-	whole, frac, ok := strings.Cut(strconv.FormatFloat(c, 'f', -1, 64), ".")
+	text := strconv.FormatFloat(c, 'f', -1, 64)
+	if _, frac, _ := strings.Cut(text, "."); len(frac) > 3 { // computed (workers over a mean service time): 157.4
+		text = strconv.FormatFloat(c, 'f', 1, 64)
+	}
+	whole, frac, ok := strings.Cut(text, ".")
 	w, err := strconv.ParseFloat(whole, 64)
 	if !ok || err != nil {
 		return thousands(c) + " requests/s"

@@ -128,7 +128,7 @@ func layerTable(s analysis.LayerScenario) *table.Table {
 	}
 	t.Columns = append(t.Columns, table.R("served"), table.R("t99 (s after recovery)"))
 	for _, a := range s.Rows {
-		row := []string{analysis.ChainWords(a)}
+		row := []string{s.Words(a)}
 		srv := analysis.ChainServer(a)
 		for j := range s.Services {
 			switch {
@@ -169,7 +169,7 @@ func layerClaims(s analysis.LayerScenario) []string {
 	if n := len(s.Rows); n > 1 {
 		lo, hi := s.Rows[0], s.Rows[n-1]
 		out = append(out, fmt.Sprintf("The server receives %s attempts per client when %s, %s when %s.",
-			plots.Amp(analysis.ServerAmp(hi).Mean), analysis.ChainWords(hi), plots.Amp(analysis.ServerAmp(lo).Mean), analysis.ChainWords(lo)))
+			plots.Amp(analysis.ServerAmp(hi).Mean), s.Words(hi), plots.Amp(analysis.ServerAmp(lo).Mean), s.Words(lo)))
 	}
 	var done []*analysis.Aggregate
 	for _, a := range s.Rows {
@@ -184,10 +184,10 @@ func layerClaims(s analysis.LayerScenario) []string {
 		})
 		f, l := byT[0], byT[len(byT)-1]
 		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.",
-			f.Summary(analysis.T99).Mean, analysis.ChainWords(f), l.Summary(analysis.T99).Mean, analysis.ChainWords(l)))
+			f.Summary(analysis.T99).Mean, s.Words(f), l.Summary(analysis.T99).Mean, s.Words(l)))
 	}
 	for _, a := range s.Rows {
-		if c := closedForm(a); c != "" {
+		if c := closedForm(s, a); c != "" {
 			out = append(out, c)
 		}
 	}
@@ -198,7 +198,7 @@ func layerClaims(s analysis.LayerScenario) []string {
 		for _, u := range s.Rows {
 			if !analysis.Budgeted(u) && slices.Equal(analysis.Retrying(u), analysis.Retrying(b)) {
 				out = append(out, fmt.Sprintf("A retry budget at each service takes the server from %s to %s attempts per client when %s.",
-					plots.Amp(analysis.ServerAmp(u).Mean), plots.Amp(analysis.ServerAmp(b).Mean), strings.TrimSuffix(analysis.ChainWords(u), ".")))
+					plots.Amp(analysis.ServerAmp(u).Mean), plots.Amp(analysis.ServerAmp(b).Mean), strings.TrimSuffix(s.Words(u), ".")))
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func layerClaims(s analysis.LayerScenario) []string {
 // service's) times the copies of the server: no service saturated, no
 // budget cut a retry. "" otherwise: the report claims it only where the
 // data shows it.
-func closedForm(a *analysis.Aggregate) string {
+func closedForm(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 	ch, err := a.Cell.Chain()
 	if err != nil || analysis.Budgeted(a) || a.Summary(analysis.ServedShare).Max != 0 || a.Summary(analysis.GaveUp).Min != float64(a.Cell.Scenario.Clients) {
 		return ""
@@ -240,7 +240,7 @@ func closedForm(a *analysis.Aggregate) string {
 		return ""
 	}
 	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
-		analysis.ChainWords(a), want, strings.Join(factors, " × "))
+		ls.Words(a), want, strings.Join(factors, " × "))
 }
 
 func cmpFloat(x, y float64) int {
