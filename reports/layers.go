@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,7 +181,7 @@ func layerClaims(s analysis.LayerScenario) []string {
 	if len(done) > 1 {
 		byT := slices.Clone(done)
 		slices.SortStableFunc(byT, func(x, y *analysis.Aggregate) int {
-			return cmpFloat(x.Summary(analysis.T99).Mean, y.Summary(analysis.T99).Mean)
+			return cmp.Compare(x.Summary(analysis.T99).Mean, y.Summary(analysis.T99).Mean)
 		})
 		f, l := byT[0], byT[len(byT)-1]
 		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.",
@@ -241,14 +242,4 @@ func closedForm(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 	}
 	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
 		ls.Words(a), want, strings.Join(factors, " × "))
-}
-
-func cmpFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -143,7 +144,7 @@ func TestLayerClaims(t *testing.T) {
 	}
 	caption := r.LayerFigures[0].Caption
 	for _, scenario := range [][]*ltruth{trs[:4], trs[4:8], trs[8:]} {
-		hi := slices.MaxFunc(scenario, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
+		hi := slices.MaxFunc(scenario, func(x, y *ltruth) int { return cmp.Compare(x.serverMean(), y.serverMean()) })
 		if !strings.Contains(caption, fmt.Sprintf("the server receives %.1f attempts per client when %s", hi.serverMean(), hi.lc.words)) {
 			t.Errorf("caption %q does not name %.1f for %s", caption, hi.serverMean(), hi.lc.words)
 		}
@@ -153,8 +154,8 @@ func TestLayerClaims(t *testing.T) {
 // layerSentences are the sentences a scenario's rows must bring, from
 // the records alone.
 func layerSentences(trs []*ltruth) []string {
-	lo := slices.MinFunc(trs, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
-	hi := slices.MaxFunc(trs, func(x, y *ltruth) int { return cmpFloat(x.serverMean(), y.serverMean()) })
+	lo := slices.MinFunc(trs, func(x, y *ltruth) int { return cmp.Compare(x.serverMean(), y.serverMean()) })
+	hi := slices.MaxFunc(trs, func(x, y *ltruth) int { return cmp.Compare(x.serverMean(), y.serverMean()) })
 	out := []string{fmt.Sprintf("The server receives %.1f attempts per client when %s, %.1f when %s.", hi.serverMean(), hi.lc.words, lo.serverMean(), lo.lc.words)}
 	var done []*ltruth
 	for _, tr := range trs {
@@ -163,8 +164,8 @@ func layerSentences(trs []*ltruth) []string {
 		}
 	}
 	if len(done) > 1 {
-		f := slices.MinFunc(done, func(x, y *ltruth) int { return cmpFloat(meanOf(x.t9), meanOf(y.t9)) })
-		l := slices.MaxFunc(done, func(x, y *ltruth) int { return cmpFloat(meanOf(x.t9), meanOf(y.t9)) })
+		f := slices.MinFunc(done, func(x, y *ltruth) int { return cmp.Compare(meanOf(x.t9), meanOf(y.t9)) })
+		l := slices.MaxFunc(done, func(x, y *ltruth) int { return cmp.Compare(meanOf(x.t9), meanOf(y.t9)) })
 		out = append(out, fmt.Sprintf("99 %% of the clients are served %.1f s after the server's recovery when %s, %.1f s when %s.", meanOf(f.t9), f.lc.words, meanOf(l.t9), l.lc.words))
 	}
 	out = append(out, fmt.Sprintf("A retry budget at each service takes the server from %.1f to %.1f attempts per client when clients, A and B retry.", trs[2].serverMean(), trs[3].serverMean()))
