@@ -468,6 +468,11 @@ func ServerOf(sc sim.Scenario) Server {
 		FailShare: sc.FailShare, FailCurve: sc.FailCurve, AddedLatency: sc.AddedLatency}
 }
 
+// LimitLabel names sc's adaptive limit (with its settings) and queue
+// order, as a server's label does: "Gradient2 limit ≤ 1000 (smoothing
+// 0.1)", "LIFO"; "" for neither.
+func LimitLabel(sc sim.Scenario) string { return ServerOf(sc).limitLabel() }
+
 // limitLabel names s's adaptive limit and queue order: "Gradient2 limit
 // ≤ 1000", "LIFO"; "" for neither.
 func (s Server) limitLabel() string {

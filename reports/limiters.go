@@ -79,15 +79,8 @@ func LimitName(sc sim.Scenario) string {
 	case sc.ShedTarget > 0:
 		parts = append(parts, fmt.Sprintf("shed above %v", sc.ShedTarget))
 	}
-	if sc.Limiter != "" {
-		l := map[string]string{"aimd": "AIMD", "gradient2": "Gradient2"}[sc.Limiter] + " limit"
-		if sc.LimitMax > 0 {
-			l += fmt.Sprintf(" ≤ %d", sc.LimitMax)
-		}
+	if l := analysis.LimitLabel(sc); l != "" {
 		parts = append(parts, l)
-	}
-	if sc.QueueOrder == "lifo" {
-		parts = append(parts, "LIFO")
 	}
 	if len(parts) == 0 {
 		return "unbounded queue"

@@ -198,9 +198,20 @@ func TestLimitClaims(t *testing.T) {
 	for _, p := range f.Panels {
 		panels = append(panels, p.Title)
 	}
-	if want := []string{"unbounded queue", "wait ≤ 300ms", "AIMD limit ≤ 400", "Gradient2 limit ≤ 400", "LIFO"}; !slices.Equal(panels, want) ||
+	if want := []string{"unbounded queue", "wait ≤ 300ms", "AIMD limit ≤ 400 (≥ 2)", "Gradient2 limit ≤ 400 (≥ 2)", "LIFO"}; !slices.Equal(panels, want) ||
 		!strings.Contains(f.Caption, "a panel per server-side limit") || strings.Contains(f.Caption, "per load") ||
 		!strings.Contains(md, "]("+f.PNG+")") || files[f.PNG] == "" || files[f.SVG] == "" {
 		t.Errorf("figure %s: panels %q, caption %q, embedded %v", f.Name, panels, f.Caption, strings.Contains(md, f.PNG))
+	}
+}
+
+// Two limiters that differ in a setting are named apart in the limits
+// table, as recommend's servers are (analysis.LimitLabel).
+func TestLimitNameNamesSettings(t *testing.T) {
+	a := sim.Scenario{Limiter: "aimd", LimitMax: 1000}
+	b := a
+	b.LimitBackoff = 0.5
+	if LimitName(a) == LimitName(b) || LimitName(b) != "AIMD limit ≤ 1000 (backoff 0.5)" {
+		t.Errorf("LimitName: %q and %q", LimitName(a), LimitName(b))
 	}
 }
