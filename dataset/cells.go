@@ -76,10 +76,10 @@ type CellsColumn = TableColumn[CellRow, CellRow]
 // counts and its Stat's values (EachValue).
 func CellsTable(metrics []string) []CellsColumn {
 	str := func(n, doc string, get func(*CellRow) string) CellsColumn {
-		return CellsColumn{Field: Field{Name: n, Type: Utf8}, Doc: doc, Get: func(r *CellRow) Value { return Value{Str: get(r)} }}
+		return CellsColumn{Field: Field{Name: n, Type: Utf8}, Doc: doc, Get: func(r *CellRow, out *Value) { *out = Value{Str: get(r)} }}
 	}
 	i64 := func(n, doc string, get func(*CellRow) int) CellsColumn {
-		return CellsColumn{Field: Field{Name: n, Type: Int64}, Doc: doc, Get: func(r *CellRow) Value { return Value{Int: int64(get(r))} }}
+		return CellsColumn{Field: Field{Name: n, Type: Int64}, Doc: doc, Get: func(r *CellRow, out *Value) { *out = Value{Int: int64(get(r))} }}
 	}
 	cols := []CellsColumn{
 		str(ColCellKey, "the cell (joins runs.cell_key)", func(r *CellRow) string { return r.Key }),
@@ -89,7 +89,7 @@ func CellsTable(metrics []string) []CellsColumn {
 	for i := range grid.Params {
 		p := &grid.Params[i]
 		cols = append(cols, CellsColumn{Field: Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, Doc: p.Doc,
-			Get: func(r *CellRow) Value { return valueOf(p.Of(r.Cell)) }})
+			Get: func(r *CellRow, out *Value) { *out = valueOf(p.Of(r.Cell)) }})
 	}
 	cols = append(cols,
 		str(ColSweeps, "the sweeps whose folders hold its runs, comma-separated", func(r *CellRow) string { return strings.Join(r.Sweeps, ",") }),
@@ -104,12 +104,13 @@ func CellsTable(metrics []string) []CellsColumn {
 				doc = shareLoDoc
 			}
 			cols = append(cols, CellsColumn{Field: Field{Name: m + sc.suffix, Type: Float64, Nullable: true}, Doc: m + ": " + doc,
-				Get: func(r *CellRow) Value {
+				Get: func(r *CellRow, out *Value) {
 					s := r.Stats[j]
 					if v := sc.get(s); s.Unfinished == 0 && s.N > 0 && !math.IsNaN(v) {
-						return Value{Float: v}
+						*out = Value{Float: v}
+					} else {
+						*out = Value{Null: true}
 					}
-					return Value{Null: true}
 				}})
 		}
 	}

@@ -36,7 +36,7 @@ func layerColumns() []RunsColumn {
 		cols = append(cols,
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerAttempts), Type: Int64}, Optional: true,
 				Doc: which + ": attempts that reached it (every copy's, with fanout); 0 beyond the chain",
-				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Attempts} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Int: w.Result.Layers[j].Attempts} },
 				Set: func(r *Record, v Value) error {
 					r.Result.Layers[j].Attempts = v.Int
 					if v.Int > 0 {
@@ -46,15 +46,15 @@ func layerColumns() []RunsColumn {
 				}},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerRejected), Type: Int64}, Optional: true,
 				Doc: fmt.Sprintf("service %d: attempts it refused itself (down, over its capacity, its failure share)", n),
-				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Rejected} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Int: w.Result.Layers[j].Rejected} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].Rejected = v.Int; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerServed), Type: Int64}, Optional: true,
 				Doc: fmt.Sprintf("service %d: attempts it answered with success (its callees succeeded; the server: each copy that answered)", n),
-				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Served} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Int: w.Result.Layers[j].Served} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].Served = v.Int; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerAmplification), Type: Float64}, Optional: true,
 				Doc: fmt.Sprintf("service %d: its attempts per client (layer%d_attempts ÷ clients): the load the clients' requests put on it", n, n),
-				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].Amplification(w.Result.Clients)} }},
+				Get: func(w *RunRow, out *Value) { *out = Value{Float: w.Result.Layers[j].Amplification(w.Result.Clients)} }},
 		)
 	}
 	return cols

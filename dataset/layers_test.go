@@ -25,7 +25,8 @@ func TestLayerColumnsRoundTrip(t *testing.T) {
 					continue
 				}
 				found++
-				v := c.Get(w)
+				var v Value
+				c.Get(w, &v)
 				if kind == LayerAmplification {
 					if want := float64(res.Layers[n-1].Attempts) / 200; v.Float != want {
 						t.Errorf("%s = %g, want %g", c.Name, v.Float, want)

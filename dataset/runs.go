@@ -46,20 +46,20 @@ type RunsColumn = TableColumn[RunRow, Record]
 // runsKeyColumns are the runs table's columns before the parameters.
 var runsKeyColumns = []RunsColumn{
 	{Field: Field{Name: ColRunKey, Type: Utf8}, Doc: "hash of sim version, every parameter and the seed: the run's identity",
-		Get: func(w *RunRow) Value { return Value{Str: w.Cell.Keyer.Key(w.Seed)} },
+		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Keyer.Key(w.Seed)} },
 		Set: func(r *Record, v Value) error { r.RunKey = v.Str; return nil }},
 	{Field: Field{Name: ColCellKey, Type: Utf8}, Doc: "hash of sim version and every parameter: groups a cell's seeds", OfCell: true,
-		Get: func(w *RunRow) Value { return Value{Str: w.Cell.Key} },
+		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Key} },
 		Set: func(r *Record, v Value) error { r.CellKey = v.Str; return nil }},
 	{Field: Field{Name: ColSeed, Type: Int64}, Doc: "the Mulberry32 seed of the run",
-		Get: func(w *RunRow) Value { return Value{Int: int64(w.Seed)} },
+		Get: func(w *RunRow, out *Value) { *out = Value{Int: int64(w.Seed)} },
 		Set: func(r *Record, v Value) (err error) { r.Seed, err = Seed(v.Int); return err }},
 	{Field: Field{Name: ColLabel, Type: Utf8}, Doc: "the policy in words, and scenario parameters that differ from the article's", OfCell: true,
-		Get: func(w *RunRow) Value { return Value{Str: w.Cell.Label} },
+		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Label} },
 		Set: func(r *Record, v Value) error { r.Label = v.Str; return nil }},
 	{Field: Field{Name: ColPolicySpec, Type: Utf8}, Doc: "exactly the policy that ran (the first group's, for a mixed fleet): a preset's name (`grpc`, `cenkalti-backoff`), else the family and its non-zero parameters, `grpc base_s=1 cap_s=30 multiplier=2 width=0.2`; filter on this, not on `policy` (a family, which its presets share); absent (null) in parts written before it",
 		Optional: true, OfCell: true, // derived from the parameters; added after runs/3 parts were written
-		Get: func(w *RunRow) Value { return Value{Str: w.Cell.PolicySpec} }},
+		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.PolicySpec} }},
 }
 
 // paramColumn is the runs table's column of parameter grid.Params[i]. A
@@ -69,7 +69,7 @@ func paramColumn(i int) RunsColumn {
 	p := &grid.Params[i]
 	return RunsColumn{Field: Field{Name: p.Key, Type: paramType(p.Type), Nullable: p.NullZero}, Doc: p.Doc,
 		Optional: p.OmitZero, OfCell: true,
-		Get: func(w *RunRow) Value { return valueOf(w.Cell.Params[i]) },
+		Get: func(w *RunRow, out *Value) { *out = valueOf(w.Cell.Params[i]) },
 		Set: func(r *Record, v Value) error { p.Set(&r.Cell, v.of(p.Type)); return nil }}
 }
 
@@ -105,7 +105,7 @@ func (v Value) of(t grid.Type) any {
 // metric is a column of the runs table from a column of sim.Result.
 func metric(c TableColumn[sim.Result, sim.Result]) RunsColumn {
 	return RunsColumn{Field: c.Field, Doc: c.Doc, Optional: c.Optional,
-		Get: func(w *RunRow) Value { return c.Get(w.Result) },
+		Get: func(w *RunRow, out *Value) { c.Get(w.Result, out) },
 		Set: func(r *Record, v Value) error { return c.Set(&r.Result, v) }}
 }
 
@@ -114,9 +114,9 @@ func metric(c TableColumn[sim.Result, sim.Result]) RunsColumn {
 // reader adds the cell's recover_s back.
 func afterRecovery(name, doc string, readBack bool, f func(*sim.Result) *sim.Milestone) RunsColumn {
 	c := RunsColumn{Field: Field{Name: name, Type: Float64, Nullable: true}, Doc: doc,
-		Get: func(w *RunRow) Value {
+		Get: func(w *RunRow, out *Value) {
 			m := *f(w.Result)
-			return milestoneValue(sim.Milestone{At: m.At - w.Cell.RecoverAt, Reached: m.Reached})
+			*out = milestoneValue(sim.Milestone{At: m.At - w.Cell.RecoverAt, Reached: m.Reached})
 		}}
 	if readBack {
 		c.Set = func(r *Record, v Value) error {
@@ -149,14 +149,14 @@ func milestoneOf(v Value) sim.Milestone {
 // reached.
 func milestoneCol[R any](name, doc string, f func(*R) *sim.Milestone) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64, Nullable: true}, Doc: doc,
-		Get: func(r *R) Value { return milestoneValue(*f(r)) },
+		Get: func(r *R, out *Value) { *out = milestoneValue(*f(r)) },
 		Set: func(r *R, v Value) error { *f(r) = milestoneOf(v); return nil }}
 }
 
 // secondsCol is a duration in seconds.
 func secondsCol[R any](name, doc string, f func(*R) *time.Duration) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
-		Get: func(r *R) Value { return Value{Float: f(r).Seconds()} },
+		Get: func(r *R, out *Value) { *out = Value{Float: f(r).Seconds()} },
 		Set: func(r *R, v Value) error { *f(r) = Seconds(v.Float); return nil }}
 }
 
@@ -220,7 +220,7 @@ var runsMetricColumns = []RunsColumn{
 // columns it is made of.
 func derived(name, doc string, f func(*sim.Result) float64) RunsColumn {
 	return RunsColumn{Field: Field{Name: name, Type: Float64}, Doc: doc, Optional: true,
-		Get: func(w *RunRow) Value { return Value{Float: f(w.Result)} }}
+		Get: func(w *RunRow, out *Value) { *out = Value{Float: f(w.Result)} }}
 }
 
 // RunsTable is the runs table's one column list: its key columns, a

@@ -37,8 +37,11 @@ type TableColumn[W, R any] struct {
 	// keys, label): a selective read of wanted cells takes it from the
 	// cell, not from the file (the runs table).
 	OfCell bool
-	// Get is the column's value of a row, for a writer.
-	Get func(*W) Value
+	// Get puts the column's value of a row in out, for a writer. (A
+	// Value returned, not put, cost a writer a wait for each: the
+	// caller copies it whole as soon as the call has stored it field by
+	// field, which a processor cannot forward.)
+	Get func(row *W, out *Value)
 	// Set puts a value read into a row; nil for a column derived from
 	// others, which a reader checks but does not read back. It fails on a
 	// value the row cannot hold (a seed out of range).
@@ -84,25 +87,25 @@ func Seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
 
 func strCol[R any](name, doc string, f func(*R) *string) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Utf8}, Doc: doc,
-		Get: func(r *R) Value { return Value{Str: *f(r)} },
+		Get: func(r *R, out *Value) { *out = Value{Str: *f(r)} },
 		Set: func(r *R, v Value) error { *f(r) = v.Str; return nil }}
 }
 
 func int64Col[R any](name, doc string, f func(*R) *int64) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
-		Get: func(r *R) Value { return Value{Int: *f(r)} },
+		Get: func(r *R, out *Value) { *out = Value{Int: *f(r)} },
 		Set: func(r *R, v Value) error { *f(r) = v.Int; return nil }}
 }
 
 func intCol[R any](name, doc string, f func(*R) *int) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
-		Get: func(r *R) Value { return Value{Int: int64(*f(r))} },
+		Get: func(r *R, out *Value) { *out = Value{Int: int64(*f(r))} },
 		Set: func(r *R, v Value) error { *f(r) = int(v.Int); return nil }}
 }
 
 func floatCol[R any](name, doc string, f func(*R) *float64) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
-		Get: func(r *R) Value { return Value{Float: *f(r)} },
+		Get: func(r *R, out *Value) { *out = Value{Float: *f(r)} },
 		Set: func(r *R, v Value) error { *f(r) = v.Float; return nil }}
 }
 
@@ -110,7 +113,7 @@ func floatCol[R any](name, doc string, f func(*R) *float64) TableColumn[R, R] {
 // seed.
 func seedCol[R any](doc string, f func(*R) *uint32) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: ColSeed, Type: Int64}, Doc: doc,
-		Get: func(r *R) Value { return Value{Int: int64(*f(r))} },
+		Get: func(r *R, out *Value) { *out = Value{Int: int64(*f(r))} },
 		Set: func(r *R, v Value) (err error) { *f(r), err = Seed(v.Int); return err }}
 }
 

@@ -27,14 +27,19 @@ type colBuf struct {
 	kind      dataset.Type
 	optional  bool // the schema's field is nullable
 	nullEmpty bool // "" is written as null (grid.Param.NullZero)
-	plain     bool // never a dictionary: values that rarely repeat
-	rows      int
-	null      []bool // one a row, made at the first null
-	nulls     int
-	f64       []float64
-	i64       []int64
-	str       []string
-	bools     []bool
+	plain     bool // never a dictionary (writer.plain)
+	// byRun: a value per run of rows (byrun.go), with each run's rows
+	// and nullness; the values are those of the runs that are not null.
+	byRun   bool
+	runLen  []int
+	runNull []bool
+	rows    int
+	null    []bool // one a row, made at the first null
+	nulls   int
+	f64     []float64
+	i64     []int64
+	str     []string
+	bools   []bool
 }
 
 func (c *colBuf) reserve(n int) {
@@ -110,44 +115,45 @@ func (c *colBuf) appendN(v *dataset.Value, n int) {
 // group's share of it.
 type span struct{ lo, hi, vlo, vhi int }
 
-// runs counts the runs of equal values in the span's values.
-func (c *colBuf) runs(s span) int {
+// runs counts the runs of equal values in the span's values, up to
+// limit: past it the count stops, at limit+1.
+func (c *colBuf) runs(s span, limit int) int {
 	if s.vhi == s.vlo {
 		return 0
 	}
-	n := 1
 	switch c.kind {
 	case dataset.Float64:
-		for i := s.vlo + 1; i < s.vhi; i++ {
-			if math.Float64bits(c.f64[i]) != math.Float64bits(c.f64[i-1]) {
-				n++
-			}
-		}
+		return countRuns(c.f64[s.vlo:s.vhi], limit, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 	case dataset.Int64:
-		for i := s.vlo + 1; i < s.vhi; i++ {
-			if c.i64[i] != c.i64[i-1] {
-				n++
-			}
-		}
+		return countRuns(c.i64[s.vlo:s.vhi], limit, func(a, b int64) bool { return a == b })
 	case dataset.Utf8:
-		for i := s.vlo + 1; i < s.vhi; i++ {
-			if c.str[i] != c.str[i-1] {
-				n++
-			}
+		return countRuns(c.str[s.vlo:s.vhi], limit, func(a, b string) bool { return a == b })
+	}
+	return s.vhi - s.vlo // booleans are never a dictionary
+}
+
+// countRuns counts the runs of equal values in v, up to limit+1.
+func countRuns[T any](v []T, limit int, eq func(a, b T) bool) int {
+	n := 1
+	for i := 1; i < len(v) && n <= limit; i++ {
+		if !eq(v[i], v[i-1]) {
+			n++
 		}
-	default:
-		return s.vhi - s.vlo // booleans are never a dictionary
 	}
 	return n
 }
 
 // dictionary reports whether the span is written as a dictionary: its
-// values come in runs eight long on average.
+// values come in runs eight long on average (a cell's parameters over its
+// seeds, a metric that is the same in every run). The count stops as
+// soon as the runs are too many, so a column of keys costs an eighth of
+// its values' comparisons.
 func (c *colBuf) dictionary(s span) bool {
 	if c.plain || c.kind == dataset.Bool || s.vhi == s.vlo {
 		return false
 	}
-	return 8*c.runs(s) <= s.vhi-s.vlo
+	limit := (s.vhi - s.vlo) / 8
+	return c.runs(s, limit) <= limit
 }
 
 // levels appends the span's definition levels (1: a value, 0: null) as a
@@ -234,7 +240,13 @@ func (c *colBuf) dict(dc *colBuf, idx []byte, s span) []byte {
 		runs = dictOf(c.str[s.vlo:s.vhi], &dc.str, func(v string) string { return v })
 	}
 	dc.rows = len(dc.f64) + len(dc.i64) + len(dc.str)
-	w := max(1, bits.Len(uint(dc.rows-1)))
+	return dictIndices(idx, runs, dc.rows)
+}
+
+// dictIndices appends a dictionary data page's values: the indices' bit
+// width for a dictionary of entries, then an RLE run of each run's index.
+func dictIndices(idx []byte, runs []dictRun, entries int) []byte {
+	w := max(1, bits.Len(uint(entries-1)))
 	idx = append(idx, byte(w))
 	for _, r := range runs {
 		idx = rleRun(idx, r.n, uint64(r.id), w)

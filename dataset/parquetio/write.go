@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -28,21 +29,23 @@ type writer struct {
 	cols   []colBuf
 	rows   int
 	extra  [][2]string // key-value metadata known only at Close
-	// plain names the columns written without a dictionary: those whose
-	// values rarely repeat within a part (keys, seeds, results), where
-	// looking for runs costs time and saves nothing.
+	// plain names columns written without a dictionary whatever their
+	// values: how a test writes a part as another writer may have.
 	plain []string
 	flush func() // appends what the row writer holds back (rowWriter.flush)
 	// onClose, when set, sees the columns before they are encoded.
 	onClose func()
 	sum     string // the checksum the file was sealed with
+	// groupRows is the most rows a row group holds (maxRowGroup; less in
+	// tests).
+	groupRows int
 }
 
 // maxRowGroup is the most rows a row group holds.
 const maxRowGroup = 1 << 20
 
 func newWriter(w io.Writer, fields []arrow.Field, md arrow.Metadata) *writer {
-	wr := &writer{w: w, fields: fields, md: md, cols: make([]colBuf, len(fields))}
+	wr := &writer{w: w, fields: fields, md: md, cols: make([]colBuf, len(fields)), groupRows: maxRowGroup}
 	for i, f := range fields {
 		wr.cols[i] = colBuf{kind: datasetType(f.Type), optional: f.Nullable, nullEmpty: f.Nullable}
 	}
@@ -107,14 +110,23 @@ func (w *writer) encode() ([]byte, error) {
 		return nil, err
 	}
 	fb := metadata.NewFileMetadataBuilder(sc, props, kv)
-	e := encoder{codec: codec, b: append(make([]byte, 0, 64<<10), "PAR1"...)}
+	e := encoders.Get().(*encoder)
+	defer func() { e.b = nil; encoders.Put(e) }()
+	e.codec, e.b, e.raw = codec, append(make([]byte, 0, 64<<10), "PAR1"...), e.raw[:0]
 	vlo := make([]int, len(w.cols))
-	for lo, rg := 0, 0; lo < w.rows || rg == 0; lo, rg = lo+maxRowGroup, rg+1 {
-		hi := min(w.rows, lo+maxRowGroup)
+	for lo, rg := 0, 0; lo < w.rows || rg == 0; lo, rg = lo+w.groupRows, rg+1 {
+		hi := min(w.rows, lo+w.groupRows)
 		g := fb.AppendRowGroup()
 		g.SetNumRows(hi - lo)
 		for i := range w.cols {
 			c := &w.cols[i]
+			e.col = i
+			if c.byRun {
+				if err := e.runChunk(c, lo, hi, g.NextColumnChunk()); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			s := span{lo: lo, hi: hi, vlo: vlo[i], vhi: vlo[i] + (hi - lo)}
 			if c.null != nil {
 				s.vhi -= countTrue(c.null[lo:hi])
@@ -151,6 +163,9 @@ func countTrue(v []bool) int {
 	return n
 }
 
+// encoders keep the buffers of encoders that wrote a file, for the next.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
 // encoder writes column chunks after the bytes of the file so far.
 type encoder struct {
 	codec   compress.Codec
@@ -159,6 +174,8 @@ type encoder struct {
 	packed  []byte // a page compressed
 	dict    colBuf
 	entries []byte // the dictionary page before compression
+	raw     []bool // by column: written uncompressed (smallChunk)
+	col     int    // the column being written
 	indices []byte
 }
 
@@ -170,41 +187,90 @@ var (
 	}
 )
 
+// smallChunk is the most bytes a column's first chunk's pages hold for
+// the column to be written uncompressed: compressing a page has a fixed
+// cost (the codec's state), which a column of a cell's parameters over
+// its seeds, a few bytes once a dictionary, would pay for nothing.
+// Parquet names the codec of each column chunk, but some readers
+// (parquet-go) take the first row group's for every chunk of a column:
+// the first decides for all (encoder.plain).
+const smallChunk = 512
+
 // chunk writes the span of column c as a column chunk: a dictionary page
 // if it has one, then one data page; cc learns where they are.
 func (e *encoder) chunk(c *colBuf, s span, cc *metadata.ColumnChunkMetaDataBuilder) error {
-	start := len(e.b)
-	info := metadata.ChunkMetaInfo{NumValues: int64(s.hi - s.lo), IndexPageOffset: -1}
-	enc, stats, dict := encPlain, plainStats, c.dictionary(s)
-	e.body = e.body[:0]
+	dict := c.dictionary(s)
+	e.body, e.entries = e.body[:0], e.entries[:0]
 	if c.optional {
 		e.body = c.levels(e.body, s)
 	}
 	if dict {
 		e.indices = c.dict(&e.dict, e.indices[:0], s)
-		info.DictPageOffset = int64(start)
-		e.entries = e.dict.plainValues(e.entries[:0], 0, e.dict.rows)
-		info.UncompressedSize += int64(e.page(pageDictionary, e.dict.rows, e.entries, encPlain))
+		e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
 		e.body = append(e.body, e.indices...)
-		enc, stats = encRLEDict, dictStats
 	} else {
 		e.body = c.plainValues(e.body, s.vlo, s.vhi)
 	}
+	return e.pages(cc, s.hi-s.lo, dict, c.stats(s))
+}
+
+// runChunk writes the rows [lo, hi) of a byRun column as chunk would write
+// them as rows: as a dictionary from its runs, or else expanded.
+func (e *encoder) runChunk(c *colBuf, lo, hi int, cc *metadata.ColumnChunkMetaDataBuilder) error {
+	nulls := c.nullsIn(lo, hi)
+	values := hi - lo - nulls
+	if !c.runDictionary(lo, hi, values) {
+		return e.chunk(c.expand(lo, hi), span{lo: 0, hi: hi - lo, vlo: 0, vhi: values}, cc)
+	}
+	e.body, e.entries = e.body[:0], e.entries[:0]
+	if c.optional {
+		e.body = c.runLevels(e.body, lo, hi)
+	}
+	e.indices = c.runDict(&e.dict, e.indices[:0], lo, hi)
+	e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
+	e.body = append(e.body, e.indices...)
+	// the values' range is the dictionary's
+	return e.pages(cc, hi-lo, true, e.dict.stats(span{lo: 0, hi: e.dict.rows + nulls, vlo: 0, vhi: e.dict.rows}))
+}
+
+// pages writes the pages of a column chunk of rows rows from e.entries
+// (the dictionary, if dict) and e.body (the data page), with the chunk's
+// statistics st.
+func (e *encoder) pages(cc *metadata.ColumnChunkMetaDataBuilder, rows int, dict bool, st metadata.EncodedStatistics) error {
+	start := len(e.b)
+	info := metadata.ChunkMetaInfo{NumValues: int64(rows), IndexPageOffset: -1}
+	enc, stats := encPlain, plainStats
+	if len(e.raw) <= e.col {
+		e.raw = append(e.raw, len(e.entries)+len(e.body) <= smallChunk)
+	}
+	packed := !e.raw[e.col]
+	if !packed {
+		cc.Contents().MetaData.Codec = 0 // UNCOMPRESSED
+	}
+	if dict {
+		enc, stats = encRLEDict, dictStats
+		info.DictPageOffset = int64(start)
+		info.UncompressedSize += int64(e.page(pageDictionary, e.dict.rows, e.entries, encPlain, packed))
+	}
 	info.DataPageOffset = int64(len(e.b))
-	info.UncompressedSize += int64(e.page(pageData, s.hi-s.lo, e.body, enc))
+	info.UncompressedSize += int64(e.page(pageData, rows, e.body, enc, packed))
 	info.CompressedSize = int64(len(e.b) - start)
-	cc.SetStats(c.stats(s))
+	cc.SetStats(st)
 	return cc.Finish(info, dict, false, stats)
 }
 
-// page compresses body and appends it with its header; it returns the
-// page's size uncompressed, header included.
-func (e *encoder) page(kind int32, n int, body []byte, enc int32) int {
-	e.packed = e.codec.EncodeLevel(e.packed[:0], body, 1)
+// page appends body with its header, compressed if packed; it returns
+// the page's size uncompressed, header included.
+func (e *encoder) page(kind int32, n int, body []byte, enc int32, packed bool) int {
+	out := body
+	if packed {
+		e.packed = e.codec.EncodeLevel(e.packed[:0], body, 1)
+		out = e.packed
+	}
 	at := len(e.b)
-	e.b = pageHeader(e.b, kind, n, len(body), len(e.packed), enc)
+	e.b = pageHeader(e.b, kind, n, len(body), len(out), enc)
 	head := len(e.b) - at
-	e.b = append(e.b, e.packed...)
+	e.b = append(e.b, out...)
 	return head + len(body)
 }
 
@@ -223,7 +289,7 @@ type RunsWriter struct {
 	cell grid.Cell // the cell of cc
 	have bool
 	cc   dataset.CellColumns
-	res  sim.Result // the row's, where row points
+	res  []sim.Result // the results of the rows the row writer holds, by slot
 	row  dataset.RunRow
 }
 
@@ -237,14 +303,9 @@ func NewRunsWriter(w io.Writer, meta dataset.Meta) *RunsWriter {
 // or in tests the same columns as a part of an earlier release had them).
 func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWriter {
 	rw := &RunsWriter{writer: *newWriter(w, fields, fileMetadata(meta, dataset.RunsSchema))}
-	rw.plain = []string{dataset.ColRunKey, dataset.ColSeed}
-	for _, f := range dataset.RunsFields() {
-		if dataset.IsMetric(f.Name) {
-			rw.plain = append(rw.plain, f.Name)
-		}
-	}
 	rw.rw = newRowWriter(&rw.writer, dataset.RunsTable())
-	rw.row = dataset.RunRow{Result: &rw.res, Cell: &rw.cc}
+	rw.res = make([]sim.Result, rowBatch)
+	rw.row = dataset.RunRow{Cell: &rw.cc}
 	return rw
 }
 
@@ -252,7 +313,9 @@ func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWr
 // not grow (and copy) as a part of a known size fills.
 func (w *RunsWriter) Reserve(rows int) {
 	for i := range w.cols {
-		w.cols[i].reserve(rows)
+		if !w.cols[i].byRun { // a value a run of rows
+			w.cols[i].reserve(rows)
+		}
 	}
 }
 
@@ -285,10 +348,13 @@ func (w *RunsWriter) KeepKeys(keep func(key string)) {
 func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
 	fresh := !w.have || r.Cell != w.cell
 	if fresh {
+		w.rw.flush() // the rows held point at cc
 		w.cell, w.have = r.Cell, true
 		w.cc.Of(&w.cell)
 	}
-	w.res, w.row.Seed = res, r.Seed
+	k := w.rw.slot()
+	w.res[k] = res
+	w.row.Result, w.row.Seed = &w.res[k], r.Seed
 	w.rw.append(&w.row, fresh)
 	w.rows++
 }

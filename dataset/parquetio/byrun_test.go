@@ -1,0 +1,104 @@
+package parquetio
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/herdsweep/herdsweep/dataset"
+)
+
+// A column kept a value per run of rows (byRun) is written with the same
+// bytes as the same column kept a value per row: for random runs of every
+// kind (NaN, ±0, equal neighbours, nulls and "" in a nullable string
+// column, runs too short to be a dictionary) cut into random row groups.
+// Both files are then read by both readers alike (compareReaders).
+func TestByRunEncodesAsRows(t *testing.T) {
+	t.Parallel()
+	kinds := []arrow.Field{
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "fn", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "in", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+		{Name: "sn", Type: arrow.BinaryTypes.String, Nullable: true},
+	}
+	floats := []float64{math.NaN(), math.Copysign(0, -1), 0, 1.5, math.Inf(-1)}
+	strs := []string{"", "a", "bb", "a longer value"}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 300 {
+		f := kinds[trial%len(kinds)]
+		runs := 1 + rng.IntN(60)
+		maxRun := []int{1, 3, 40}[rng.IntN(3)] // 1 and 3: too short for a dictionary
+		var vals []dataset.Value
+		var ns []int
+		for range runs {
+			v := dataset.Value{Float: floats[rng.IntN(len(floats))], Int: int64(rng.IntN(4)) - 1, Str: strs[rng.IntN(len(strs))]}
+			v.Null = f.Nullable && rng.IntN(4) == 0
+			vals, ns = append(vals, v), append(ns, 1+rng.IntN(maxRun))
+		}
+		rows := 0
+		for _, n := range ns {
+			rows += n
+		}
+		group := rows // one row group in a third of the trials, which compareReaders reads
+		if trial%3 > 0 {
+			group = 1 + rng.IntN(rows)
+		}
+		write := func(byRun bool) []byte {
+			var buf bytes.Buffer
+			w := newWriter(&buf, []arrow.Field{f}, fileMetadata(meta, dataset.RunsSchema))
+			w.groupRows = group
+			w.cols[0].byRun = byRun
+			for k, v := range vals {
+				if byRun {
+					w.cols[0].appendRun(&v, ns[k])
+				} else {
+					w.cols[0].appendN(&v, ns[k])
+				}
+			}
+			w.rows = rows
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes()
+		}
+		want, got := write(false), write(true)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("trial %d (%s, %d rows in runs %v of %v, row groups of %d): by runs %d bytes, by rows %d, differ",
+				trial, f.Name, rows, ns, vals, group, len(got), len(want))
+		}
+		if group == rows { // both readers, and the statistics of its one chunk
+			compareReaders(t, fmt.Sprintf("trial %d", trial), got)
+		}
+		// parquet-go reads each row group's chunk with the first's codec
+		var expect []dataset.Value
+		for k, v := range vals {
+			for range ns[k] {
+				expect = append(expect, v)
+			}
+		}
+		for r, row := range parquetGoRows(t, fmt.Sprintf("trial %d", trial), got) {
+			v, g := expect[r], row[0]
+			null := v.Null || f.Nullable && f.Type.ID() == arrow.STRING && v.Str == ""
+			ok := null == g.IsNull()
+			if ok && !null {
+				switch f.Type.ID() {
+				case arrow.FLOAT64:
+					ok = math.Float64bits(g.Double()) == math.Float64bits(v.Float)
+				case arrow.INT64:
+					ok = g.Int64() == v.Int
+				default:
+					ok = string(g.ByteArray()) == v.Str
+				}
+			}
+			if !ok {
+				t.Fatalf("trial %d row %d: parquet-go read %v, wrote %+v", trial, r, g, v)
+			}
+		}
+	}
+}
