@@ -14,7 +14,10 @@ import (
 // quarter of what the writer spent. Such a colBuf (byRun) keeps a value
 // per run that is not null in its slice of values, with runLen and
 // runNull holding each run's rows and nullness; equal neighbours are one
-// run. The encoder writes such a column as a dictionary straight from its
+// run. The row writer's other columns start so too (adaptive) and turn
+// into columns of rows once their runs are short (flatten): a metric that
+// is the same in every run of a part (a queueing server's, on a counting
+// one) stays a run. The encoder writes such a column as a dictionary straight from its
 // runs, with the same bytes as the column of rows it stands for
 // (TestByRunEncodesAsRows), and expands a span whose runs are too short
 // to be a dictionary (expand).
@@ -61,6 +64,39 @@ func (c *colBuf) lastIs(v *dataset.Value) bool {
 		return len(c.str) > 0 && c.str[len(c.str)-1] == v.Str
 	}
 	return len(c.bools) > 0 && c.bools[len(c.bools)-1] == v.Bool
+}
+
+// flatten turns an adaptive byRun column into a column of rows, with room
+// for the rows its writer expects.
+func (c *colBuf) flatten() {
+	x := c.expand(0, c.rows)
+	x.plain = c.plain
+	x.reserve(c.hint - x.rows)
+	*c = *x
+}
+
+// eachStr calls f with each row's string, "" for a null.
+func (c *colBuf) eachStr(f func(string)) {
+	if !c.byRun {
+		for i, v := 0, 0; i < c.rows; i++ {
+			if c.null != nil && c.null[i] {
+				f("")
+				continue
+			}
+			f(c.str[v])
+			v++
+		}
+		return
+	}
+	c.runSpan(0, c.rows, func(n int, null bool, v int) {
+		s := ""
+		if !null {
+			s = c.str[v]
+		}
+		for range n {
+			f(s)
+		}
+	})
 }
 
 // runSpan is the runs of a byRun column that meet the rows [lo, hi): each

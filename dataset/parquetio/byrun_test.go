@@ -30,6 +30,7 @@ func TestByRunEncodesAsRows(t *testing.T) {
 	floats := []float64{math.NaN(), math.Copysign(0, -1), 0, 1.5, math.Inf(-1)}
 	strs := []string{"", "a", "bb", "a longer value"}
 	rng := rand.New(rand.NewPCG(7, 11))
+	flattened := 0
 	for trial := range 300 {
 		f := kinds[trial%len(kinds)]
 		runs := 1 + rng.IntN(60)
@@ -49,28 +50,44 @@ func TestByRunEncodesAsRows(t *testing.T) {
 		if trial%3 > 0 {
 			group = 1 + rng.IntN(rows)
 		}
-		write := func(byRun bool) []byte {
+		// by rows, by runs, and row by row into a column that starts by
+		// runs and turns into rows when they are short (adaptive)
+		write := func(mode int) []byte {
 			var buf bytes.Buffer
 			w := newWriter(&buf, []arrow.Field{f}, fileMetadata(meta, dataset.RunsSchema))
 			w.groupRows = group
-			w.cols[0].byRun = byRun
+			c := &w.cols[0]
+			c.byRun, c.adaptive = mode > 0, mode == 2
+			c.reserve(rows)
 			for k, v := range vals {
-				if byRun {
-					w.cols[0].appendRun(&v, ns[k])
-				} else {
-					w.cols[0].appendN(&v, ns[k])
+				switch mode {
+				case 0:
+					c.appendN(&v, ns[k])
+				case 1:
+					c.appendRun(&v, ns[k])
+				default:
+					for range ns[k] {
+						c.append(&v)
+					}
 				}
 			}
 			w.rows = rows
+			if mode == 2 && !c.byRun {
+				flattened++ // the adaptive column turned into rows
+			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
 		}
-		want, got := write(false), write(true)
+		want, got := write(0), write(1)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("trial %d (%s, %d rows in runs %v of %v, row groups of %d): by runs %d bytes, by rows %d, differ",
 				trial, f.Name, rows, ns, vals, group, len(got), len(want))
+		}
+		if a := write(2); !bytes.Equal(a, want) {
+			t.Fatalf("trial %d (%s, %d rows in runs %v of %v, row groups of %d): row by row %d bytes, by rows %d, differ",
+				trial, f.Name, rows, ns, vals, group, len(a), len(want))
 		}
 		if group == rows { // both readers, and the statistics of its one chunk
 			compareReaders(t, fmt.Sprintf("trial %d", trial), got)
@@ -100,5 +117,8 @@ func TestByRunEncodesAsRows(t *testing.T) {
 				t.Fatalf("trial %d row %d: parquet-go read %v, wrote %+v", trial, r, g, v)
 			}
 		}
+	}
+	if flattened < 10 {
+		t.Errorf("%d trials had an adaptive column turn into rows, want 10 or more", flattened)
 	}
 }

@@ -11,6 +11,13 @@ import (
 
 // append appends v to one row.
 func (c *colBuf) append(v *dataset.Value) {
+	if c.byRun {
+		c.appendRun(v, 1)
+		if c.adaptive && len(c.runLen) > 32 && 8*len(c.runLen) > c.rows {
+			c.flatten()
+		}
+		return
+	}
 	if v.Null || c.null != nil || c.kind == dataset.Utf8 && c.nullEmpty && v.Str == "" {
 		c.appendN(v, 1)
 		return
@@ -73,11 +80,12 @@ func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) *rowWri
 	rw := &rowWriter[W, R]{cols: cols, out: make([]*colBuf, len(cols)), cell: make([]dataset.Value, len(cols)), batch: make([]W, 0, rowBatch)}
 	for i := range cols {
 		rw.out[i] = &w.cols[i]
+		w.cols[i].byRun = true // (byrun.go)
 		if cols[i].OfCell {
 			rw.ofCell = append(rw.ofCell, i)
-			w.cols[i].byRun = true
 		} else {
 			rw.perRow = append(rw.perRow, i)
+			w.cols[i].adaptive = true
 		}
 	}
 	w.flush = rw.flush

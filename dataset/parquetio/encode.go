@@ -33,6 +33,11 @@ type colBuf struct {
 	byRun   bool
 	runLen  []int
 	runNull []bool
+	// adaptive: a column of rows kept by runs while they are long (a
+	// metric the same in every run of a part), else by rows (append);
+	// hint is the rows the writer expects (reserve).
+	adaptive bool
+	hint     int
 	rows    int
 	null    []bool // one a row, made at the first null
 	nulls   int
@@ -43,6 +48,10 @@ type colBuf struct {
 }
 
 func (c *colBuf) reserve(n int) {
+	if c.byRun {
+		c.hint = c.rows + n
+		return
+	}
 	switch c.kind {
 	case dataset.Float64:
 		c.f64 = grow(c.f64, n)

@@ -313,9 +313,7 @@ func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWr
 // not grow (and copy) as a part of a known size fills.
 func (w *RunsWriter) Reserve(rows int) {
 	for i := range w.cols {
-		if !w.cols[i].byRun { // a value a run of rows
-			w.cols[i].reserve(rows)
-		}
+		w.cols[i].reserve(rows)
 	}
 }
 
@@ -336,9 +334,7 @@ func (w *RunsWriter) KeepKeys(keep func(key string)) {
 	w.onClose = func() {
 		for i, f := range w.fields {
 			if f.Name == dataset.ColRunKey {
-				for _, k := range w.cols[i].str {
-					keep(k)
-				}
+				w.cols[i].eachStr(keep)
 			}
 		}
 	}
