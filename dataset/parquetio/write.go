@@ -175,6 +175,7 @@ type encoder struct {
 	dict    colBuf
 	entries []byte // the dictionary page before compression
 	raw     []bool // by column: written uncompressed (smallChunk)
+	pack    packer // bit-packed dictionaries (dictpack.go)
 	col     int    // the column being written
 	indices []byte
 }
@@ -204,11 +205,16 @@ func (e *encoder) chunk(c *colBuf, s span, cc *metadata.ColumnChunkMetaDataBuild
 	if c.optional {
 		e.body = c.levels(e.body, s)
 	}
-	if dict {
+	switch {
+	case dict:
 		e.indices = c.dict(&e.dict, e.indices[:0], s)
 		e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
 		e.body = append(e.body, e.indices...)
-	} else {
+	case e.pack.packed(c, &e.dict, s):
+		dict = true
+		e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
+		e.body = bitPacked(e.body, e.pack.idx, e.dict.rows)
+	default:
 		e.body = c.plainValues(e.body, s.vlo, s.vhi)
 	}
 	return e.pages(cc, s.hi-s.lo, dict, c.stats(s))
