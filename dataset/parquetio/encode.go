@@ -38,13 +38,13 @@ type colBuf struct {
 	// hint is the rows the writer expects (reserve).
 	adaptive bool
 	hint     int
-	rows    int
-	null    []bool // one a row, made at the first null
-	nulls   int
-	f64     []float64
-	i64     []int64
-	str     []string
-	bools   []bool
+	rows     int
+	null     []bool // one a row, made at the first null
+	nulls    int
+	f64      []float64
+	i64      []int64
+	str      []string
+	bools    []bool
 }
 
 func (c *colBuf) reserve(n int) {
