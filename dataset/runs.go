@@ -10,9 +10,11 @@ import (
 )
 
 // RunRow is a row of the runs table as its writer builds it: the run's
-// seed and result, and its cell's columns (CellColumns), worked out once
-// per cell: a sweep hands out a cell's seeds in a row.
+// key (grid.Run.Key), seed and result, and its cell's columns
+// (CellColumns), worked out once per cell: a sweep hands out a cell's
+// seeds in a row.
 type RunRow struct {
+	Key    string
 	Seed   uint32
 	Result *sim.Result
 	Cell   *CellColumns
@@ -46,7 +48,7 @@ type RunsColumn = TableColumn[RunRow, Record]
 // runsKeyColumns are the runs table's columns before the parameters.
 var runsKeyColumns = []RunsColumn{
 	{Field: Field{Name: ColRunKey, Type: Utf8}, Doc: "hash of sim version, every parameter and the seed: the run's identity",
-		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Keyer.Key(w.Seed)} },
+		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Key} },
 		Set: func(r *Record, v Value) error { r.RunKey = v.Str; return nil }},
 	{Field: Field{Name: ColCellKey, Type: Utf8}, Doc: "hash of sim version and every parameter: groups a cell's seeds", OfCell: true,
 		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Key} },

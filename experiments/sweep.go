@@ -32,6 +32,22 @@ func (s *Sweep) Run(i int) grid.Run {
 	return grid.Run{Cell: s.Cells[i/len(s.Seeds)], Seed: s.Seeds[i%len(s.Seeds)]}
 }
 
+// Distinct reports whether no two of the sweep's runs are the same run:
+// no two cells with one key, no seed listed twice. A loaded sweep's are
+// (the loader drops a repeated cell and refuses a repeated seed).
+func (s *Sweep) Distinct() bool {
+	keys := make(map[string]bool, len(s.Cells))
+	for _, c := range s.Cells {
+		if k := c.Key(); keys[k] {
+			return false
+		} else {
+			keys[k] = true
+		}
+	}
+	seeds := slices.Sorted(slices.Values(s.Seeds))
+	return len(slices.Compact(seeds)) == len(s.Seeds)
+}
+
 // WantsTimeline reports whether run i should record its timeline.
 func (s *Sweep) WantsTimeline(i int) bool { return i%len(s.Seeds) < s.TimelineSeeds }
 

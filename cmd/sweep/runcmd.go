@@ -361,22 +361,17 @@ func toRun(st *store.Writer, s *experiments.Sweep, o runOptions, stats *sweepSta
 		return nil, nil, err
 	}
 	var todo []int32
-	var keyer *grid.Keyer // of the cell of run i: a sweep's runs are its cells' seeds in a row (Sweep.Run)
-	for i := range s.Len() {
-		if i%len(s.Seeds) == 0 {
-			keyer = grid.NewKeyer(s.Cells[i/len(s.Seeds)].Canonical())
+	if o.shard.n <= 1 && len(have) == 0 && len(other) == 0 && s.Distinct() {
+		// every run, and no run key needed: none is stored, none is
+		// another shard's, none is listed twice (a million tiny runs
+		// spent a tenth of their CPU keying and looking them up here)
+		todo = make([]int32, s.Len())
+		for i := range todo {
+			todo[i] = int32(i)
 		}
-		k := keyer.Key(s.Seeds[i%len(s.Seeds)])
-		if o.shard.n > 1 && grid.KeyShard(k, o.shard.n) != o.shard.i {
-			continue
-		}
-		stats.inShard++
-		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
-			stats.skipped++
-			continue
-		}
-		have[k] = true // a run listed twice in a sweep is run once
-		todo = append(todo, int32(i))
+		stats.inShard = len(todo)
+	} else {
+		todo = keyedRuns(s, o.shard, have, other, otherTL, stats)
 	}
 	// rolling seeds, after the config's runs
 	stored := func(k string) bool { return have[k] || other[k] }
@@ -387,6 +382,32 @@ func toRun(st *store.Writer, s *experiments.Sweep, o runOptions, stats *sweepSta
 	}
 	stats.added = len(extra)
 	return todo, extra, nil
+}
+
+// keyedRuns returns the indices of the runs of s to run: those of the
+// shard that neither this sweep's dataset (have) nor another sweep's
+// (other, which holds the timeline of those in otherTL) holds, each once.
+// have gains their keys.
+func keyedRuns(s *experiments.Sweep, shard shardSpec, have, other, otherTL map[string]bool, stats *sweepStats) []int32 {
+	var todo []int32
+	var keyer *grid.Keyer // of the cell of run i: a sweep's runs are its cells' seeds in a row (Sweep.Run)
+	for i := range s.Len() {
+		if i%len(s.Seeds) == 0 {
+			keyer = grid.NewKeyer(s.Cells[i/len(s.Seeds)].Canonical())
+		}
+		k := keyer.Key(s.Seeds[i%len(s.Seeds)])
+		if shard.n > 1 && grid.KeyShard(k, shard.n) != shard.i {
+			continue
+		}
+		stats.inShard++
+		if have[k] || other[k] && (!s.WantsTimeline(i) || otherTL[k]) {
+			stats.skipped++
+			continue
+		}
+		have[k] = true // a run listed twice in a sweep is run once
+		todo = append(todo, int32(i))
+	}
+	return todo
 }
 
 // sweepRuns yields every run of s, then the runs of rolling seeds.

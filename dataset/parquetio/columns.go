@@ -68,8 +68,11 @@ type rowWriter[W, R any] struct {
 	batch []W
 }
 
-// rowBatch is the most rows a rowWriter holds before it appends them.
-const rowBatch = 256
+// rowBatch is the most rows a rowWriter holds before it appends them:
+// enough for the processor to learn a column's getter, few enough that a
+// part's fixed cost stays small (a runs writer holds as many results,
+// 760 bytes each; TestRowBytesBoundTheWriters).
+const rowBatch = 64
 
 // newRowWriter returns the row writer of w, which flushes it before it
 // writes the file.
@@ -77,7 +80,7 @@ func newRowWriter[W, R any](w *writer, cols []dataset.TableColumn[W, R]) *rowWri
 	if len(cols) != len(w.fields) {
 		panic(fmt.Sprintf("parquetio: %d columns for a schema of %d", len(cols), len(w.fields)))
 	}
-	rw := &rowWriter[W, R]{cols: cols, out: make([]*colBuf, len(cols)), cell: make([]dataset.Value, len(cols)), batch: make([]W, 0, rowBatch)}
+	rw := &rowWriter[W, R]{cols: cols, out: make([]*colBuf, len(cols)), cell: make([]dataset.Value, len(cols))}
 	for i := range cols {
 		rw.out[i] = &w.cols[i]
 		w.cols[i].byRun = true // (byrun.go)
@@ -107,6 +110,9 @@ func (rw *rowWriter[W, R]) append(row *W, fresh bool) {
 		for _, i := range rw.ofCell {
 			rw.cols[i].Get(row, &rw.cell[i])
 		}
+	}
+	if rw.batch == nil { // made at the first row: a part's side tables are often empty
+		rw.batch = make([]W, 0, rowBatch)
 	}
 	rw.batch = append(rw.batch, *row)
 	rw.pending++

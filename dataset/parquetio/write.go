@@ -346,19 +346,22 @@ func (w *RunsWriter) KeepKeys(keep func(key string)) {
 	}
 }
 
-// Append adds run r with its result.
-func (w *RunsWriter) Append(r grid.Run, res sim.Result) {
+// Append adds run r with its result and returns the run's key
+// (grid.Run.Key), for its rows in the side tables.
+func (w *RunsWriter) Append(r grid.Run, res sim.Result) string {
 	fresh := !w.have || r.Cell != w.cell
 	if fresh {
 		w.rw.flush() // the rows held point at cc
 		w.cell, w.have = r.Cell, true
 		w.cc.Of(&w.cell)
 	}
+	key := w.cc.Keyer.Key(r.Seed)
 	k := w.rw.slot()
 	w.res[k] = res
-	w.row.Result, w.row.Seed = &w.res[k], r.Seed
+	w.row.Key, w.row.Result, w.row.Seed = key, &w.res[k], r.Seed
 	w.rw.append(&w.row, fresh)
 	w.rows++
+	return key
 }
 
 // TimelineWriter writes a timelines table: one row per tick of each run.
@@ -379,8 +382,11 @@ func NewTimelineWriter(w io.Writer, meta dataset.Meta) *TimelineWriter {
 // the rows sum to the run's totals (sim.Timeline). Ticks where nothing did
 // are left out: a run that waits out a long backoff would otherwise write
 // thousands of rows of zeros.
-func (w *TimelineWriter) Append(r grid.Run, tl *sim.Timeline) {
-	row := dataset.TimelineRow{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed}
+func (w *TimelineWriter) Append(r grid.Run, tl *sim.Timeline) { w.AppendKeyed(r, r.Key(), tl) }
+
+// AppendKeyed is Append of run r, whose key (grid.Run.Key) is key.
+func (w *TimelineWriter) AppendKeyed(r grid.Run, key string, tl *sim.Timeline) {
+	row := dataset.TimelineRow{RunKey: key, CellKey: r.Cell.Key(), Seed: r.Seed}
 	for k := range tl.Arrivals {
 		if tl.Arrivals[k] == 0 && tl.Served[k] == 0 && tl.GaveUp[k] == 0 {
 			continue
@@ -413,8 +419,11 @@ func newGroupsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *Grou
 }
 
 // Append adds run r's groups; a run of one policy adds none.
-func (w *GroupsWriter) Append(r grid.Run, res sim.Result) {
-	row := dataset.GroupRow{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed}
+func (w *GroupsWriter) Append(r grid.Run, res sim.Result) { w.AppendKeyed(r, r.Key(), res) }
+
+// AppendKeyed is Append of run r, whose key (grid.Run.Key) is key.
+func (w *GroupsWriter) AppendKeyed(r grid.Run, key string, res sim.Result) {
+	row := dataset.GroupRow{RunKey: key, CellKey: r.Cell.Key(), Seed: r.Seed}
 	groups := r.Cell.Groups()
 	for g := range res.NGroups {
 		p := groups[g]

@@ -68,15 +68,15 @@ func NewPart(meta dataset.Meta, rows int) *Part {
 // Add adds run r: its row, its timeline when tl is not nil, and its
 // groups' rows when it is a mixed fleet's.
 func (p *Part) Add(r grid.Run, res sim.Result, tl *sim.Timeline) {
-	p.runs.Append(r, res)
+	key := p.runs.Append(r, res) // the side tables' rows have it: worked out once
 	if tl != nil {
 		n := p.timelines.Len()
-		if p.timelines.Append(r, tl); p.timelines.Len() > n {
+		if p.timelines.AppendKeyed(r, key, tl); p.timelines.Len() > n {
 			p.sideRuns[dataset.TimelinesDir]++
 		}
 	}
 	if res.NGroups > 0 {
-		p.groups.Append(r, res)
+		p.groups.AppendKeyed(r, key, res)
 		p.sideRuns[dataset.GroupsDir]++
 	}
 }
