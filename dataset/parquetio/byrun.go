@@ -99,6 +99,19 @@ func (c *colBuf) eachStr(f func(string)) {
 	})
 }
 
+// sameAsLast reports whether the number v is the last value of a byRun
+// column whose last run is not null (false for a string or a boolean:
+// appendRun compares those).
+func (c *colBuf) sameAsLast(v *dataset.Value) bool {
+	switch c.kind {
+	case dataset.Float64:
+		return math.Float64bits(c.f64[len(c.f64)-1]) == math.Float64bits(v.Float)
+	case dataset.Int64:
+		return c.i64[len(c.i64)-1] == v.Int
+	}
+	return false
+}
+
 // runSpan is the runs of a byRun column that meet the rows [lo, hi): each
 // run is visited with the rows it has there, its nullness and the index
 // of its value (when not null).

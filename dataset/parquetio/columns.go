@@ -12,6 +12,11 @@ import (
 // append appends v to one row.
 func (c *colBuf) append(v *dataset.Value) {
 	if c.byRun {
+		if k := len(c.runLen) - 1; k >= 0 && !v.Null && !c.runNull[k] && c.sameAsLast(v) {
+			c.runLen[k]++ // the commonest row of all: a metric the same as in the last run
+			c.rows++
+			return
+		}
 		c.appendRun(v, 1)
 		if c.adaptive && len(c.runLen) > 32 && 8*len(c.runLen) > c.rows {
 			c.flatten()
