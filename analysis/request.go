@@ -55,9 +55,11 @@ func (r Request) Points() []sim.Scenario {
 }
 
 // single reports whether r is answered by the single server search: one
-// scenario, or a range, on one counting server.
+// scenario, or a range, on one counting server. A server behind services
+// is judged as one of servers (Advise), where the candidates its chain
+// cannot run are skipped and named; a range does not take one (Answer).
 func (r Request) single() bool {
-	return r.Range() || (len(r.Servers) == 1 && !r.Servers[0].Queueing())
+	return r.Range() || (len(r.Servers) == 1 && !r.Servers[0].Queueing() && !r.Servers[0].Chained())
 }
 
 // server is the one counting server of a single server request.
@@ -121,9 +123,10 @@ func (r Request) searchCells() []grid.Cell {
 	}
 	env := r.envelope()
 	for _, s := range env {
-		sc := s.Scenario(base)
 		for _, p := range space {
-			cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+			if c := s.Cell(base, p); NotModelled(c) == "" {
+				cells = append(cells, c)
+			}
 		}
 	}
 	// The owner's view, on a queueing server: the fleet under each option
@@ -137,9 +140,8 @@ func (r Request) searchCells() []grid.Cell {
 			fleet = append(fleet, space...)
 		}
 		for _, o := range OwnerOptions(s)[1:] {
-			sc := o.Server.Scenario(base)
 			for _, p := range fleet {
-				cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+				cells = append(cells, o.Server.Cell(base, p))
 			}
 		}
 	}
@@ -181,6 +183,8 @@ func (r *Response) Answered() bool {
 func Answer(ctx context.Context, req Request, measure Measure) (*Response, error) {
 	resp := &Response{Request: req}
 	switch {
+	case req.Range() && req.server().Chained():
+		return nil, fmt.Errorf("a range answers on one counting server without services in front of it: give a single capacity and fleet to judge behind layers")
 	case req.Range():
 		var points []sim.Scenario
 		for _, sc := range req.Points() {
@@ -311,7 +315,7 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 	v := &EnvelopeVerdict{Policy: p, Servers: e.Servers, Reference: e.Winner}
 	var fails []string
 	for _, s := range e.Servers {
-		r, err := j.recovery(s.Scenario(a.Question.Base), p, e.Screened)
+		r, err := j.recovery(s.Cell(a.Question.Base, sim.Policy{}), p, e.Screened)
 		if err != nil {
 			return nil, err
 		}

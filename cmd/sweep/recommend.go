@@ -215,6 +215,9 @@ func (o *recommendOptions) request() (analysis.Request, error) {
 	if req.Range() && (len(req.Servers) > 1 || (len(req.Servers) == 1 && req.Servers[0].Queueing())) {
 		return req, usagef("recommend: a range answers on one counting server: give a single --capacity and --clients to judge over servers, or one --server 'reject_cost=…'")
 	}
+	if req.Range() && len(req.Servers) == 1 && req.Servers[0].Chained() {
+		return req, usagef("recommend: --server %q: a range answers on one counting server without services in front of it: give a single --capacity and --clients to judge behind layers", o.servers[0])
+	}
 	if req.Library, err = o.preset(); err != nil {
 		return req, err
 	}
