@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/herdsweep/herdsweep/grid"
@@ -127,6 +128,13 @@ func (r Request) searchCells() []grid.Cell {
 			if c := s.Cell(base, p); NotModelled(c) == "" {
 				cells = append(cells, c)
 			}
+		}
+	}
+	if slices.ContainsFunc(env, Server.Chained) && !slices.Contains(env, Server{}) {
+		// The answer's closest built-in settings are judged on the server
+		// alone with free rejections (Answer): the answer's runs there too.
+		for _, p := range space {
+			cells = append(cells, Server{}.Cell(base, p))
 		}
 	}
 	// The owner's view, on a queueing server: the fleet under each option
