@@ -561,7 +561,7 @@ func DescribeBeyond() string {
 		curves = append(curves, c.Normalize().Short())
 	}
 	b := BeyondBackoff
-	return fmt.Sprintf("Over servers (the default, or a queueing --server) the candidates also hold a retry budget of %s of requests + %s/s and gRPC retry throttling (%s tokens, ratio %g), each per process of %d clients, and an attempt limit of %d, on each of these curves: %s; %d candidates in all.",
+	return fmt.Sprintf("Over servers (the default, or a queueing --server or one behind layers) the candidates also hold a retry budget of %s of requests + %s/s and gRPC retry throttling (%s tokens, ratio %g), each per process of %d clients, and an attempt limit of %d, on each of these curves: %s; %d candidates in all.",
 		pct(b[0].RetryBudget), num.Short(b[0].BudgetMinRPS), num.Short(b[1].RetryTokens), b[1].RetryTokenRatio, b[0].ClientsPerProcess, b[2].MaxAttempts,
 		strings.Join(curves, "; "), len(EnvelopeSpace(sim.Article())))
 }

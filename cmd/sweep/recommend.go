@@ -57,7 +57,10 @@ without concurrency size the workers to --capacity), 'free'. One counting
 server is answered on its own, with paired statistics: the best mean on
 --objective wins, and the leaders get more seeds (up to --max-seeds) until
 the winner is separated from the runner-up, or the answer says "tied
-within X %%".
+within X %%". 'layers=policy="exponential base_s=1 max_attempts=4"' puts
+services in front of a counting server (docs/layers.md; layers takes the
+rest of the spec, one service per " | ", fanout=N before it): it is judged
+as one of servers, and candidates a chain cannot run are skipped, named.
 
 %s
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -114,6 +115,25 @@ func TestRecommendBehindLayersIsNotTheServerAlone(t *testing.T) {
 		}
 		if s, r := counts(got); s != c.simulated || r != c.reused {
 			t.Errorf("%s: %d simulated, %d reused; want %d and %d", c.name, s, r, c.simulated, c.reused)
+		}
+	}
+}
+
+// A bad chain in --server, or a chain with a range, is bad input: exit 2,
+// an error that names the key, and no answer.
+func TestRecommendBehindLayersBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--capacity", "200", "--server", `layers=policy="bogus"`}, `--server "layers=policy=\"bogus\"": layers=policy="bogus": service 1: policy "bogus"`},
+		{[]string{"--capacity", "200", "--server", "fanout=2"}, "fanout=2: want it with layers"},
+		{[]string{"--capacity", "200", "--retry-after", "5s", "--server", "layers=policy=none"}, "layers=in front of this server: want a counting server without Retry-After"},
+		{[]string{"--capacity", "100..200", "--server", "layers=policy=none"}, "a range answers on one counting server without services in front of it"},
+	} {
+		stdout, stderr, code := sweep(t, append([]string{"recommend"}, c.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("recommend %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
 		}
 	}
 }
