@@ -321,17 +321,20 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 	e := a.Envelope
 	j := &judger{ctx: ctx, q: a.Question.Query, measure: measure, memo: map[string]*Record{}}
 	v := &EnvelopeVerdict{Policy: p, Servers: e.Servers, Reference: e.Winner}
-	var fails []string
+	var fails, unjudged []string
 	for _, s := range e.Servers {
 		r, err := j.recovery(s.Cell(a.Question.Base, sim.Policy{}), p, e.Screened)
 		if err != nil {
 			return nil, err
 		}
 		v.On = append(v.On, &r)
-		if r.Recovers() {
+		switch {
+		case r.Recovers():
 			v.Recovers++
 			v.Worst = math.Max(v.Worst, r.Regret)
-		} else {
+		case r.NotModelled:
+			unjudged = append(unjudged, fmt.Sprintf("not judged on %s (%s)", s.Label(), r.Why))
+		default:
 			fails = append(fails, s.Label())
 		}
 	}
@@ -357,6 +360,9 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 			msg += fmt.Sprintf("; worst %.2f× the least possible time (the answer's: %.2f×)", v.Worst, w.Score)
 		}
 		v.Verdict = msg + "; switch to " + w.Policy.Plain()
+	}
+	for _, u := range unjudged {
+		v.Verdict += "; " + u
 	}
 	a.Runs += j.runs
 	return v, nil

@@ -137,3 +137,18 @@ func TestRecommendBehindLayersBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --mine with a client component behind services is not judged there,
+// and its verdict says so and why, rather than "not back".
+func TestRecommendBehindLayersSaysWhatItCannotJudge(t *testing.T) {
+	out := mustRun(t, "recommend", "--capacity", "200", "--clients", "1000", "--window", "5m",
+		"--server", `layers=policy="exponential base_s=1 max_attempts=4"`, "--mine", "grpc base_s=0.2 cap_s=1 multiplier=2 width=0.2 breaker_ratio=0.5")
+	for _, want := range []string{
+		"6 of the 162 candidates, whose client components a chain of services does not model (budget 0.1/100; tokens 10/100); the answer there is the best of the other 156",
+		"not judged on counting, 429s free, behind A no limit, exponential backoff, no jitter, base 1s, no cap, ×2, at most 4 attempts (not modelled behind services: its client components (breaker 0.5)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("recommend behind layers with --mine and a breaker: want %q in:\n%s", want, out)
+		}
+	}
+}
