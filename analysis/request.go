@@ -88,7 +88,7 @@ func (r Request) Cells() []grid.Cell {
 	var closest []grid.Cell
 	seen := map[grid.Cell]bool{}
 	for _, c := range cells {
-		if !grid.JudgesClosest(c.Scenario) {
+		if c.Chained() || !grid.JudgesClosest(c.Scenario) { // judged on the server alone
 			continue
 		}
 		for _, cc := range grid.ClosestCells(c.Scenario, c.Policy) {

@@ -16,12 +16,14 @@ import (
 
 // A Server is one model of the server an answer must hold on: the
 // counting server, whose rejections may cost work, or a queueing server
-// sized to the capacity the user gives. Its Scenario is the user's
-// question (capacity, fleet, outage, window) on that server. The fields
-// are the scenario parameters of sweeps.toml (reject_cost, service,
-// service_s, concurrency, timeout_s, queue_limit, queue_wait_s,
-// shed_target_s, arrival_rps) and are bounded by sim.Scenario.Validate,
-// the one owner of their bounds.
+// sized to the capacity the user gives, or a counting server behind a
+// chain of services (Layers). Its Scenario is the user's question
+// (capacity, fleet, outage, window) on that server, and its Cell a
+// policy's cell there. The fields are the scenario parameters of
+// sweeps.toml (reject_cost, service, service_s, concurrency, timeout_s,
+// queue_limit, queue_wait_s, shed_target_s, arrival_rps, …, layers,
+// fanout) and are bounded by sim.Scenario.Validate and sim.ValidateChain,
+// the owners of their bounds.
 type Server struct {
 	// RejectCost: each rejection costs this fraction of a served request's
 	// work (the counting server's reject_cost).
@@ -388,10 +390,11 @@ var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s"
 // "reject_cost=0.25", or "concurrency=16 service=exponential
 // service_s=0.02 timeout_s=2 arrival_rps=560 queue_wait_s=0.5" (service
 // and service_s without concurrency size the workers to the capacity;
-// "free" is the counting server with free rejections). The values are
-// checked against base (the question on the counting server) by
-// sim.Scenario.Validate, the one owner of their bounds; an error names
-// the key.
+// "free" is the counting server with free rejections; "layers=…", last
+// in the spec as it takes the rest, puts services in front of it). The
+// values are checked against base (the question on the counting server)
+// by sim.Scenario.Validate and sim.ValidateChain, the owners of their
+// bounds; an error names the key.
 func ParseServer(spec string, base sim.Scenario) (Server, error) {
 	spec, layers, chained := cutLayers(spec)
 	fields := strings.Fields(spec)
