@@ -105,11 +105,12 @@ func (r Request) searchCells() []grid.Cell {
 	var cells []grid.Cell
 	if r.single() {
 		for _, sc := range r.Points() {
-			sc = r.server().Scenario(sc)
+			pt := sc
+			sc = r.server().Scenario(pt)
 			cells = append(cells, grid.CandidateSpace(sc)...)
 			for _, p := range []sim.Policy{r.Library.Policy, r.Mine} {
 				if p.Kind != "" && !r.Range() {
-					cells = append(cells, grid.Cell{Scenario: sc, Policy: p.Normalize()})
+					cells = append(cells, r.server().Cell(pt, p.Normalize()))
 				}
 			}
 		}
@@ -250,7 +251,8 @@ func Answer(ctx context.Context, req Request, measure Measure) (*Response, error
 // answerOne is the single server search at one scenario, with the
 // verdicts on a library and the user's policy.
 func answerOne(ctx context.Context, req Request, measure Measure, resp *Response) error {
-	sc := req.server().Scenario(req.Points()[0])
+	pt := req.Points()[0]
+	sc := req.server().Scenario(pt)
 	q := req.Query
 	q.Capacity, q.Clients, q.Outage, q.RetryAfter, q.Server = sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter, serverLabel(sc)
 	space := grid.CandidateSpace(sc)
@@ -272,7 +274,7 @@ func answerOne(ctx context.Context, req Request, measure Measure, resp *Response
 	// judge measures a policy outside the decision on the best's seeds
 	// (or reuses its runs when the search had it) and judges it.
 	judge := func(p sim.Policy) (*LibraryVerdict, error) {
-		cell := grid.Cell{Scenario: sc, Policy: p.Normalize()}
+		cell := req.server().Cell(pt, p.Normalize())
 		for _, a := range aggs {
 			if a.Cell == cell {
 				v := Judge(rec, a)
