@@ -275,8 +275,8 @@ func searchEnvelope(j *judger, base sim.Scenario, env []Server, space []sim.Poli
 
 // serverOrder is the order servers are measured in: the counting server
 // (harshest first), counting servers behind services, queueing servers
-// without open-loop traffic, then
-// with (shortest timeout first): cheap and discriminating first.
+// without, then with open-loop traffic (shortest timeout first): cheap
+// and discriminating first.
 func serverOrder(env []Server) []int {
 	class := func(s Server) int {
 		switch {
