@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // A brownout server changes the envelope's answer: on a queueing server at
@@ -44,7 +46,7 @@ func TestBrownoutServerChangesTheAnswer(t *testing.T) {
 		if p.RetryBudget > 0 || p.MaxAttempts > 0 {
 			continue
 		}
-		r, err := j.recovery(brown.Scenario(base), p, seeding.Final)
+		r, err := j.recovery(brown.Cell(base, sim.Policy{}), p, seeding.Final)
 		if err != nil {
 			t.Fatal(err)
 		}

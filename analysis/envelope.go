@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/herdsweep/herdsweep/grid"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/sim"
 )
@@ -28,6 +29,9 @@ type Recovery struct {
 	// the candidate takes; +Inf when it does not recover.
 	Regret float64
 	Why    string // why it does not recover, in numbers; "" when it does
+	// NotModelled: the server's chain of services cannot run the
+	// candidate (NotModelled says why, in Why); it was not measured there.
+	NotModelled bool
 }
 
 // Recovers reports whether the candidate recovers on the server.
@@ -169,8 +173,8 @@ type envelopeSearch struct {
 	q       Query
 	base    sim.Scenario
 	servers []Server
-	scen    []sim.Scenario // each server's scenario
-	order   []int          // servers in the order they are measured
+	cells   []grid.Cell // each server's cell (Server.Cell), without a policy
+	order   []int       // servers in the order they are measured
 	cands   []*Candidate
 	j       *judger // measures each run once
 }
@@ -201,16 +205,17 @@ func searchEnvelope(j *judger, base sim.Scenario, env []Server, space []sim.Poli
 	ctx, q, before := j.ctx, j.q, j.runs
 	e := &envelopeSearch{ctx: ctx, q: q, base: base, servers: env, j: j}
 	for _, srv := range env {
-		sc := srv.Scenario(base)
-		if err := sc.Validate(); err != nil {
+		c := srv.Cell(base, sim.Policy{})
+		if err := c.Scenario.Validate(); err != nil {
 			return nil, fmt.Errorf("server %s: %w", srv.Label(), err)
 		}
-		e.scen = append(e.scen, sc)
+		e.cells = append(e.cells, c)
 	}
 	e.order = serverOrder(env)
 	for _, p := range space {
 		e.cands = append(e.cands, &Candidate{Policy: p, On: make([]*Recovery, len(env))})
 	}
+	e.markNotModelled()
 	ans := &Envelope{Query: q, Base: base, Servers: env, Space: len(space), Screened: s.Screen, Seeds: s.Final, Candidates: e.cands}
 	if why := Impossible(base); why != "" {
 		ans.NoAnswer = why
@@ -269,17 +274,20 @@ func searchEnvelope(j *judger, base sim.Scenario, env []Server, space []sim.Poli
 }
 
 // serverOrder is the order servers are measured in: the counting server
-// (harshest first), queueing servers without open-loop traffic, then
-// with (shortest timeout first): cheap and discriminating first.
+// (harshest first), counting servers behind services, queueing servers
+// without, then with open-loop traffic (shortest timeout first): cheap
+// and discriminating first.
 func serverOrder(env []Server) []int {
 	class := func(s Server) int {
 		switch {
+		case s.Chained(): // a counting server, each run dearer for its services
+			return 1
 		case !s.Queueing():
 			return 0
 		case s.Load == 0 && s.Arrival == 0:
-			return 1
+			return 2
 		}
-		return 2
+		return 3
 	}
 	order := make([]int, len(env))
 	for i := range order {
@@ -317,7 +325,7 @@ func (e *envelopeSearch) judge(cs []*Candidate, i, n int) error {
 	for k, c := range cs {
 		ps[k] = c.Policy
 	}
-	rs, err := e.j.recoveries(e.scen[i], ps, n)
+	rs, err := e.j.recoveries(e.cells[i], ps, n)
 	if err != nil {
 		return err
 	}
@@ -429,6 +437,8 @@ func (e *envelopeSearch) keep(cs []*Candidate, i int, bound float64) []*Candidat
 		switch {
 		case r == nil:
 			out = append(out, c)
+		case r.NotModelled:
+			c.Out = fmt.Sprintf("%s: %s", e.servers[i].Label(), r.Why)
 		case !r.Recovers():
 			c.Out = fmt.Sprintf("does not recover on %s: %s", e.servers[i].Label(), r.Why)
 		case r.Regret > bound:

@@ -70,7 +70,7 @@ func exhaustive(t *testing.T, base sim.Scenario, env []Server, space []sim.Polic
 			if slices.Contains(skip, i) {
 				continue
 			}
-			r, err := j.recovery(s.Scenario(base), p, n)
+			r, err := j.recovery(s.Cell(base, sim.Policy{}), p, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestFinalIsExhaustive(t *testing.T) {
 				if slices.Contains(got.Defeating, i) {
 					continue
 				}
-				r, err := j.recovery(srv.Scenario(base), c.Policy, s.Final)
+				r, err := j.recovery(srv.Cell(base, sim.Policy{}), c.Policy, s.Final)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -313,7 +313,7 @@ func TestMarginsHoldJustInsideNotOutside(t *testing.T) {
 			if math.IsNaN(m.Inside) {
 				continue
 			}
-			in, err := fresh.recovery(m.Axis.server(m.Inside).Scenario(base), p, 2)
+			in, err := fresh.recovery(m.Axis.server(m.Inside).Cell(base, sim.Policy{}), p, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func TestMarginsHoldJustInsideNotOutside(t *testing.T) {
 			if math.IsNaN(m.Outside) {
 				continue
 			}
-			out, err := fresh.recovery(m.At.Scenario(base), p, 2)
+			out, err := fresh.recovery(m.At.Cell(base, sim.Policy{}), p, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,7 +334,7 @@ func TestMarginsHoldJustInsideNotOutside(t *testing.T) {
 				t.Fatalf("trial %d: %s margin %g … %g, wider than its resolution %g", trial, m.Axis.Key, m.Inside, m.Outside, m.Axis.Resolution)
 			}
 			if m.SwitchTo != nil {
-				sw, err := fresh.recovery(m.At.Scenario(base), m.SwitchTo.Policy, 2)
+				sw, err := fresh.recovery(m.At.Cell(base, sim.Policy{}), m.SwitchTo.Policy, 2)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -417,7 +417,7 @@ func TestDefeatingTriesTheGentlestFirst(t *testing.T) {
 	}
 	j := &judger{ctx: context.Background(), q: q, measure: simulateStuck, memo: map[string]*Record{}}
 	for p, want := range map[sim.Policy]bool{short: false, long: true} {
-		if r, err := j.recovery(srv.Scenario(base), p, 1); err != nil || r.Recovers() != want {
+		if r, err := j.recovery(srv.Cell(base, sim.Policy{}), p, 1); err != nil || r.Recovers() != want {
 			t.Fatalf("%v recovers %v on the server (err %v): the test's premise is gone", p.Short(), r.Recovers(), err)
 		}
 	}

@@ -198,10 +198,13 @@ func (s LayerScenario) Words(a *Aggregate) string {
 // ServicesWords says each service in front of the server of row a's chain:
 // its capacity, outage and policy ("A 20 req/s, full jitter …; B no
 // limit, no retries"), and the fan-out.
-func ServicesWords(a *Aggregate) string {
-	ch, err := a.Cell.Chain()
+func ServicesWords(a *Aggregate) string { return CellServicesWords(a.Cell) }
+
+// CellServicesWords is ServicesWords of cell c's chain.
+func CellServicesWords(c grid.Cell) string {
+	ch, err := c.Chain()
 	if err != nil {
-		return a.Cell.Layers
+		return c.Layers
 	}
 	var parts []string
 	for i := range ch.N {
@@ -213,7 +216,7 @@ func ServicesWords(a *Aggregate) string {
 		if l.RecoverAt > l.OutageStart {
 			w += fmt.Sprintf(", down %v–%v", l.OutageStart, l.RecoverAt)
 		}
-		if ch.Retries(i+1, a.Cell.Policy) {
+		if ch.Retries(i+1, c.Policy) {
 			w += ", " + l.Policy.Describe()
 		} else {
 			w += ", no retries"

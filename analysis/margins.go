@@ -49,12 +49,12 @@ type MarginAxis struct {
 // timeout and the background load on the queueing server it recovers on
 // with the highest load (then the shortest timeout), shortening its
 // timeout and raising its load. An axis without such a server is left
-// out.
+// out, as are servers behind services (a chain models neither).
 func MarginAxes(env []Server, recovers func(i int) bool) []MarginAxis {
 	cost := math.NaN()
 	ref := -1
 	for i, s := range env {
-		if !recovers(i) {
+		if !recovers(i) || s.Chained() { // a chain's server has free rejections and no queue
 			continue
 		}
 		if !s.Queueing() {
@@ -107,7 +107,7 @@ func Margins(ctx context.Context, base sim.Scenario, winner sim.Policy, axes []M
 	var out []Margin
 	for _, ax := range axes {
 		m := Margin{Axis: ax, Seeds: seeds, Outside: math.NaN()}
-		in, err := j.recovery(ax.server(ax.From).Scenario(base), winner, seeds)
+		in, err := j.recovery(ax.server(ax.From).Cell(base, sim.Policy{}), winner, seeds)
 		if err != nil {
 			return nil, j.runs, err
 		}
@@ -118,7 +118,7 @@ func Margins(ctx context.Context, base sim.Scenario, winner sim.Policy, axes []M
 		}
 		lo, hi := ax.From, ax.To // recovers at lo; unknown at hi
 		m.Time = in.Time
-		end, err := j.recovery(ax.server(hi).Scenario(base), winner, seeds)
+		end, err := j.recovery(ax.server(hi).Cell(base, sim.Policy{}), winner, seeds)
 		if err != nil {
 			return nil, j.runs, err
 		}
@@ -132,7 +132,7 @@ func Margins(ctx context.Context, base sim.Scenario, winner sim.Policy, axes []M
 			if mid == lo || mid == hi {
 				break
 			}
-			r, err := j.recovery(ax.server(mid).Scenario(base), winner, seeds)
+			r, err := j.recovery(ax.server(mid).Cell(base, sim.Policy{}), winner, seeds)
 			if err != nil {
 				return nil, j.runs, err
 			}
@@ -175,28 +175,36 @@ type judger struct {
 	runs    int
 }
 
-func (j *judger) recovery(sc sim.Scenario, p sim.Policy, n int) (Recovery, error) {
-	rs, err := j.recoveries(sc, []sim.Policy{p}, n)
+func (j *judger) recovery(at grid.Cell, p sim.Policy, n int) (Recovery, error) {
+	rs, err := j.recoveries(at, []sim.Policy{p}, n)
 	if err != nil {
 		return Recovery{}, err
 	}
 	return rs[0], nil
 }
 
-// recoveries judges each of ps on sc over seeds 1…n, measuring in one
-// batch what the memo lacks (sim.Hopeless settles a run without one).
-func (j *judger) recoveries(sc sim.Scenario, ps []sim.Policy, n int) ([]Recovery, error) {
+// recoveries judges each of ps on the server of cell at (its scenario and
+// chain; Server.Cell) over seeds 1…n, measuring in one batch what the
+// memo lacks (sim.Hopeless settles a run without one, and a policy the
+// chain cannot run is judged without one: NotModelled).
+func (j *judger) recoveries(at grid.Cell, ps []sim.Policy, n int) ([]Recovery, error) {
+	sc := at.Scenario
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	out := make([]Recovery, len(ps))
 	var want []grid.Run
 	for i, p := range ps {
+		cell := at
+		cell.Policy = p
+		if r, ok := unmodelled(cell); ok {
+			out[i] = r
+			continue
+		}
 		if sim.Hopeless(sc, p) {
 			out[i] = Recovery{Ideal: Ideal(sc), Time: math.NaN(), Regret: math.Inf(1), Why: hopelessWhy}
 			continue
 		}
-		cell := grid.Cell{Scenario: sc, Policy: p}
 		for seed := 1; seed <= n; seed++ {
 			r := grid.Run{Cell: cell, Seed: uint32(seed)}
 			if _, ok := j.memo[r.Key()]; !ok {
@@ -218,7 +226,8 @@ func (j *judger) recoveries(sc sim.Scenario, ps []sim.Policy, n int) ([]Recovery
 		if out[i].Why != "" {
 			continue
 		}
-		cell := grid.Cell{Scenario: sc, Policy: p}
+		cell := at
+		cell.Policy = p
 		recs := make([]*Record, 0, n)
 		for seed := 1; seed <= n; seed++ {
 			recs = append(recs, j.memo[grid.Run{Cell: cell, Seed: uint32(seed)}.Key()])

@@ -93,7 +93,7 @@ func Owner(ctx context.Context, base sim.Scenario, s Server, answer sim.Policy, 
 	j := &judger{ctx: ctx, q: q, measure: measure, memo: map[string]*Record{}}
 	bestBack, bestTime := 0, math.Inf(1)
 	for i, o := range v.Options {
-		rs, err := j.recoveries(o.Server.Scenario(base), v.Fleet, seeds)
+		rs, err := j.recoveries(o.Server.Cell(base, sim.Policy{}), v.Fleet, seeds)
 		if err != nil {
 			return nil, j.runs, err
 		}
@@ -140,9 +140,9 @@ func StoredOwners(recs []Record) ([]StoredOwner, error) {
 			servers = append(servers, sc)
 		}
 	}
-	has := func(sc sim.Scenario, p sim.Policy) bool {
+	has := func(c grid.Cell) bool {
 		for seed := 1; seed <= DefaultOwnerSeeds; seed++ {
-			if byRun[grid.Run{Cell: grid.Cell{Scenario: sc, Policy: p}, Seed: uint32(seed)}.Key()] == nil {
+			if byRun[grid.Run{Cell: c, Seed: uint32(seed)}.Key()] == nil {
 				return false
 			}
 		}
@@ -172,7 +172,7 @@ func StoredOwners(recs []Record) ([]StoredOwner, error) {
 		opts := OwnerOptions(s)
 		whole := func(p sim.Policy) bool {
 			for _, o := range opts {
-				if !has(o.Server.Scenario(base), p) {
+				if !has(o.Server.Cell(base, p)) {
 					return false
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/herdsweep/herdsweep/grid"
@@ -55,9 +56,11 @@ func (r Request) Points() []sim.Scenario {
 }
 
 // single reports whether r is answered by the single server search: one
-// scenario, or a range, on one counting server.
+// scenario, or a range, on one counting server. A server behind services
+// is judged as one of servers (Advise), where the candidates its chain
+// cannot run are skipped and named; a range does not take one (Answer).
 func (r Request) single() bool {
-	return r.Range() || (len(r.Servers) == 1 && !r.Servers[0].Queueing())
+	return r.Range() || (len(r.Servers) == 1 && !r.Servers[0].Queueing() && !r.Servers[0].Chained())
 }
 
 // server is the one counting server of a single server request.
@@ -85,7 +88,7 @@ func (r Request) Cells() []grid.Cell {
 	var closest []grid.Cell
 	seen := map[grid.Cell]bool{}
 	for _, c := range cells {
-		if !grid.JudgesClosest(c.Scenario) {
+		if c.Chained() || !grid.JudgesClosest(c.Scenario) { // judged on the server alone
 			continue
 		}
 		for _, cc := range grid.ClosestCells(c.Scenario, c.Policy) {
@@ -102,11 +105,12 @@ func (r Request) searchCells() []grid.Cell {
 	var cells []grid.Cell
 	if r.single() {
 		for _, sc := range r.Points() {
-			sc = r.server().Scenario(sc)
+			pt := sc
+			sc = r.server().Scenario(pt)
 			cells = append(cells, grid.CandidateSpace(sc)...)
 			for _, p := range []sim.Policy{r.Library.Policy, r.Mine} {
 				if p.Kind != "" && !r.Range() {
-					cells = append(cells, grid.Cell{Scenario: sc, Policy: p.Normalize()})
+					cells = append(cells, r.server().Cell(pt, p.Normalize()))
 				}
 			}
 		}
@@ -121,9 +125,17 @@ func (r Request) searchCells() []grid.Cell {
 	}
 	env := r.envelope()
 	for _, s := range env {
-		sc := s.Scenario(base)
 		for _, p := range space {
-			cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+			if c := s.Cell(base, p); NotModelled(c) == "" {
+				cells = append(cells, c)
+			}
+		}
+	}
+	if slices.ContainsFunc(env, Server.Chained) && !slices.Contains(env, Server{}) {
+		// The answer's closest built-in settings are judged on the server
+		// alone with free rejections (Answer): the answer's runs there too.
+		for _, p := range space {
+			cells = append(cells, Server{}.Cell(base, p))
 		}
 	}
 	// The owner's view, on a queueing server: the fleet under each option
@@ -137,9 +149,8 @@ func (r Request) searchCells() []grid.Cell {
 			fleet = append(fleet, space...)
 		}
 		for _, o := range OwnerOptions(s)[1:] {
-			sc := o.Server.Scenario(base)
 			for _, p := range fleet {
-				cells = append(cells, grid.Cell{Scenario: sc, Policy: p})
+				cells = append(cells, o.Server.Cell(base, p))
 			}
 		}
 	}
@@ -181,6 +192,8 @@ func (r *Response) Answered() bool {
 func Answer(ctx context.Context, req Request, measure Measure) (*Response, error) {
 	resp := &Response{Request: req}
 	switch {
+	case req.Range() && req.server().Chained():
+		return nil, fmt.Errorf("a range answers on one counting server without services in front of it: give a single capacity and fleet to judge behind layers")
 	case req.Range():
 		var points []sim.Scenario
 		for _, sc := range req.Points() {
@@ -238,7 +251,8 @@ func Answer(ctx context.Context, req Request, measure Measure) (*Response, error
 // answerOne is the single server search at one scenario, with the
 // verdicts on a library and the user's policy.
 func answerOne(ctx context.Context, req Request, measure Measure, resp *Response) error {
-	sc := req.server().Scenario(req.Points()[0])
+	pt := req.Points()[0]
+	sc := req.server().Scenario(pt)
 	q := req.Query
 	q.Capacity, q.Clients, q.Outage, q.RetryAfter, q.Server = sc.Capacity, sc.Clients, sc.RecoverAt, sc.RetryAfter, serverLabel(sc)
 	space := grid.CandidateSpace(sc)
@@ -260,7 +274,7 @@ func answerOne(ctx context.Context, req Request, measure Measure, resp *Response
 	// judge measures a policy outside the decision on the best's seeds
 	// (or reuses its runs when the search had it) and judges it.
 	judge := func(p sim.Policy) (*LibraryVerdict, error) {
-		cell := grid.Cell{Scenario: sc, Policy: p.Normalize()}
+		cell := req.server().Cell(pt, p.Normalize())
 		for _, a := range aggs {
 			if a.Cell == cell {
 				v := Judge(rec, a)
@@ -309,17 +323,20 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 	e := a.Envelope
 	j := &judger{ctx: ctx, q: a.Question.Query, measure: measure, memo: map[string]*Record{}}
 	v := &EnvelopeVerdict{Policy: p, Servers: e.Servers, Reference: e.Winner}
-	var fails []string
+	var fails, unjudged []string
 	for _, s := range e.Servers {
-		r, err := j.recovery(s.Scenario(a.Question.Base), p, e.Screened)
+		r, err := j.recovery(s.Cell(a.Question.Base, sim.Policy{}), p, e.Screened)
 		if err != nil {
 			return nil, err
 		}
 		v.On = append(v.On, &r)
-		if r.Recovers() {
+		switch {
+		case r.Recovers():
 			v.Recovers++
 			v.Worst = math.Max(v.Worst, r.Regret)
-		} else {
+		case r.NotModelled:
+			unjudged = append(unjudged, fmt.Sprintf("not judged on %s (%s)", s.Label(), r.Why))
+		default:
 			fails = append(fails, s.Label())
 		}
 	}
@@ -345,6 +362,9 @@ func JudgeOver(ctx context.Context, a *Advice, p sim.Policy, measure Measure) (*
 			msg += fmt.Sprintf("; worst %.2f× the least possible time (the answer's: %.2f×)", v.Worst, w.Score)
 		}
 		v.Verdict = msg + "; switch to " + w.Policy.Plain()
+	}
+	for _, u := range unjudged {
+		v.Verdict += "; " + u
 	}
 	a.Runs += j.runs
 	return v, nil

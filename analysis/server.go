@@ -16,12 +16,14 @@ import (
 
 // A Server is one model of the server an answer must hold on: the
 // counting server, whose rejections may cost work, or a queueing server
-// sized to the capacity the user gives. Its Scenario is the user's
-// question (capacity, fleet, outage, window) on that server. The fields
-// are the scenario parameters of sweeps.toml (reject_cost, service,
-// service_s, concurrency, timeout_s, queue_limit, queue_wait_s,
-// shed_target_s, arrival_rps) and are bounded by sim.Scenario.Validate,
-// the one owner of their bounds.
+// sized to the capacity the user gives, or a counting server behind a
+// chain of services (Layers). Its Scenario is the user's question
+// (capacity, fleet, outage, window) on that server, and its Cell a
+// policy's cell there. The fields are the scenario parameters of
+// sweeps.toml (reject_cost, service, service_s, concurrency, timeout_s,
+// queue_limit, queue_wait_s, shed_target_s, arrival_rps, …, layers,
+// fanout) and are bounded by sim.Scenario.Validate and sim.ValidateChain,
+// the owners of their bounds.
 type Server struct {
 	// RejectCost: each rejection costs this fraction of a served request's
 	// work (the counting server's reject_cost).
@@ -67,6 +69,12 @@ type Server struct {
 	FailShare    float64       `json:"fail_share,omitempty"`
 	FailCurve    string        `json:"fail_curve,omitempty"`
 	AddedLatency time.Duration `json:"added_latency_ns,omitempty"`
+
+	// Layers, Fanout: services in front of a counting server (layers,
+	// fanout; grid.EncodeLayers owns the text, sim.Chain the model); ""
+	// = none. A cell of the server carries them (Server.Cell).
+	Layers string `json:"layers,omitempty"`
+	Fanout int    `json:"fanout,omitempty"`
 }
 
 // SteadyLead is how long a queueing server with open-loop traffic runs in
@@ -131,7 +139,7 @@ func (s Server) Label() string {
 		if s.RejectCost > 0 {
 			l = "counting, 429s cost " + pct(s.RejectCost)
 		}
-		return l + s.brownoutLabel()
+		return l + s.brownoutLabel() + s.chainLabel()
 	}
 	dist := map[string]string{"exponential": "exp", "fixed": "fixed", "lognormal": "lognormal"}[s.Service]
 	parts := []string{fmt.Sprintf("queue %v %s", s.ServiceTime, dist)}
@@ -213,11 +221,14 @@ func DefaultEnvelope() []Server {
 
 // DescribeEnvelope says in one line what servers env holds.
 func DescribeEnvelope(env []Server) string {
-	var counting, queueing []Server
+	var counting, queueing, chained []Server
 	for _, s := range env {
-		if s.Queueing() {
+		switch {
+		case s.Chained():
+			chained = append(chained, s)
+		case s.Queueing():
 			queueing = append(queueing, s)
-		} else {
+		default:
 			counting = append(counting, s)
 		}
 	}
@@ -273,12 +284,15 @@ func DescribeEnvelope(env []Server) string {
 	}
 	var failing []string
 	for _, s := range env {
-		if s.FailShare > 0 || s.AddedLatency > 0 {
+		if (s.FailShare > 0 || s.AddedLatency > 0) && !s.Chained() {
 			failing = append(failing, s.Label())
 		}
 	}
 	if len(failing) > 0 {
 		parts = append(parts, "in a brownout: "+strings.Join(failing, "; "))
+	}
+	if len(chained) > 0 {
+		parts = append(parts, "behind services: "+joinLabels(chained))
 	}
 	return fmt.Sprintf("%s: %s", num.Plural(len(env), "server"), strings.Join(parts, "; "))
 }
@@ -365,27 +379,29 @@ func EnvelopeSpace(sc sim.Scenario) []sim.Policy {
 // outage, window) nor a policy's.
 var ServerKeys = []string{"reject_cost", "concurrency", "service", "service_s", "service_p99_s", "queue_limit", "queue_wait_s",
 	"shed_target_s", "timeout_s", "arrival_rps", "retry_after_s", "retry_after_max_s", "limiter", "limit_initial", "limit_min", "limit_max", "limit_backoff", "limit_timeout_s", "limit_smoothing", "queue_order",
-	"fail_share", "fail_curve", "added_latency_s"}
+	"fail_share", "fail_curve", "added_latency_s", "fanout", "layers"}
 
 // anyServerKeys are the ServerKeys that do not make a server a queueing
 // one: the counting server's rejection cost and the Retry-After any server
 // may send. Every other key asks for a queueing server.
-var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share", "fail_curve"}
+var anyServerKeys = []string{"reject_cost", "retry_after_s", "retry_after_max_s", "fail_share", "fail_curve", "fanout", "layers"}
 
 // ParseServer reads a server as sweeps.toml writes its parameters:
 // "reject_cost=0.25", or "concurrency=16 service=exponential
 // service_s=0.02 timeout_s=2 arrival_rps=560 queue_wait_s=0.5" (service
 // and service_s without concurrency size the workers to the capacity;
-// "free" is the counting server with free rejections). The values are
-// checked against base (the question on the counting server) by
-// sim.Scenario.Validate, the one owner of their bounds; an error names
-// the key.
+// "free" is the counting server with free rejections; "layers=…", last
+// in the spec as it takes the rest, puts services in front of it). The
+// values are checked against base (the question on the counting server)
+// by sim.Scenario.Validate and sim.ValidateChain, the owners of their
+// bounds; an error names the key.
 func ParseServer(spec string, base sim.Scenario) (Server, error) {
+	spec, layers, chained := cutLayers(spec)
 	fields := strings.Fields(spec)
-	if len(fields) == 0 {
+	if len(fields) == 0 && !chained {
 		return Server{}, fmt.Errorf("empty: want key=value pairs of %s, or free", strings.Join(ServerKeys, ", "))
 	}
-	if len(fields) == 1 && fields[0] == "free" {
+	if len(fields) == 1 && fields[0] == "free" && !chained {
 		return Server{}, nil
 	}
 	c := grid.Cell{Scenario: base}
@@ -419,6 +435,9 @@ func ParseServer(spec string, base sim.Scenario) (Server, error) {
 		if errors.As(err, &fe) {
 			return Server{}, errors.New(grid.UserWords(fe))
 		}
+		return Server{}, err
+	}
+	if err := s.readChain(layers, chained, c.Fanout, base); err != nil {
 		return Server{}, err
 	}
 	return s, nil
@@ -520,7 +539,7 @@ func (s Server) limitSettings() string {
 // ServerKeys whose value on s's scenario differs from base's, "free" when
 // none does. ParseServer(s.Spec(base), base) asks for the same scenario.
 func (s Server) Spec(base sim.Scenario) string {
-	cell, ref := grid.Cell{Scenario: s.Scenario(base)}, grid.Cell{Scenario: base}
+	cell, ref := s.Cell(base, sim.Policy{}), grid.Cell{Scenario: base}
 	var kv []string
 	for _, k := range ServerKeys {
 		p := grid.ParamByKey(k)
@@ -545,7 +564,7 @@ func DescribeBeyond() string {
 		curves = append(curves, c.Normalize().Short())
 	}
 	b := BeyondBackoff
-	return fmt.Sprintf("Over servers (the default, or a queueing --server) the candidates also hold a retry budget of %s of requests + %s/s and gRPC retry throttling (%s tokens, ratio %g), each per process of %d clients, and an attempt limit of %d, on each of these curves: %s; %d candidates in all.",
+	return fmt.Sprintf("Over servers (the default, or a queueing --server or one behind layers) the candidates also hold a retry budget of %s of requests + %s/s and gRPC retry throttling (%s tokens, ratio %g), each per process of %d clients, and an attempt limit of %d, on each of these curves: %s; %d candidates in all.",
 		pct(b[0].RetryBudget), num.Short(b[0].BudgetMinRPS), num.Short(b[1].RetryTokens), b[1].RetryTokenRatio, b[0].ClientsPerProcess, b[2].MaxAttempts,
 		strings.Join(curves, "; "), len(EnvelopeSpace(sim.Article())))
 }

@@ -52,6 +52,7 @@ func WriteAdvice(w io.Writer, ans *AdviceAnswer, top int) error {
 		ew.printf("(%s)\n", EnvelopeAssumes)
 	}
 	writeServes(ew, e.Servers, base)
+	writeNotModelled(ew, e)
 	ew.printf("\n")
 	if e.Winner == nil {
 		ew.printf("no answer: %s\n", e.NoAnswer)
@@ -600,6 +601,7 @@ type (
 		Defeating    []string           `json:"left_out"`
 		OnlyGivingUp []string           `json:"only_giving_up_recovers"`
 		NotEverySeed []string           `json:"left_out_not_back_in_every_seed"`
+		NotModelled  []jsonNotModelled  `json:"not_modelled,omitempty"`
 		Margins      []jsonMargin       `json:"margins"`
 		Owner        *jsonOwner         `json:"owner,omitempty"`
 		Ranked       []jsonEnvCandidate `json:"ranked"`
@@ -622,6 +624,10 @@ type (
 func recoveryJSON(s analysis.Server, r *analysis.Recovery) jsonRecovery {
 	j := jsonRecovery{Server: s.Label()}
 	if r == nil {
+		return j
+	}
+	if r.NotModelled { // not run there: its chain cannot
+		j.Why = r.Why
 		return j
 	}
 	j.Measured, j.Recovers, j.Why, j.IdealS = true, r.Recovers(), r.Why, r.Ideal
@@ -706,6 +712,7 @@ func writeAdviceJSON(w io.Writer, ans *AdviceAnswer, r *analysis.Response) error
 	for _, i := range e.NotEverySeed {
 		j.NotEverySeed = append(j.NotEverySeed, e.Servers[i].Label())
 	}
+	j.NotModelled = notModelledJSON(e)
 	if e.Winner != nil {
 		u := envCandidateJSON(e, e.Winner)
 		if ans.Settings != nil {

@@ -57,7 +57,10 @@ without concurrency size the workers to --capacity), 'free'. One counting
 server is answered on its own, with paired statistics: the best mean on
 --objective wins, and the leaders get more seeds (up to --max-seeds) until
 the winner is separated from the runner-up, or the answer says "tied
-within X %%".
+within X %%". 'layers=policy="exponential base_s=1 max_attempts=4"' puts
+services in front of a counting server (docs/layers.md; layers takes the
+rest of the spec, one service per " | ", fanout=N before it): it is judged
+as one of servers, and candidates a chain cannot run are skipped, named.
 
 %s
 
@@ -214,6 +217,9 @@ func (o *recommendOptions) request() (analysis.Request, error) {
 	}
 	if req.Range() && (len(req.Servers) > 1 || (len(req.Servers) == 1 && req.Servers[0].Queueing())) {
 		return req, usagef("recommend: a range answers on one counting server: give a single --capacity and --clients to judge over servers, or one --server 'reject_cost=…'")
+	}
+	if req.Range() && len(req.Servers) == 1 && req.Servers[0].Chained() {
+		return req, usagef("recommend: --server %q: a range answers on one counting server without services in front of it: give a single --capacity and --clients to judge behind layers", o.servers[0])
 	}
 	if req.Library, err = o.preset(); err != nil {
 		return req, err
