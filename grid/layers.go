@@ -19,7 +19,7 @@ import (
 // retries), then, only when set, a queueing service's and a caller's
 // timeout's keys (sim/chainq.go):
 //
-//	… policy="none" workers=8 service=fixed service_time_s=0.02 queue_limit=50 timeout_s=1
+//	… policy="none" concurrency=8 service="fixed" service_s=0.02 queue_limit=50 timeout_s=1
 //
 // so that a service without them reads as it always has. EncodeLayers
 // writes it and DecodeLayers reads it back; fanout is a parameter of its
@@ -27,7 +27,7 @@ import (
 
 // LayerKeys are the keys of one service, in the order EncodeLayers
 // writes them.
-var LayerKeys = []string{"capacity_rps", "outage_start_s", "recover_s", "policy", "workers", "service", "service_time_s", "queue_limit", "timeout_s"}
+var LayerKeys = []string{"capacity_rps", "outage_start_s", "recover_s", "policy", "concurrency", "service", "service_s", "queue_limit", "timeout_s"}
 
 // NoRetry is the policy spec of a service that never retries.
 const NoRetry = "none"
@@ -52,14 +52,14 @@ func EncodeLayers(ls []sim.Layer) string {
 // for, whose text stays as it was before these keys.
 func queueingText(l sim.Layer) string {
 	var b strings.Builder
-	if l.Workers != 0 {
-		fmt.Fprintf(&b, " workers=%d", l.Workers)
+	if l.Concurrency != 0 {
+		fmt.Fprintf(&b, " concurrency=%d", l.Concurrency)
 	}
 	if l.Service != "" {
 		fmt.Fprintf(&b, " service=%s", strconv.Quote(l.Service))
 	}
 	if l.ServiceTime != 0 {
-		fmt.Fprintf(&b, " service_time_s=%s", strconv.FormatFloat(l.ServiceTime.Seconds(), 'g', -1, 64))
+		fmt.Fprintf(&b, " service_s=%s", strconv.FormatFloat(l.ServiceTime.Seconds(), 'g', -1, 64))
 	}
 	if l.QueueLimit != 0 {
 		fmt.Fprintf(&b, " queue_limit=%d", l.QueueLimit)
@@ -129,13 +129,13 @@ func setLayerKey(l *sim.Layer, k, raw string) error {
 	case "service":
 		l.Service = raw
 		return nil
-	case "workers", "queue_limit":
+	case "concurrency", "queue_limit":
 		v, err := strconv.Atoi(raw)
 		if err != nil {
 			return fmt.Errorf("%s %q: want a whole number", k, raw)
 		}
-		if k == "workers" {
-			l.Workers = v
+		if k == "concurrency" {
+			l.Concurrency = v
 		} else {
 			l.QueueLimit = v
 		}
@@ -167,7 +167,7 @@ func LayerDuration(l *sim.Layer, k string) *time.Duration {
 		return &l.OutageStart
 	case "recover_s":
 		return &l.RecoverAt
-	case "service_time_s":
+	case "service_s":
 		return &l.ServiceTime
 	case "timeout_s":
 		return &l.Timeout

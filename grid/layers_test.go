@@ -93,11 +93,11 @@ func TestQueueingLayersRoundTrip(t *testing.T) {
 		t.Errorf("a counting service reads %s; want %s as before the queueing keys", got, before)
 	}
 	ls := []sim.Layer{
-		{Workers: 8, Service: "exponential", ServiceTime: 20 * time.Millisecond, QueueLimit: 50, Timeout: 1500 * time.Millisecond},
+		{Concurrency: 8, Service: "exponential", ServiceTime: 20 * time.Millisecond, QueueLimit: 50, Timeout: 1500 * time.Millisecond},
 		{Capacity: 100, Timeout: time.Second},
 	}
 	text := EncodeLayers(ls)
-	if want := `capacity_rps=0 outage_start_s=0 recover_s=0 policy="none" workers=8 service="exponential" service_time_s=0.02 queue_limit=50 timeout_s=1.5 | ` +
+	if want := `capacity_rps=0 outage_start_s=0 recover_s=0 policy="none" concurrency=8 service="exponential" service_s=0.02 queue_limit=50 timeout_s=1.5 | ` +
 		`capacity_rps=100 outage_start_s=0 recover_s=0 policy="none" timeout_s=1`; text != want {
 		t.Errorf("text %s\nwant %s", text, want)
 	}
@@ -110,12 +110,12 @@ func TestQueueingLayersRoundTrip(t *testing.T) {
 		t.Error(err)
 	}
 	for text, want := range map[string]string{
-		`workers=x`:                 "want a whole number",
-		`workers=2 service="fixed"`: "service_time_s",
-		`workers=2 service="slow" service_time_s=0.01`:                   "fixed or exponential",
-		`service_time_s=0.01`:                                            "without workers",
-		`timeout_s=0.0005`:                                               "whole number of milliseconds",
-		`capacity_rps=100 workers=2 service="fixed" service_time_s=0.01`: "capacity_rps",
+		`concurrency=x`:                               "want a whole number",
+		`concurrency=2 service="fixed"`:               "service_s",
+		`concurrency=2 service="slow" service_s=0.01`: "fixed or exponential",
+		`service_s=0.01`:                              "without concurrency",
+		`timeout_s=0.0005`:                            "whole number of milliseconds",
+		`capacity_rps=100 concurrency=2 service="fixed" service_s=0.01`: "capacity_rps",
 	} {
 		c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: text}
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {

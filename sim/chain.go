@@ -50,13 +50,13 @@ type Layer struct {
 	Policy Policy
 
 	// A queueing service instead of a counting one (chainq.go), on when
-	// Workers > 0, Capacity then 0: Workers attempts in service at once,
+	// Concurrency > 0, Capacity then 0: Concurrency attempts in service at once,
 	// first come, first served, each holding its worker for its own work
 	// (a service time drawn from Service, "fixed" or "exponential", of
 	// mean ServiceTime) and then for its call to its callee, until that
 	// call ends; at most QueueLimit attempts wait for a worker (0: no
 	// limit), one more is refused at once (a 429).
-	Workers     int
+	Concurrency int
 	Service     string
 	ServiceTime time.Duration
 	QueueLimit  int
@@ -67,7 +67,7 @@ type Layer struct {
 }
 
 // Queueing reports whether the service is a queueing one.
-func (l Layer) Queueing() bool { return l.Workers > 0 }
+func (l Layer) Queueing() bool { return l.Concurrency > 0 }
 
 // Chain is the services in front of the scenario's server. The scenario
 // is the deepest service: down until RecoverAt, then Capacity requests/s.

@@ -337,17 +337,17 @@ func TestValidateChain(t *testing.T) {
 		"queue wait": func(_ *Chain, s *Scenario) {
 			s.Concurrency, s.Service, s.ServiceTime, s.QueueWait = 2, "fixed", time.Second, time.Second
 		},
-		"workers": func(c *Chain, _ *Scenario) { c.Front[0].Workers = -1 },
-		"service": func(c *Chain, _ *Scenario) { c.Front[0].Workers, c.Front[0].ServiceTime = 2, time.Millisecond },
+		"workers": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency = -1 },
+		"service": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency, c.Front[0].ServiceTime = 2, time.Millisecond },
 		"lognormal": func(c *Chain, _ *Scenario) {
-			c.Front[0].Workers, c.Front[0].Service, c.Front[0].ServiceTime = 2, "lognormal", time.Millisecond
+			c.Front[0].Concurrency, c.Front[0].Service, c.Front[0].ServiceTime = 2, "lognormal", time.Millisecond
 		},
-		"service time": func(c *Chain, _ *Scenario) { c.Front[0].Workers, c.Front[0].Service = 2, "fixed" },
+		"service time": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency, c.Front[0].Service = 2, "fixed" },
 		"no workers":   func(c *Chain, _ *Scenario) { c.Front[0].ServiceTime = time.Second },
 		"queue limit":  func(c *Chain, _ *Scenario) { c.Front[0].QueueLimit = 3 },
 		"timeout":      func(c *Chain, _ *Scenario) { c.Front[0].Timeout = 1500 * time.Microsecond },
 		"both": func(c *Chain, _ *Scenario) {
-			c.Front[0].Workers, c.Front[0].Service, c.Front[0].ServiceTime, c.Front[0].Capacity = 2, "fixed", time.Millisecond, 100
+			c.Front[0].Concurrency, c.Front[0].Service, c.Front[0].ServiceTime, c.Front[0].Capacity = 2, "fixed", time.Millisecond, 100
 		},
 		"queued fanout":  func(c *Chain, _ *Scenario) { c.Fanout, c.Front[0].Timeout = 2, time.Second },
 		"retry-after":    func(_ *Chain, s *Scenario) { s.RetryAfter = time.Second },

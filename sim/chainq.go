@@ -13,7 +13,7 @@ import (
 //   - An attempt is a job at its service. A counting service admits
 //     floor(capacity × tick) attempts a tick (those arriving within it)
 //     and refuses the rest at once; it does no work of its own.
-//   - A queueing service (Layer.Workers > 0; the deepest service when the
+//   - A queueing service (Layer.Concurrency > 0; the deepest service when the
 //     scenario's Concurrency > 0) serves its attempts first come, first
 //     served with its workers: an attempt that finds every worker busy
 //     waits, or is refused at once (a 429) when the queue holds its
@@ -58,7 +58,7 @@ func (ch Chain) Queued(sc Scenario) bool {
 		return true
 	}
 	for _, l := range ch.Front[:min(max(ch.N, 0), len(ch.Front))] {
-		if l.Workers > 0 || l.Timeout > 0 {
+		if l.Concurrency > 0 || l.Timeout > 0 {
 			return true
 		}
 	}
@@ -71,28 +71,28 @@ func (l Layer) validateQueueing(add func(what string, v any, want string)) {
 	if l.Timeout < 0 || l.Timeout%time.Millisecond != 0 {
 		add("timeout_s", l.Timeout.Seconds(), "0 (its caller waits for ever) or a whole number of milliseconds > 0, s")
 	}
-	if l.Workers == 0 {
+	if l.Concurrency == 0 {
 		switch {
 		case l.Service != "":
-			add("service", l.Service, "none without workers (a counting service does no work of its own)")
+			add("service", l.Service, "none without concurrency (a counting service does no work of its own)")
 		case l.ServiceTime != 0:
-			add("service_time_s", l.ServiceTime.Seconds(), "0 without workers (a counting service does no work of its own)")
+			add("service_s", l.ServiceTime.Seconds(), "0 without concurrency (a counting service does no work of its own)")
 		case l.QueueLimit != 0:
-			add("queue_limit", l.QueueLimit, "0 without workers (a counting service has no queue)")
+			add("queue_limit", l.QueueLimit, "0 without concurrency (a counting service has no queue)")
 		}
 		return
 	}
-	if l.Workers < 0 || l.Workers > MaxConcurrency {
-		add("workers", l.Workers, fmt.Sprintf("0 (a counting service) or 1 to %d workers", MaxConcurrency))
+	if l.Concurrency < 0 || l.Concurrency > MaxConcurrency {
+		add("concurrency", l.Concurrency, fmt.Sprintf("0 (a counting service) or 1 to %d workers", MaxConcurrency))
 	}
 	if l.Capacity != 0 {
-		add("capacity_rps", l.Capacity, "0 with workers: a queueing service's capacity is its workers over its service time")
+		add("capacity_rps", l.Capacity, "0 with concurrency: a queueing service's capacity is its workers over its service time")
 	}
 	if k := serviceKind(l.Service); k != 0 && k != 1 {
-		add("service", fmt.Sprintf("%q", l.Service), "fixed or exponential, with workers")
+		add("service", fmt.Sprintf("%q", l.Service), "fixed or exponential, with concurrency")
 	}
 	if l.ServiceTime < time.Millisecond || l.ServiceTime%time.Millisecond != 0 {
-		add("service_time_s", l.ServiceTime.Seconds(), "a whole number of milliseconds ≥ 1 ms, s, with workers")
+		add("service_s", l.ServiceTime.Seconds(), "a whole number of milliseconds ≥ 1 ms, s, with concurrency")
 	}
 	if l.QueueLimit < 0 || l.QueueLimit > MaxQueueLimit {
 		add("queue_limit", l.QueueLimit, fmt.Sprintf("0 (no limit) to %d waiting attempts", MaxQueueLimit))
@@ -111,7 +111,7 @@ func queueingDeepest(sc Scenario) fieldErrs {
 		{sc.Limiter != "", "a limiter"}, {sc.QueueOrder != "", "queue_order"}, {sc.AddedLatency != 0, "added_latency_s"},
 		{sc.OutageStart != 0, "outage_start_s"}, {sc.ServiceP99 != 0, "a lognormal service"}} {
 		if f.on {
-			errs.add(FieldLayers, "in front of a queueing server with "+f.what, "a queueing server with workers, a fixed or exponential service, queue_limit and timeout_s only behind layers")
+			errs.add(FieldLayers, "in front of a queueing server with "+f.what, "a queueing server with concurrency, a fixed or exponential service, queue_limit and timeout_s only behind layers")
 		}
 	}
 	return errs

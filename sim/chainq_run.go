@@ -8,8 +8,8 @@ func (cr *chainRun) startQueued(ch Chain, rng *Mulberry32) {
 	q.reset(cr.n)
 	for j, l := range ch.Front[:ch.N] {
 		q.timeout[j] = ms(l.Timeout)
-		if l.Workers > 0 {
-			q.workers[j], q.limit[j], q.draw[j] = l.Workers, l.QueueLimit, newServiceDraw(l.Service, l.ServiceTime)
+		if l.Concurrency > 0 {
+			q.workers[j], q.limit[j], q.draw[j] = l.Concurrency, l.QueueLimit, newServiceDraw(l.Service, l.ServiceTime)
 		}
 	}
 	sc := cr.sc

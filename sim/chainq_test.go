@@ -10,7 +10,7 @@ import (
 // service time of svc.
 func queueing(ch *Chain, j, w int, svc time.Duration) {
 	l := &ch.Front[j]
-	l.Capacity, l.Workers, l.Service, l.ServiceTime = 0, w, "fixed", svc
+	l.Capacity, l.Concurrency, l.Service, l.ServiceTime = 0, w, "fixed", svc
 }
 
 // With no service saturated and no timeouts, queueing services pass on
@@ -68,7 +68,7 @@ func TestQueuedChainTimeoutWastesEveryAttempt(t *testing.T) {
 		sc := chainScenario(n, false) // up from the start, no capacity limit
 		svc := 200 * time.Millisecond
 		queueing(&ch, 0, 1, time.Millisecond) // A: one worker, 1 ms of its own work, then its call
-		ch.Front[0].Workers = n * 100
+		ch.Front[0].Concurrency = n * 100
 		if deepTimeout { // A waits 100 ms for the server, which works 200 ms
 			sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = n*100, "fixed", svc, 100*time.Millisecond
 		} else { // the clients wait 100 ms for A, which works 200 ms and then calls the server
@@ -160,7 +160,7 @@ func TestQueuedChainKeepsTheBooks(t *testing.T) {
 			l := &ch.Front[j]
 			l.Policy = pols[pick(len(pols))]
 			if rng.Float64() < 0.7 {
-				l.Workers, l.Service, l.ServiceTime, l.QueueLimit = 1+pick(40), ServiceKinds[pick(2)], time.Duration(1+pick(50))*time.Millisecond, pick(3)*20
+				l.Concurrency, l.Service, l.ServiceTime, l.QueueLimit = 1+pick(40), ServiceKinds[pick(2)], time.Duration(1+pick(50))*time.Millisecond, pick(3)*20
 			}
 			if rng.Float64() < 0.5 {
 				l.Timeout = time.Duration(1+pick(500)) * time.Millisecond
