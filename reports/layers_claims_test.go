@@ -180,3 +180,67 @@ func layerSentences(trs []*ltruth) []string {
 	}
 	return out
 }
+
+// TestQueuedLayerClaims: with queueing services and timeouts at every
+// layer, the sentence on abandoned attempts and wasted work is recomputed
+// from the records: the abandoned attempts per client at each service
+// (their mean over seeds, summed), and the mean over seeds of the wasted
+// share of the services' work.
+func TestQueuedLayerClaims(t *testing.T) {
+	t.Parallel()
+	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 2 * time.Second, Multiplier: 2, MaxAttempts: 4}.Normalize()
+	sc := world(30)
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 3, "fixed", 100*time.Millisecond, time.Second
+	svc := func(to time.Duration, p sim.Policy) sim.Layer {
+		return sim.Layer{Concurrency: 10, Service: "exponential", ServiceTime: 5 * time.Millisecond, Timeout: to, Policy: p}
+	}
+	words := []string{"clients, A and B retry", "clients and A retry"}
+	var cells []grid.Cell
+	for _, b := range []sim.Policy{retry, {}} {
+		c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: grid.EncodeLayers([]sim.Layer{svc(3*time.Second, retry), svc(2*time.Second, b)})}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		cells = append(cells, c)
+	}
+	in := simulate(t, cells, 3, false)
+	_, files := build(t, in)
+	md := files["report.md"]
+	for i, c := range cells {
+		var abandoned [3]float64
+		var wasted []float64
+		runs := 0
+		for _, rec := range in.Dataset.Records {
+			if rec.CellKey != c.Normalize().Key() {
+				continue
+			}
+			runs++
+			var busy, w float64
+			for j, l := range rec.Result.Layers[:3] {
+				abandoned[j] += float64(l.Abandoned) / float64(rec.Result.Clients)
+				busy, w = busy+l.BusyMS, w+l.WastedMS
+			}
+			wasted = append(wasted, w/busy)
+		}
+		var total float64
+		var parts []string
+		for j, name := range []string{"A", "B", "server"} {
+			m := abandoned[j] / float64(runs)
+			total += m
+			if m >= 0.05 {
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, m))
+			}
+		}
+		if total == 0 {
+			t.Fatalf("%s: nothing abandoned; the test needs timeouts that fire", words[i])
+		}
+		want := fmt.Sprintf("When %s, callers abandoned %.1f attempts per client at their timeouts (%s), and %.1f %% of the services' work went to attempts nobody waited for.",
+			words[i], total, strings.Join(parts, ", "), 100*meanOf(wasted))
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(md, "the server a queueing one (3 workers, 100ms fixed service, its caller waiting at most 1s)") {
+		t.Errorf("the scenario does not say its server queues")
+	}
+}
