@@ -126,23 +126,26 @@ const (
 	evTimer               // job id's caller stops waiting for it
 )
 
-// qevent is an event of a queued chain run.
+// qevent is an event of a queued chain run: 24 bytes.
 type qevent struct {
-	t    float64 // ms
-	seq  int64   // the order it was scheduled in
-	id   int32
-	gen  uint32 // the job's generation when it was scheduled
-	kind uint8
+	t   float64 // ms
+	ord int64   // its kind (the top byte), then the order it was scheduled in
+	id  int32
+	gen uint32 // the job's generation when it was scheduled
 }
 
+// event is an event of kind at time t for id (of generation gen), the
+// seq-th scheduled.
+func event(t float64, kind uint8, seq int64, id int32, gen uint32) qevent {
+	return qevent{t: t, ord: int64(kind)<<56 | seq, id: id, gen: gen}
+}
+
+func (a qevent) kind() uint8 { return uint8(a.ord >> 56) }
+
+// before orders events by time, then kind, then the order they were
+// scheduled in.
 func (a qevent) before(b qevent) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	return a.seq < b.seq
+	return a.t < b.t || a.t == b.t && a.ord < b.ord
 }
 
 // Phases of a job.
@@ -189,12 +192,43 @@ func (r *ring) pop() int32 {
 	return j
 }
 
+// eventRing is a FIFO of events.
+type eventRing struct {
+	buf     []qevent
+	head, n int
+}
+
+func (r *eventRing) push(e qevent) {
+	if r.n == len(r.buf) {
+		nb := make([]qevent, max(2*len(r.buf), 16))
+		for i := range r.n {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = e
+	r.n++
+}
+
+func (r *eventRing) pop() {
+	r.head, r.n = (r.head+1)%len(r.buf), r.n-1
+}
+
 // queuedState is a queued chain run's state beyond chainRun's, kept from
 // run to run so that a run allocates nothing once it has grown.
+//
+// Events wait in a binary heap, but for the timeouts: those of service s
+// all come timeout[s] after a send, and sends come in time order, so
+// each service's are in order already and wait in a FIFO of their own
+// (timers), beside the heap: half the events, most of them stale by the
+// time they come (the attempt was answered), kept out of the heap's
+// sifting. next takes the earliest of the heap's top and the FIFOs'
+// heads, in the order qevent.before says, as one heap would.
 type queuedState struct {
 	jobs    []qjob
 	free    []int32
 	heap    []qevent
+	timers  [MaxLayers]eventRing
 	seq     int64
 	top     []client // per client: its own call's retry state
 	fifo    [MaxLayers]ring
@@ -213,8 +247,9 @@ type queuedState struct {
 func (q *queuedState) reset(n int) {
 	for s := range q.fifo {
 		q.fifo[s].head, q.fifo[s].n = 0, 0
+		q.timers[s].head, q.timers[s].n = 0, 0
 	}
-	*q = queuedState{jobs: q.jobs[:0], free: q.free[:0], heap: q.heap[:0], top: grow(q.top, n), fifo: q.fifo}
+	*q = queuedState{jobs: q.jobs[:0], free: q.free[:0], heap: q.heap[:0], top: grow(q.top, n), fifo: q.fifo, timers: q.timers}
 	for s := range q.usedAt {
 		q.usedAt[s] = -1
 	}
@@ -222,37 +257,68 @@ func (q *queuedState) reset(n int) {
 
 // footprint is the bytes of storage the state holds.
 func (q *queuedState) footprint() int {
-	b := cap(q.jobs)*48 + cap(q.free)*4 + cap(q.heap)*32 + cap(q.top)*16
-	for _, r := range q.fifo {
-		b += cap(r.buf) * 4
+	b := cap(q.jobs)*48 + cap(q.free)*4 + cap(q.heap)*24 + cap(q.top)*16
+	for s, r := range q.fifo {
+		b += cap(r.buf)*4 + cap(q.timers[s].buf)*24
 	}
 	return b
 }
 
-// push schedules an event.
-func (q *queuedState) push(e qevent) {
-	e.seq = q.seq
+// push schedules an event of kind at time t for id (of generation gen).
+func (q *queuedState) push(t float64, kind uint8, id int32, gen uint32) {
+	e := event(t, kind, q.seq, id, gen)
 	q.seq++
 	q.heap = append(q.heap, e)
 	h := q.heap
-	for i := len(h) - 1; i > 0; {
+	i := len(h) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if !h[i].before(h[p]) {
+		if !e.before(h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = e
 }
 
-// pop takes the earliest event.
+// timer schedules job j's timeout at service s at time t.
+func (q *queuedState) timer(s int, t float64, j int32, gen uint32) {
+	q.timers[s].push(event(t, evTimer, q.seq, j, gen))
+	q.seq++
+}
+
+// next takes the earliest event, the heap's or a timeout's; ok is false
+// when none is left.
+func (q *queuedState) next() (e qevent, ok bool) {
+	from := -1 // the heap
+	if ok = len(q.heap) > 0; ok {
+		e = q.heap[0]
+	}
+	for s := range q.timers {
+		if r := &q.timers[s]; r.n > 0 && (!ok || r.buf[r.head].before(e)) {
+			e, from, ok = r.buf[r.head], s, true
+		}
+	}
+	switch {
+	case !ok:
+	case from < 0:
+		q.pop()
+	default:
+		q.timers[from].pop()
+	}
+	return e, ok
+}
+
+// pop takes the earliest event of the heap.
 func (q *queuedState) pop() qevent {
 	h := q.heap
 	e := h[0]
 	n := len(h) - 1
-	h[0] = h[n]
+	last := h[n]
 	h = h[:n]
-	for i := 0; ; {
+	i := 0
+	for {
 		c := 2*i + 1
 		if c >= n {
 			break
@@ -260,14 +326,25 @@ func (q *queuedState) pop() qevent {
 		if c+1 < n && h[c+1].before(h[c]) {
 			c++
 		}
-		if !h[c].before(h[i]) {
+		if !h[c].before(last) {
 			break
 		}
-		h[i], h[c] = h[c], h[i]
+		h[i] = h[c]
 		i = c
+	}
+	if n > 0 {
+		h[i] = last
 	}
 	q.heap = h
 	return e
+}
+
+// clear drops the events left.
+func (q *queuedState) clear() {
+	q.heap = q.heap[:0]
+	for s := range q.timers {
+		q.timers[s].head, q.timers[s].n = 0, 0
+	}
 }
 
 // newJob makes an attempt at service s for owner on behalf of client i.

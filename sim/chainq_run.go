@@ -21,7 +21,7 @@ func (cr *chainRun) startQueued(ch Chain, rng *Mulberry32) {
 	for i := range cr.n {
 		q.top[i] = client{prev: cr.base[0]}
 		if next := rng.Float64() * spread; next <= cr.lastT {
-			q.push(qevent{t: next, kind: evClient, id: int32(i)})
+			q.push(next, evClient, int32(i), 0)
 		}
 	}
 }
@@ -43,23 +43,26 @@ func (c ticker) tickOf(t float64) int {
 func (s *Sim) loopQueued(cr *chainRun, rng *Mulberry32, tl *Timeline) (int, error) {
 	q := &cr.qs
 	var events, next int64
-	for len(q.heap) > 0 {
-		e := q.pop()
+	for {
+		e, ok := q.next()
+		if !ok {
+			break
+		}
 		k := cr.tk.tickOf(e.t)
 		if k >= cr.nt {
-			q.heap = q.heap[:0]
+			q.clear()
 			cr.ticksTo(cr.nt, tl)
 			return cr.nt, nil
 		}
 		if events++; events >= next {
 			next = events + StopEvery
 			if s.Stop != nil && s.Stop.Load() {
-				q.heap = q.heap[:0]
+				q.clear()
 				return k, ErrStopped
 			}
 		}
 		cr.ticksTo(k, tl)
-		switch e.kind {
+		switch e.kind() {
 		case evClient:
 			cr.send(0, e.id, e.id, e.t, rng)
 		case evCall:
@@ -121,7 +124,7 @@ func (cr *chainRun) send(c int, owner, i int32, t float64, rng *Mulberry32) {
 		q.edge++
 	}
 	if to := q.timeout[c]; to > 0 {
-		q.push(qevent{t: t + to, kind: evTimer, id: j, gen: q.jobs[j].gen})
+		q.timer(c, t+to, j, q.jobs[j].gen)
 	}
 	cr.arrive(j, c, t, rng)
 }
@@ -166,7 +169,7 @@ func (cr *chainRun) begin(j int32, s int, t float64, rng *Mulberry32) {
 		q.jobs[j].work = w
 		cr.layers[s].BusyMS += w
 		if w > 0 {
-			q.push(qevent{t: t + w, kind: evWork, id: j, gen: q.jobs[j].gen})
+			q.push(t+w, evWork, j, q.jobs[j].gen)
 			return
 		}
 	}
@@ -250,11 +253,11 @@ func (cr *chainRun) failed(c int, owner, i int32, resp response, t float64, rng 
 			gone = false
 			next := t + max(dl, 1)
 			if next < float64(cr.nt)*cr.tk.tick { // also false for NaN; else pending past the horizon
-				e := qevent{t: next, kind: evClient, id: owner}
 				if c > 0 {
-					e.kind, e.gen = evCall, q.jobs[owner].gen
+					q.push(next, evCall, owner, q.jobs[owner].gen)
+				} else {
+					q.push(next, evClient, owner, 0)
 				}
-				q.push(e)
 			}
 		}
 	}
