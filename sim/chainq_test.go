@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -243,4 +244,64 @@ func BenchmarkQueuedChain(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+}
+
+// Stop ends a queued chain run, and the Sim runs the next one as a fresh
+// Sim does.
+func TestQueuedChainStops(t *testing.T) {
+	t.Parallel()
+	sc, ch, p := queuedBench()
+	var stop atomic.Bool
+	stop.Store(true)
+	s := Sim{Stop: &stop}
+	if _, err := s.RunChain(sc, ch, p, NewMulberry32(1), nil); err != ErrStopped {
+		t.Fatalf("error %v, want ErrStopped", err)
+	}
+	stop.Store(false)
+	var fresh Sim
+	want, _ := fresh.RunChain(sc, ch, p, NewMulberry32(2), nil)
+	if r, err := s.RunChain(sc, ch, p, NewMulberry32(2), nil); err != nil || r != want {
+		t.Errorf("after a stop: %v, %+v\nwant %+v", err, r, want)
+	}
+}
+
+// A queueing server that fails every attempt it serves (fail_share 1)
+// fails every call: each caller makes 1+k attempts, the server Π(1+k)
+// and works on each of them its whole service time, none served.
+func TestQueuedChainFailShareOne(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	ch, p := chainOf([]int{2, 1, 3})
+	for j := range ch.N {
+		queueing(&ch, j, n*10, 2*time.Millisecond)
+	}
+	sc := chainScenario(n, false)
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.FailShare = n*50, "fixed", 10*time.Millisecond, 1
+	r := runChain(t, sc, ch, p, 9)
+	srv := r.Layers[2]
+	if want := int64(n * 3 * 2 * 4); srv.Attempts != want || srv.Rejected != want || srv.Served != 0 || srv.BusyMS != float64(want)*10 {
+		t.Errorf("server %+v; want %d attempts, all failed, %d ms of work", srv, want, want*10)
+	}
+	if r.GaveUp != n {
+		t.Errorf("%d gave up; want all %d", r.GaveUp, n)
+	}
+}
+
+// ChainBytes bounds what a queued chain run holds when no attempt is
+// abandoned.
+func TestQueuedChainBytesBoundTheStorage(t *testing.T) {
+	t.Parallel()
+	ch, p := chainOf([]int{2, 2, 2})
+	for j := range ch.N {
+		queueing(&ch, j, 10000, 5*time.Millisecond)
+	}
+	sc := chainScenario(5000, true)
+	var s Sim
+	if _, err := s.RunChain(sc, ch, p, NewMulberry32(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, est := int64(s.chain.footprint()), ChainBytes(sc, ch)
+	if got == 0 || got > est {
+		t.Errorf("holds %d bytes, estimated %d", got, est)
+	}
 }
