@@ -15,9 +15,17 @@ import (
 // retries its callee: the caller waits, and has no timeout of its own, so a
 // caller's attempt fails only when its callee gives up (its attempt limit,
 // its retry budget, or its other limits say so; its max_elapsed is the
-// caller's deadline passed down). A caller that stops waiting while its
-// callee goes on is not modelled. Holding a request costs
+// caller's deadline passed down). Holding a request costs
 // a counting service nothing: its capacity is attempts admitted a tick.
+//
+// A chain with a queueing service (Layer.Concurrency, or a queueing server
+// at the bottom) or a caller's timeout (Layer.Timeout, Scenario.Timeout)
+// runs on events instead, as an RPC system does (chainq.go): a queueing
+// service's worker is held for the attempt's own work and then for its
+// whole call to its callee, and a caller whose timeout passes retries
+// while its callee goes on working on the abandoned attempt (wasted work).
+// The ticks below are the counting chain's, whose results that path
+// leaves as they were.
 //
 // While the deepest service is down and no service above it is saturated,
 // a client's request with k_c retries at caller c makes Π(1+k_c) attempts
