@@ -285,7 +285,11 @@ func (s *Sim) RunChain(sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Tim
 	}
 	k, err := loop(cr, rng, tl)
 	if err != nil {
-		*cr = chainRun{state: cr.state, depth: cr.depth, qs: cr.qs}
+		qs := cr.qs
+		if errors.Is(err, ErrTooBig) {
+			qs = queuedState{} // let go of what outgrew the limit
+		}
+		*cr = chainRun{state: cr.state, depth: cr.depth, qs: qs}
 		return Result{}, err
 	}
 	r := cr.finish(k)

@@ -264,6 +264,20 @@ func (q *queuedState) footprint() int {
 	return b
 }
 
+// held is the bytes the run's attempts and events take, as footprint
+// counts them but by what this run used (its high-water mark of jobs,
+// the events and queued attempts now), whatever earlier runs grew the
+// storage to: the same for a run on any Sim, so a run that outgrows
+// Sim.MaxBytes fails at the same event everywhere. Twice that: the room
+// of slices that double as they grow.
+func (q *queuedState) held() int64 {
+	b := len(q.jobs)*48 + len(q.free)*4 + len(q.heap)*24 + len(q.top)*16
+	for s, r := range q.fifo {
+		b += r.n*4 + q.timers[s].n*24
+	}
+	return 2 * int64(b)
+}
+
 // push schedules an event of kind at time t for id (of generation gen).
 func (q *queuedState) push(t float64, kind uint8, id int32, gen uint32) {
 	e := event(t, kind, q.seq, id, gen)

@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // startQueued prepares a queued chain run's services (chainq.go) once
 // startChain has prepared the callers, and schedules each client's first
 // send.
@@ -60,6 +62,11 @@ func (s *Sim) loopQueued(cr *chainRun, rng *Mulberry32, tl *Timeline) (int, erro
 				q.clear()
 				return k, ErrStopped
 			}
+			if b, lim := q.held(), s.maxBytes(); b > lim {
+				err := cr.tooBig(e.t, b, lim)
+				q.clear()
+				return k, err
+			}
 		}
 		cr.ticksTo(k, tl)
 		switch e.kind() {
@@ -79,6 +86,32 @@ func (s *Sim) loopQueued(cr *chainRun, rng *Mulberry32, tl *Timeline) (int, erro
 	}
 	cr.ticksTo(q.k+1, tl)
 	return q.k, nil
+}
+
+// maxBytes is Sim.MaxBytes or its default.
+func (s *Sim) maxBytes() int64 {
+	if s.MaxBytes > 0 {
+		return s.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// tooBig is ErrTooBig with its figures at time t: b bytes held, more
+// than lim.
+func (cr *chainRun) tooBig(t float64, b, lim int64) error {
+	q := &cr.qs
+	free := make([]bool, len(q.jobs))
+	for _, j := range q.free {
+		free[j] = true
+	}
+	live, abandoned := len(q.jobs)-len(q.free), 0
+	for j := range q.jobs {
+		if q.jobs[j].abandoned && !free[j] {
+			abandoned++
+		}
+	}
+	return fmt.Errorf("%w: %d attempts in flight, %d of them abandoned by their callers and still worked on, hold %.1f MiB at %.1f s, more than %.1f MiB (give the services a queue_limit, their callers fewer retries or longer timeouts, or the runs more --memory)",
+		ErrTooBig, live, abandoned, float64(b)/(1<<20), t/1000, float64(lim)/(1<<20))
 }
 
 // ticksTo closes the ticks before k: the clients' attempts after

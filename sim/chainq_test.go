@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -303,5 +305,43 @@ func TestQueuedChainBytesBoundTheStorage(t *testing.T) {
 	got, est := int64(s.chain.footprint()), ChainBytes(sc, ch)
 	if got == 0 || got > est {
 		t.Errorf("holds %d bytes, estimated %d", got, est)
+	}
+}
+
+// A chain whose callers time out and retry faster than its service works
+// holds ever more abandoned attempts (each is worked on to the end): past
+// Sim.MaxBytes the run fails with ErrTooBig, at the same point on a
+// fresh Sim and on one that grew its storage before, and the Sim lets go
+// of that storage and runs the next chain as a fresh one does.
+func TestQueuedChainTooBig(t *testing.T) {
+	t.Parallel()
+	ch, _ := chainOf([]int{0, 0})
+	queueing(&ch, 0, 1, 100*time.Millisecond) // 10 attempts/s
+	ch.Front[0].Timeout = 10 * time.Millisecond
+	p := Policy{Kind: Fixed, Base: 10 * time.Millisecond} // retries every 11 ms, for ever
+	sc := chainScenario(100, false)                       // about 9,000 attempts/s, 600,000 in a minute
+	const lim = 1 << 20
+	small := Sim{MaxBytes: lim}
+	_, err := small.RunChain(sc, ch, p, NewMulberry32(1), nil)
+	if !errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "abandoned by their callers") {
+		t.Fatalf("error %v; want ErrTooBig with its figures", err)
+	}
+	if b := small.chain.footprint(); b > lim {
+		t.Errorf("the Sim holds %d bytes after ErrTooBig; want what outgrew %d let go", b, lim)
+	}
+	sc2, ch2, p2 := queuedBench()
+	var warm Sim
+	if _, err := warm.RunChain(sc2, ch2, p2, NewMulberry32(3), nil); err != nil { // grows the storage first
+		t.Fatal(err)
+	}
+	warm.MaxBytes = lim
+	if _, again := warm.RunChain(sc, ch, p, NewMulberry32(1), nil); again == nil || again.Error() != err.Error() {
+		t.Errorf("on a warm Sim: %v; want the same failure %v", again, err)
+	}
+	var fresh Sim
+	small.MaxBytes = 0
+	want, _ := fresh.RunChain(sc2, ch2, p2, NewMulberry32(3), nil)
+	if r, err := small.RunChain(sc2, ch2, p2, NewMulberry32(3), nil); err != nil || r != want {
+		t.Errorf("after ErrTooBig: %v, %+v\nwant %+v", err, r, want)
 	}
 }
