@@ -49,7 +49,7 @@ func layerWorkColumns() []RunsColumn {
 				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].BusyMS} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].BusyMS = v.Float; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerWasted), Type: Float64}, Optional: true,
-				Doc: fmt.Sprintf("service %d: the part of layer%d_busy_ms spent on abandoned attempts (counted when they were answered), ms", n, n),
+				Doc: fmt.Sprintf("service %d: the part of layer%d_busy_ms spent on abandoned attempts (an attempt's service time once it is both begun and abandoned, finished by the window's end or not), ms", n, n),
 				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].WastedMS} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].WastedMS = v.Float; return nil }},
 		)

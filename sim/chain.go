@@ -119,7 +119,7 @@ type LayerResult struct {
 	// A queued chain's (chainq.go); 0 on ticks.
 	Abandoned int64   // attempts whose caller stopped waiting (its timeout) before their answer
 	BusyMS    float64 // a queueing service's own work: the service times of the attempts it started
-	WastedMS  float64 // the part of BusyMS spent on abandoned attempts, counted when they are answered
+	WastedMS  float64 // the part of BusyMS spent on abandoned attempts: an attempt's service time once it is both begun and abandoned, finished by the end or not
 }
 
 // Amplification is the service's attempts per client request.

@@ -33,7 +33,9 @@ import (
 //     attempt keeps its place in the queue, its worker, its own work and
 //     its own call to its callee, retries and all (nothing cancels it: no
 //     deadline is passed down). Its answer, when it comes, is thrown away:
-//     its service time is wasted work (LayerResult.WastedMS), and the
+//     its service time is wasted work (LayerResult.WastedMS: counted once
+//     the attempt is both begun and abandoned, so work still under way at
+//     the window's end is wasted too, as BusyMS counts it), and the
 //     attempt counts as abandoned (LayerResult.Abandoned).
 //   - A down service refuses every attempt at once (a 503), as on ticks.
 //   - A retry is sent its delay after the failure (at least a

@@ -201,6 +201,9 @@ func (cr *chainRun) begin(j int32, s int, t float64, rng *Mulberry32) {
 		w := q.draw[s].service(rng)
 		q.jobs[j].work = w
 		cr.layers[s].BusyMS += w
+		if q.jobs[j].abandoned { // abandoned while it waited: all its work is wasted
+			cr.layers[s].WastedMS += w
+		}
 		if w > 0 {
 			q.push(t+w, evWork, j, q.jobs[j].gen)
 			return
@@ -247,7 +250,6 @@ func (cr *chainRun) answer(j int32, ok, up bool, t float64, rng *Mulberry32) {
 		cr.layers[s].Served++
 	}
 	if jb.abandoned {
-		cr.layers[s].WastedMS += jb.work
 		return
 	}
 	switch {
@@ -269,6 +271,9 @@ func (cr *chainRun) timedOut(j int32, gen uint32, t float64, rng *Mulberry32) {
 	}
 	jb.abandoned = true
 	cr.layers[jb.s].Abandoned++
+	if jb.phase >= jobWorking { // its work, begun, is wasted, finished by the window's end or not
+		cr.layers[jb.s].WastedMS += jb.work
+	}
 	cr.failed(int(jb.s), jb.owner, jb.client, response{up: true, noAnswer: true}, t, rng)
 }
 

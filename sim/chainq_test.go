@@ -345,3 +345,22 @@ func TestQueuedChainTooBig(t *testing.T) {
 		t.Errorf("after ErrTooBig: %v, %+v\nwant %+v", err, r, want)
 	}
 }
+
+// Work begun on an abandoned attempt is wasted whether or not it ends by
+// the window's end, as BusyMS counts it: two clients, who never retry,
+// wait 0.5 s for A, whose one worker takes the first for 600 s (past the
+// window) while the second waits and is never begun; both are
+// abandoned, so all the work A began is wasted: busy = wasted = 600 s.
+func TestQueuedChainWastesWorkUnderWay(t *testing.T) {
+	t.Parallel()
+	ch, _ := chainOf([]int{0, 0})
+	queueing(&ch, 0, 1, 600*time.Second)
+	ch.Front[0].Timeout = 500 * time.Millisecond
+	sc := chainScenario(2, false) // a 60 s window
+	sc.Spread = 0
+	r := runChain(t, sc, ch, retrying(0), 1)
+	a := r.Layers[0]
+	if a.Attempts != 2 || a.Abandoned != 2 || a.BusyMS != 600e3 || a.WastedMS != a.BusyMS {
+		t.Errorf("service 1: %+v; want 2 attempts, both abandoned, 600,000 ms begun and all of it wasted", a)
+	}
+}
