@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
@@ -53,16 +55,19 @@ func layerFigures(ls []analysis.LayerScenario) []Figure {
 	if len(ls) == 0 {
 		return nil
 	}
-	var panels []string
 	var studies []analysis.LayerScenario
 	for _, s := range ls {
 		if s.Services == ls[0].Services && len(studies) < maxLayerPanels {
-			panels, studies = append(panels, layerPanelWords(s)), append(studies, s)
+			studies = append(studies, s)
 		}
 	}
+	panels := layerPanels(studies)
 	f := plots.LayerAmplification(panels, studies)
 	if f.Degenerate() != "" {
 		return nil
+	}
+	if len(studies) < len(ls) {
+		f.Caption += fmt.Sprintf(" The first %d of the %d scenarios (those with chains of %d services); the tables above have them all.", len(studies), len(ls), ls[0].Services)
 	}
 	return []Figure{{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg"}}
 }
@@ -108,6 +113,36 @@ func layerScenarioWords(s analysis.LayerScenario) string {
 		w += fmt.Sprintf(", the server a queueing one (%d workers, %v %s service, its caller waiting at most %v)", sc.Concurrency, sc.ServiceTime, sc.Service, sc.Timeout)
 	}
 	return w
+}
+
+// layerPanels names the panels of the figure, one a scenario: its
+// clients' policy and the server's capacity, with the clients and the
+// outage when those differ between panels, and a number when two
+// panels' names are still the same.
+func layerPanels(studies []analysis.LayerScenario) []string {
+	clients, outage := map[int]bool{}, map[time.Duration]bool{}
+	for _, s := range studies {
+		clients[s.Scenario.Clients], outage[s.Scenario.RecoverAt] = true, true
+	}
+	panels := make([]string, len(studies))
+	seen := map[string]int{}
+	for i, s := range studies {
+		w := layerPanelWords(s)
+		if n := s.Scenario.Clients; len(clients) > 1 {
+			w = fmt.Sprintf("%s %s", thousands(float64(n)), w)
+			if n == 1 {
+				w = strings.Replace(w, " clients,", " client,", 1)
+			}
+		}
+		if len(outage) > 1 {
+			w += fmt.Sprintf(", down %g s", s.Scenario.RecoverAt.Seconds())
+		}
+		if seen[w]++; seen[w] > 1 {
+			w += fmt.Sprintf(" (%d)", seen[w])
+		}
+		panels[i] = w
+	}
+	return panels
 }
 
 // layerPanelWords names a scenario's panel in the figure.
@@ -266,8 +301,8 @@ func wastedClaim(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 	var parts []string
 	for j := range analysis.ChainServer(a) + 1 {
 		m := a.Summary(analysis.LayerAbandoned[j]).Mean
-		if m >= 0.05 { // as it reads: 0.0 is none
-			parts = append(parts, fmt.Sprintf("%s %s", analysis.ServiceName(j, analysis.ChainServer(a)+1), plots.Amp(m)))
+		if m > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", analysis.ServiceName(j, analysis.ChainServer(a)+1), abandonedAmount(m)))
 		}
 		total += m
 	}
@@ -275,5 +310,15 @@ func wastedClaim(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 		return ""
 	}
 	return fmt.Sprintf("When %s, callers abandoned %s attempts per client at their timeouts (%s), and %.1f %% of the services' work went to attempts nobody waited for.",
-		ls.Words(a), plots.Amp(total), strings.Join(parts, ", "), 100*a.Summary(analysis.LayerWastedShare).Mean)
+		ls.Words(a), abandonedAmount(total), strings.Join(parts, ", "), 100*a.Summary(analysis.LayerWastedShare).Mean)
+}
+
+// abandonedAmount writes abandoned attempts per client (> 0): one decimal
+// as the tables say them, two significant digits below 0.05, which one
+// decimal would write as none (2 attempts of 5,000 clients: 0.0004).
+func abandonedAmount(m float64) string {
+	if m < 0.05 {
+		return strconv.FormatFloat(m, 'g', 2, 64)
+	}
+	return plots.Amp(m)
 }
