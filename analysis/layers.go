@@ -41,8 +41,46 @@ var ServedShare = Metric{Key: "served_share", Title: "clients served", Unit: "sh
 	},
 	reads: []string{dataset.ColSucceeded, dataset.ColClients}}
 
+// LayerAbandoned[j] is the attempts at service j+1 per client that their
+// caller abandoned at its timeout (layerN_abandoned; a queued chain's,
+// sim/chainq.go).
+var LayerAbandoned = func() (ms [sim.MaxLayers]Metric) {
+	for j := range ms {
+		ms[j] = Metric{Key: dataset.LayerColumn(j+1, dataset.LayerAbandoned) + "_per_client", Title: fmt.Sprintf("abandoned attempts at service %d per client", j+1), Unit: "attempts",
+			get: func(r *dataset.Record) (float64, bool) {
+				if r.Result.Clients == 0 {
+					return 0, false
+				}
+				return float64(r.Result.Layers[j].Abandoned) / float64(r.Result.Clients), true
+			},
+			reads: []string{dataset.LayerColumn(j+1, dataset.LayerAbandoned), dataset.ColClients}}
+	}
+	return ms
+}()
+
+// LayerWastedShare is the share of the queueing services' work (all of them,
+// the server included) spent on attempts their callers had abandoned:
+// Σ layerN_wasted_ms ÷ Σ layerN_busy_ms; none without work.
+var LayerWastedShare = Metric{Key: "layers_wasted_share", Title: "the services' work wasted on abandoned attempts", Unit: "share",
+	get: func(r *dataset.Record) (float64, bool) {
+		var busy, wasted float64
+		for _, l := range r.Result.Layers {
+			busy, wasted = busy+l.BusyMS, wasted+l.WastedMS
+		}
+		if busy == 0 {
+			return 0, false
+		}
+		return wasted / busy, true
+	},
+	reads: func() (cols []string) {
+		for n := 1; n <= sim.MaxLayers; n++ {
+			cols = append(cols, dataset.LayerColumn(n, dataset.LayerBusy), dataset.LayerColumn(n, dataset.LayerWasted))
+		}
+		return cols
+	}()}
+
 // LayerMetrics are what a chained cell is summarised on besides Metrics.
-var LayerMetrics = append(LayerAmp[:], ServedShare)
+var LayerMetrics = slices.Concat(LayerAmp[:], LayerAbandoned[:], []Metric{ServedShare, LayerWastedShare})
 
 // LayerScenario is one scenario of chains: the same server, clients and
 // policy (the server's failure share in its scenario) and fanout, each chain of services a row, ranked

@@ -14,6 +14,10 @@ const (
 	LayerRejected      = "rejected"
 	LayerServed        = "served"
 	LayerAmplification = "amplification"
+	// A queued chain's (sim/chainq.go), after every service's four above.
+	LayerAbandoned = "abandoned"
+	LayerBusy      = "busy_ms"
+	LayerWasted    = "wasted_ms"
 )
 
 // LayerColumn names service n's column of a kind (LayerAttempts …):
@@ -23,7 +27,35 @@ func LayerColumn(n int, kind string) string { return fmt.Sprintf("layer%d_%s", n
 // The runs table's results end with the chain's columns: added after
 // runs/3 parts were written, optional (a part without them reads zeros,
 // which is what its runs had).
-func init() { runsMetricColumns = append(runsMetricColumns, layerColumns()...) }
+func init() {
+	runsMetricColumns = append(runsMetricColumns, layerColumns()...)
+	runsMetricColumns = append(runsMetricColumns, layerWorkColumns()...)
+}
+
+// layerWorkColumns are a queued chain's per-service columns: abandoned
+// attempts and the work done, and wasted, by a queueing service; zeros
+// on ticks (counting services whose callers wait).
+func layerWorkColumns() []RunsColumn {
+	var cols []RunsColumn
+	for n := 1; n <= sim.MaxLayers; n++ {
+		j := n - 1
+		cols = append(cols,
+			RunsColumn{Field: Field{Name: LayerColumn(n, LayerAbandoned), Type: Int64}, Optional: true,
+				Doc: fmt.Sprintf("service %d: attempts whose caller stopped waiting (its timeout_s) before their answer; the service worked on them to the end", n),
+				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Abandoned} },
+				Set: func(r *Record, v Value) error { r.Result.Layers[j].Abandoned = v.Int; return nil }},
+			RunsColumn{Field: Field{Name: LayerColumn(n, LayerBusy), Type: Float64}, Optional: true,
+				Doc: fmt.Sprintf("service %d, a queueing one: its own work, the service times of the attempts it started, ms", n),
+				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].BusyMS} },
+				Set: func(r *Record, v Value) error { r.Result.Layers[j].BusyMS = v.Float; return nil }},
+			RunsColumn{Field: Field{Name: LayerColumn(n, LayerWasted), Type: Float64}, Optional: true,
+				Doc: fmt.Sprintf("service %d: the part of layer%d_busy_ms spent on abandoned attempts (an attempt's service time once it is both begun and abandoned, finished by the window's end or not), ms", n, n),
+				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].WastedMS} },
+				Set: func(r *Record, v Value) error { r.Result.Layers[j].WastedMS = v.Float; return nil }},
+		)
+	}
+	return cols
+}
 
 func layerColumns() []RunsColumn {
 	var cols []RunsColumn

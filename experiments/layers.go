@@ -19,8 +19,11 @@ import (
 //	{capacity_rps = 500, outage_start_s = 0, recover_s = 0, policy = "exponential max_attempts=3"}
 //
 // each key optional (no limit, never down, never retries); policy is a
-// family's or preset's name, a spec with its parameters, or "none". The
-// values' ranges are sim's (sim.ValidateChain), checked with the cells.
+// family's or preset's name, a spec with its parameters, or "none". A
+// queueing service adds concurrency (its workers), service ("fixed" or "exponential"),
+// service_s and queue_limit; timeout_s is how long its caller waits
+// for it (sim/chainq.go). The values' ranges are sim's
+// (sim.ValidateChain), checked with the cells.
 func (l *loader) layersAxis(path []string, raw any) *axis {
 	chains, ok := l.chains(path, raw)
 	if !ok {
@@ -46,7 +49,7 @@ func (l *loader) layersAxis(path []string, raw any) *axis {
 // chains reads layers' value as chains of service tables, as fleets reads
 // mix's; ok is false for a value that is no list.
 func (l *loader) chains(path []string, raw any) (chains [][]map[string]any, ok bool) {
-	want := "a list of service tables {capacity_rps = …, outage_start_s = …, recover_s = …, policy = \"…\"}, a list of such lists, or [] (no chain)"
+	want := "a list of service tables {capacity_rps = …, outage_start_s = …, recover_s = …, policy = \"…\", concurrency = …, service = \"…\", service_s = …, queue_limit = …, timeout_s = …}, a list of such lists, or [] (no chain)"
 	switch x := raw.(type) {
 	case []map[string]any:
 		return [][]map[string]any{x}, true
@@ -191,6 +194,14 @@ func (l *loader) layerKey(line int, path []string, lay *sim.Layer, k string, v a
 		lay.Policy = p
 		return true
 	}
+	if k == "service" {
+		if s, isStr := v.(string); isStr && (s == "fixed" || s == "exponential") {
+			lay.Service = s
+			return true
+		}
+		l.failAt(line, path, "%s: want \"fixed\" or \"exponential\" (a queueing service's service time)", grid.Show(v))
+		return false
+	}
 	if !slices.Contains(grid.LayerKeys, k) {
 		l.failAt(line, path, "unknown key in a service%s: want %s", grid.SuggestKey(k, grid.LayerKeys), strings.Join(grid.LayerKeys, ", "))
 		return false
@@ -205,6 +216,18 @@ func (l *loader) layerKey(line int, path []string, lay *sim.Layer, k string, v a
 		l.failAt(line, path, "%s: want a number", grid.Show(v))
 		return false
 	}
+	if k == "concurrency" || k == "queue_limit" {
+		if x != math.Trunc(x) || x < 0 || x > float64(sim.MaxConcurrency) {
+			l.failAt(line, path, "%g: want a whole number ≥ 0 (concurrency: 0 is a counting service; queue_limit: 0 is no limit)", x)
+			return false
+		}
+		if k == "concurrency" {
+			lay.Concurrency = int(x)
+		} else {
+			lay.QueueLimit = int(x)
+		}
+		return true
+	}
 	if k == "capacity_rps" {
 		if !(x >= 0 && x <= 1e9) || math.IsInf(x, 0) {
 			l.failAt(line, path, "%g: want 0 (no limit) or requests/s ≤ 1e9", x)
@@ -218,10 +241,6 @@ func (l *loader) layerKey(line int, path []string, lay *sim.Layer, k string, v a
 		l.failAt(line, path, "%g: want a time ≥ 0 in s, a whole number of milliseconds", x)
 		return false
 	}
-	if k == "recover_s" {
-		lay.RecoverAt = d
-	} else {
-		lay.OutageStart = d
-	}
+	*grid.LayerDuration(lay, k) = d
 	return true
 }

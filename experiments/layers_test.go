@@ -71,7 +71,13 @@ func TestLayersErrors(t *testing.T) {
 		{"fail curve", head + "layers = [{}]\nfail_share = 0.5\nfail_curve = \"1 0\"\n", "t.toml:8: sweep.s.fail_curve: 1 0: want none with layers"},
 		{"fanout alone", head + "fanout = 3\n", "t.toml:6: sweep.s.fanout: 3: want layers beside it"},
 		{"old key", head + "layers = [{}]\nlayers_fail_share = 0.5\n", "t.toml:7: sweep.s.layers_fail_share: unknown key (did you mean \"fail_share\"?"},
-		{"queueing", head + "layers = [{}]\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.1\n", "t.toml:6: sweep.s.layers: in front of this server: want a counting server"},
+		{"queueing", head + "layers = [{}]\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.1\nqueue_wait_s = 1\n", "t.toml:6: sweep.s.layers: in front of a queueing server with queue_wait_s: want a queueing server with concurrency, a fixed or exponential service, queue_limit and timeout_s only"},
+		{"service", head + "layers = [{concurrency = 2, service = \"slow\", service_s = 0.1}]\n", "t.toml:6: sweep.s.layers[0].service: \"slow\": want \"fixed\" or \"exponential\""},
+		{"concurrency", head + "layers = [{concurrency = 2.5}]\n", "t.toml:6: sweep.s.layers[0].concurrency: 2.5: want a whole number ≥ 0"},
+		{"timeout", head + "layers = [{timeout_s = -1}]\n", "t.toml:6: sweep.s.layers[0].timeout_s: -1: want a time ≥ 0 in s"},
+		{"no service time", head + "layers = [{concurrency = 2, service = \"fixed\"}]\n", "t.toml:6: sweep.s.layers: service 1 service_s 0: want a whole number of milliseconds ≥ 1 ms"},
+		{"service without workers", head + "layers = [{service_s = 0.1}]\n", "t.toml:6: sweep.s.layers: service 1 service_s 0.1: want 0 without concurrency"},
+		{"queued fanout", head + "layers = [{timeout_s = 1}]\nfanout = 2\n", "t.toml:7: sweep.s.fanout: 2: want 0 or 1 with queueing services or timeouts"},
 		{"mixed", head + "layers = [{}]\nmix = [{share = 0.1, kind = \"fixed\"}]\n", "sweep.s.layers"},
 	} {
 		_, err := Load("t.toml", []byte(tt.src))

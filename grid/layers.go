@@ -16,12 +16,18 @@ import (
 //	capacity_rps=500 outage_start_s=0 recover_s=0 policy="exponential base_s=0.1 max_attempts=3"
 //
 // with the policy as a spec (ParsePolicy; "none" for a service that never
-// retries). EncodeLayers writes it and DecodeLayers reads it back; fanout
-// is a parameter of its own; the server's failure share is fail_share.
+// retries), then, only when set, a queueing service's and a caller's
+// timeout's keys (sim/chainq.go):
+//
+//	… policy="none" concurrency=8 service="fixed" service_s=0.02 queue_limit=50 timeout_s=1
+//
+// so that a service without them reads as it always has. EncodeLayers
+// writes it and DecodeLayers reads it back; fanout is a parameter of its
+// own; the server's failure share is fail_share.
 
 // LayerKeys are the keys of one service, in the order EncodeLayers
 // writes them.
-var LayerKeys = []string{"capacity_rps", "outage_start_s", "recover_s", "policy"}
+var LayerKeys = []string{"capacity_rps", "outage_start_s", "recover_s", "policy", "concurrency", "service", "service_s", "queue_limit", "timeout_s"}
 
 // NoRetry is the policy spec of a service that never retries.
 const NoRetry = "none"
@@ -36,9 +42,32 @@ func EncodeLayers(ls []sim.Layer) string {
 		}
 		parts[i] = fmt.Sprintf("capacity_rps=%s outage_start_s=%s recover_s=%s policy=%s",
 			strconv.FormatFloat(l.Capacity, 'g', -1, 64), strconv.FormatFloat(l.OutageStart.Seconds(), 'g', -1, 64),
-			strconv.FormatFloat(l.RecoverAt.Seconds(), 'g', -1, 64), strconv.Quote(spec))
+			strconv.FormatFloat(l.RecoverAt.Seconds(), 'g', -1, 64), strconv.Quote(spec)) + queueingText(l)
 	}
 	return strings.Join(parts, " | ")
+}
+
+// queueingText is the keys of a queueing service and of its caller's
+// timeout, each only when set: "" for a counting service its caller waits
+// for, whose text stays as it was before these keys.
+func queueingText(l sim.Layer) string {
+	var b strings.Builder
+	if l.Concurrency != 0 {
+		fmt.Fprintf(&b, " concurrency=%d", l.Concurrency)
+	}
+	if l.Service != "" {
+		fmt.Fprintf(&b, " service=%s", strconv.Quote(l.Service))
+	}
+	if l.ServiceTime != 0 {
+		fmt.Fprintf(&b, " service_s=%s", strconv.FormatFloat(l.ServiceTime.Seconds(), 'g', -1, 64))
+	}
+	if l.QueueLimit != 0 {
+		fmt.Fprintf(&b, " queue_limit=%d", l.QueueLimit)
+	}
+	if l.Timeout != 0 {
+		fmt.Fprintf(&b, " timeout_s=%s", strconv.FormatFloat(l.Timeout.Seconds(), 'g', -1, 64))
+	}
+	return b.String()
 }
 
 // LayerPolicy reads a service's policy: a spec (ParsePolicy) or "none".
@@ -89,35 +118,61 @@ func DecodeLayers(s string) ([]sim.Layer, error) {
 
 // setLayerKey sets one key of a service from its text.
 func setLayerKey(l *sim.Layer, k, raw string) error {
-	if k == "policy" {
+	switch k {
+	case "policy":
 		p, err := LayerPolicy(raw)
 		if err != nil {
 			return fmt.Errorf("policy %q: %v", raw, err)
 		}
 		l.Policy = p
 		return nil
+	case "service":
+		l.Service = raw
+		return nil
+	case "concurrency", "queue_limit":
+		v, err := strconv.Atoi(raw)
+		if err != nil {
+			return fmt.Errorf("%s %q: want a whole number", k, raw)
+		}
+		if k == "concurrency" {
+			l.Concurrency = v
+		} else {
+			l.QueueLimit = v
+		}
+		return nil
 	}
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return fmt.Errorf("%s %q: want a number", k, raw)
 	}
-	switch k {
-	case "capacity_rps":
+	if k == "capacity_rps" {
 		l.Capacity = v
 		return nil
-	case "outage_start_s", "recover_s":
-		d, ok := duration(v)
+	}
+	if d := LayerDuration(l, k); d != nil {
+		x, ok := duration(v)
 		if !ok {
 			return fmt.Errorf("%s %v: want a whole number of milliseconds, in s", k, v)
 		}
-		if k == "recover_s" {
-			l.RecoverAt = d
-		} else {
-			l.OutageStart = d
-		}
+		*d = x
 		return nil
 	}
 	return fmt.Errorf("unknown key %q: want one of %s", k, strings.Join(LayerKeys, ", "))
+}
+
+// LayerDuration is the field of l that key k (a time in s) sets, or nil.
+func LayerDuration(l *sim.Layer, k string) *time.Duration {
+	switch k {
+	case "outage_start_s":
+		return &l.OutageStart
+	case "recover_s":
+		return &l.RecoverAt
+	case "service_s":
+		return &l.ServiceTime
+	case "timeout_s":
+		return &l.Timeout
+	}
+	return nil
 }
 
 // Chained reports whether the cell has services in front of its server.

@@ -81,3 +81,45 @@ func TestLayersErrors(t *testing.T) {
 		}
 	}
 }
+
+// A queueing service's keys and a caller's timeout round-trip, after the
+// keys a counting service has always written, and a service without them
+// keeps its text (and so its cells' keys) as it was before them.
+func TestQueueingLayersRoundTrip(t *testing.T) {
+	t.Parallel()
+	counting := sim.Layer{Capacity: 500, RecoverAt: 90500 * time.Millisecond}
+	const before = `capacity_rps=500 outage_start_s=0 recover_s=90.5 policy="none"`
+	if got := EncodeLayers([]sim.Layer{counting}); got != before {
+		t.Errorf("a counting service reads %s; want %s as before the queueing keys", got, before)
+	}
+	ls := []sim.Layer{
+		{Concurrency: 8, Service: "exponential", ServiceTime: 20 * time.Millisecond, QueueLimit: 50, Timeout: 1500 * time.Millisecond},
+		{Capacity: 100, Timeout: time.Second},
+	}
+	text := EncodeLayers(ls)
+	if want := `capacity_rps=0 outage_start_s=0 recover_s=0 policy="none" concurrency=8 service="exponential" service_s=0.02 queue_limit=50 timeout_s=1.5 | ` +
+		`capacity_rps=100 outage_start_s=0 recover_s=0 policy="none" timeout_s=1`; text != want {
+		t.Errorf("text %s\nwant %s", text, want)
+	}
+	back, err := DecodeLayers(text)
+	if err != nil || len(back) != 2 || back[0] != ls[0] || back[1] != ls[1] {
+		t.Errorf("%s back as %+v, %v", text, back, err)
+	}
+	c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: text}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+	for text, want := range map[string]string{
+		`concurrency=x`:                               "want a whole number",
+		`concurrency=2 service="fixed"`:               "service_s",
+		`concurrency=2 service="slow" service_s=0.01`: "fixed or exponential",
+		`service_s=0.01`:                              "without concurrency",
+		`timeout_s=0.0005`:                            "whole number of milliseconds",
+		`capacity_rps=100 concurrency=2 service="fixed" service_s=0.01`: "capacity_rps",
+	} {
+		c := Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: text}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", text, err, want)
+		}
+	}
+}

@@ -29,10 +29,15 @@ func LayerAmplification(panels []string, studies []analysis.LayerScenario) Figur
 			name := ls.Words(a)
 			colour := index(&names, name)
 			s := Series{Name: name, Colour: colour, Mark: Line}
-			for j := range analysis.ChainServer(a) + 1 {
+			last := analysis.ChainServer(a)
+			for j := range last + 1 {
 				sum := a.Summary(analysis.LayerAmp[j])
 				lo, hi, _ := sum.Bounds()
-				s.Points = append(s.Points, Point{X: float64(j), Y: sum.Mean, Lo: lo, Hi: hi})
+				x := j
+				if j == last { // a shorter chain's server is the server all the same
+					x = n - 1
+				}
+				s.Points = append(s.Points, Point{X: float64(x), Y: sum.Mean, Lo: lo, Hi: hi})
 			}
 			f.from(a)
 			p.Series = append(p.Series, s)

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/herdsweep/herdsweep/analysis"
 	"github.com/herdsweep/herdsweep/internal/num"
 	"github.com/herdsweep/herdsweep/plots"
 	"github.com/herdsweep/herdsweep/reports/table"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // maxLayerPanels bounds the panels of the layers figure: the first
@@ -52,16 +55,19 @@ func layerFigures(ls []analysis.LayerScenario) []Figure {
 	if len(ls) == 0 {
 		return nil
 	}
-	var panels []string
 	var studies []analysis.LayerScenario
 	for _, s := range ls {
 		if s.Services == ls[0].Services && len(studies) < maxLayerPanels {
-			panels, studies = append(panels, layerPanelWords(s)), append(studies, s)
+			studies = append(studies, s)
 		}
 	}
+	panels := layerPanels(studies)
 	f := plots.LayerAmplification(panels, studies)
 	if f.Degenerate() != "" {
 		return nil
+	}
+	if len(studies) < len(ls) {
+		f.Caption += fmt.Sprintf(" The first %d of the %d scenarios (those with chains of %d services); the tables above have them all.", len(studies), len(ls), ls[0].Services)
 	}
 	return []Figure{{Figure: f, PNG: "plots/" + f.Name + ".png", SVG: "plots/" + f.Name + ".svg"}}
 }
@@ -76,7 +82,8 @@ func writeLayers(ew *errWriter, ls []analysis.LayerScenario, figs []Figure) {
 	ew.printf("## Retries across layers\n\n")
 	ew.printf("Clients call service A, which calls B, … which calls the server; each caller retries its callee by its own policy, and a service holds its caller's request while it retries (the caller waits). ")
 	ew.printf("A row per chain, ranked by the attempts that reach the server per client: each service's attempts per client (the mean over seeds: its load amplification), the share of clients served by the window's end, and t99 after the server's recovery with its 95 %% interval. ")
-	ew.printf("Each service counts attempts (its capacity is attempts admitted a second, and a refusal costs it nothing), so what retries at several layers cost here is the load itself: attempts every service on the way and the server must refuse; they can even bring clients back sooner, as a callee's short retries reach the server as soon as it is back.\n\n")
+	ew.printf("Each service counts attempts (its capacity is attempts admitted a second, and a refusal costs it nothing), so what retries at several layers cost here is the load itself: attempts every service on the way and the server must refuse; they can even bring clients back sooner, as a callee's short retries reach the server as soon as it is back. ")
+	ew.printf("A queueing service (concurrency, a service time) holds a worker for its own work and its call to its callee, and a caller with a timeout gives up waiting and retries while its callee works on: there the abandoned attempts and the work wasted on them are said below each table.\n\n")
 	for _, s := range ls {
 		ew.printf("%s.\n\n", upperFirst(layerScenarioWords(s)))
 		ew.table(layerTable(s))
@@ -102,7 +109,40 @@ func layerScenarioWords(s analysis.LayerScenario) string {
 	if s.Scenario.FailShare > 0 {
 		w += fmt.Sprintf(", %g %% of the attempts it admits failing whatever the load", 100*s.Scenario.FailShare)
 	}
+	if sc.Server() == sim.QueueingServer {
+		w += fmt.Sprintf(", the server a queueing one (%d workers, %v %s service, its caller waiting at most %v)", sc.Concurrency, sc.ServiceTime, sc.Service, sc.Timeout)
+	}
 	return w
+}
+
+// layerPanels names the panels of the figure, one a scenario: its
+// clients' policy and the server's capacity, with the clients and the
+// outage when those differ between panels, and a number when two
+// panels' names are still the same.
+func layerPanels(studies []analysis.LayerScenario) []string {
+	clients, outage := map[int]bool{}, map[time.Duration]bool{}
+	for _, s := range studies {
+		clients[s.Scenario.Clients], outage[s.Scenario.RecoverAt] = true, true
+	}
+	panels := make([]string, len(studies))
+	seen := map[string]int{}
+	for i, s := range studies {
+		w := layerPanelWords(s)
+		if n := s.Scenario.Clients; len(clients) > 1 {
+			w = fmt.Sprintf("%s %s", thousands(float64(n)), w)
+			if n == 1 {
+				w = strings.Replace(w, " clients,", " client,", 1)
+			}
+		}
+		if len(outage) > 1 {
+			w += fmt.Sprintf(", down %g s", s.Scenario.RecoverAt.Seconds())
+		}
+		if seen[w]++; seen[w] > 1 {
+			w += fmt.Sprintf(" (%d)", seen[w])
+		}
+		panels[i] = w
+	}
+	return panels
 }
 
 // layerPanelWords names a scenario's panel in the figure.
@@ -117,6 +157,9 @@ func layerPanelWords(s analysis.LayerScenario) string {
 	}
 	if s.Scenario.FailShare > 0 {
 		w += fmt.Sprintf(", %g %% fail", 100*s.Scenario.FailShare)
+	}
+	if s.Scenario.Server() == sim.QueueingServer {
+		w += ", queueing"
 	}
 	return w
 }
@@ -192,6 +235,11 @@ func layerClaims(s analysis.LayerScenario) []string {
 			out = append(out, c)
 		}
 	}
+	for _, a := range s.Rows {
+		if c := wastedClaim(s, a); c != "" {
+			out = append(out, c)
+		}
+	}
 	for _, b := range s.Rows {
 		if !analysis.Budgeted(b) {
 			continue
@@ -242,4 +290,35 @@ func closedForm(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 	}
 	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
 		ls.Words(a), want, strings.Join(factors, " × "))
+}
+
+// wastedClaim is the sentence for row a when callers abandoned attempts
+// at their timeouts (a queued chain, sim/chainq.go): the abandoned
+// attempts per client, at each service that had any, and the share of
+// the queueing services' work spent on them. "" when none was abandoned.
+func wastedClaim(ls analysis.LayerScenario, a *analysis.Aggregate) string {
+	var total float64
+	var parts []string
+	for j := range analysis.ChainServer(a) + 1 {
+		m := a.Summary(analysis.LayerAbandoned[j]).Mean
+		if m > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", analysis.ServiceName(j, analysis.ChainServer(a)+1), abandonedAmount(m)))
+		}
+		total += m
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("When %s, callers abandoned %s attempts per client at their timeouts (%s), and %.1f %% of the services' work went to attempts nobody waited for.",
+		ls.Words(a), abandonedAmount(total), strings.Join(parts, ", "), 100*a.Summary(analysis.LayerWastedShare).Mean)
+}
+
+// abandonedAmount writes abandoned attempts per client (> 0): one decimal
+// as the tables say them, two significant digits below 0.05, which one
+// decimal would write as none (2 attempts of 5,000 clients: 0.0004).
+func abandonedAmount(m float64) string {
+	if m < 0.05 {
+		return strconv.FormatFloat(m, 'g', 2, 64)
+	}
+	return plots.Amp(m)
 }

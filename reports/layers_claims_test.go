@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,139 @@ func layerSentences(trs []*ltruth) []string {
 		}
 	}
 	return out
+}
+
+// TestQueuedLayerClaims: with queueing services and timeouts at every
+// layer, the sentence on abandoned attempts and wasted work is recomputed
+// from the records: the abandoned attempts per client at each service
+// (their mean over seeds, summed), and the mean over seeds of the wasted
+// share of the services' work.
+func TestQueuedLayerClaims(t *testing.T) {
+	t.Parallel()
+	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 2 * time.Second, Multiplier: 2, MaxAttempts: 4}.Normalize()
+	sc := world(30)
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 3, "fixed", 100*time.Millisecond, time.Second
+	svc := func(to time.Duration, p sim.Policy) sim.Layer {
+		return sim.Layer{Concurrency: 10, Service: "exponential", ServiceTime: 5 * time.Millisecond, Timeout: to, Policy: p}
+	}
+	words := []string{"clients, A and B retry", "clients and A retry"}
+	var cells []grid.Cell
+	for _, b := range []sim.Policy{retry, {}} {
+		c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: grid.EncodeLayers([]sim.Layer{svc(3*time.Second, retry), svc(2*time.Second, b)})}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		cells = append(cells, c)
+	}
+	in := simulate(t, cells, 3, false)
+	_, files := build(t, in)
+	md := files["report.md"]
+	for i, c := range cells {
+		var abandoned [3]float64
+		var wasted []float64
+		runs := 0
+		for _, rec := range in.Dataset.Records {
+			if rec.CellKey != c.Normalize().Key() {
+				continue
+			}
+			runs++
+			var busy, w float64
+			for j, l := range rec.Result.Layers[:3] {
+				abandoned[j] += float64(l.Abandoned) / float64(rec.Result.Clients)
+				busy, w = busy+l.BusyMS, w+l.WastedMS
+			}
+			wasted = append(wasted, w/busy)
+		}
+		var total float64
+		var parts []string
+		for j, name := range []string{"A", "B", "server"} {
+			m := abandoned[j] / float64(runs)
+			total += m
+			if m >= 0.05 {
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, m))
+			}
+		}
+		if total == 0 {
+			t.Fatalf("%s: nothing abandoned; the test needs timeouts that fire", words[i])
+		}
+		want := fmt.Sprintf("When %s, callers abandoned %.1f attempts per client at their timeouts (%s), and %.1f %% of the services' work went to attempts nobody waited for.",
+			words[i], total, strings.Join(parts, ", "), 100*meanOf(wasted))
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(md, "the server a queueing one (3 workers, 100ms fixed service, its caller waiting at most 1s)") {
+		t.Errorf("the scenario does not say its server queues")
+	}
+}
+
+// A few attempts abandoned among many clients are said as they are, not
+// as "0.0 … ()": 1,000 clients behind A, one worker whose 600 s of work
+// outlasts their 0.5 s timeout and a queue of one, abandon 2 or 3
+// attempts in a minute; the sentence gives their number per client, two
+// significant digits, recomputed from the records.
+func TestQueuedLayerClaimsFewAbandoned(t *testing.T) {
+	t.Parallel()
+	sc := world(30)
+	sc.Clients, sc.RecoverAt, sc.Horizon = 1000, 0, time.Minute
+	a := sim.Layer{Concurrency: 1, Service: "fixed", ServiceTime: 600 * time.Second, QueueLimit: 1, Timeout: 500 * time.Millisecond}
+	c := grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: grid.EncodeLayers([]sim.Layer{a})}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in := simulate(t, []grid.Cell{c}, 2, false)
+	_, files := build(t, in)
+	var abandoned float64
+	for _, rec := range in.Dataset.Records {
+		abandoned += float64(rec.Result.Layers[0].Abandoned) / float64(rec.Result.Clients) / 2
+	}
+	if abandoned == 0 || abandoned >= 0.05 {
+		t.Fatalf("%g abandoned per client; the test needs a few", abandoned)
+	}
+	n := strconv.FormatFloat(abandoned, 'g', 2, 64)
+	want := fmt.Sprintf("When clients retry, callers abandoned %s attempts per client at their timeouts (A %s), and 100.0 %% of the services' work went to attempts nobody waited for.", n, n)
+	if md := files["report.md"]; !strings.Contains(md, want) {
+		i := strings.Index(md, "When clients retry")
+		t.Errorf("report.md lacks %q; it says %.200q", want, md[max(i, 0):])
+	}
+}
+
+// The figure names each panel's scenario apart from the others (the
+// clients and the outage when they differ), and draws a shorter chain's
+// server at "server", not at the place of a service it does not have.
+func TestLayerFigurePanelsAndServer(t *testing.T) {
+	t.Parallel()
+	retry := sim.Policy{Kind: sim.FullJitter, Base: 100 * time.Millisecond, Cap: 2 * time.Second, Multiplier: 2, MaxAttempts: 4}.Normalize()
+	var cells []grid.Cell
+	for _, clients := range []int{100, 200} {
+		for _, down := range []time.Duration{10 * time.Second, 20 * time.Second} {
+			sc := world(30)
+			sc.Clients, sc.RecoverAt = clients, down
+			sc.Horizon = down + time.Minute
+			for _, ls := range [][]sim.Layer{{{Policy: retry}}, {{Policy: retry}, {}}} {
+				cells = append(cells, grid.Cell{Scenario: sc, Policy: sim.DefaultPolicy(sim.Decorrelated), Layers: grid.EncodeLayers(ls)})
+			}
+		}
+	}
+	in := simulate(t, cells, 2, false)
+	r, _ := build(t, in)
+	if len(r.LayerFigures) != 1 {
+		t.Fatalf("%d layer figures", len(r.LayerFigures))
+	}
+	f := r.LayerFigures[0]
+	seen := map[string]bool{}
+	for _, p := range f.Panels {
+		if seen[p.Title] {
+			t.Errorf("two panels are named %q", p.Title)
+		}
+		seen[p.Title] = true
+		for _, s := range p.Series {
+			if last := s.Points[len(s.Points)-1]; last.X != float64(len(f.X.Categories)-1) {
+				t.Errorf("%s: %s's server at x = %g (%s)", p.Title, s.Name, last.X, f.X.Categories[int(last.X)])
+			}
+		}
+	}
+	if len(f.Panels) != 4 || !seen["100 decorrelated clients, 30 req/s, down 10 s"] {
+		t.Errorf("panels %v", seen)
+	}
 }

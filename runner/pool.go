@@ -18,6 +18,7 @@ type Job struct {
 	Run       grid.Run
 	Timeline  bool
 	StopStuck bool
+	MaxBytes  int64 // sim.Sim.MaxBytes: the memory a queued chain run may take (0: sim's default)
 }
 
 // Outcome is what a job gave.
@@ -133,7 +134,7 @@ func (p *pool) work() {
 			tl = new(sim.Timeline)
 		}
 		rng.Seed(j.Run.Seed)
-		s.StopStuck = j.StopStuck
+		s.StopStuck, s.MaxBytes = j.StopStuck, j.MaxBytes
 		o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
 		o.Timeline = tl
 		p.results <- done{i, o}

@@ -15,9 +15,17 @@ import (
 // retries its callee: the caller waits, and has no timeout of its own, so a
 // caller's attempt fails only when its callee gives up (its attempt limit,
 // its retry budget, or its other limits say so; its max_elapsed is the
-// caller's deadline passed down). A caller that stops waiting while its
-// callee goes on is not modelled. Holding a request costs
+// caller's deadline passed down). Holding a request costs
 // a counting service nothing: its capacity is attempts admitted a tick.
+//
+// A chain with a queueing service (Layer.Concurrency, or a queueing server
+// at the bottom) or a caller's timeout (Layer.Timeout, Scenario.Timeout)
+// runs on events instead, as an RPC system does (chainq.go): a queueing
+// service's worker is held for the attempt's own work and then for its
+// whole call to its callee, and a caller whose timeout passes retries
+// while its callee goes on working on the abandoned attempt (wasted work).
+// The ticks below are the counting chain's, whose results that path
+// leaves as they were.
 //
 // While the deepest service is down and no service above it is saturated,
 // a client's request with k_c retries at caller c makes Π(1+k_c) attempts
@@ -48,7 +56,26 @@ type Layer struct {
 	// Policy: how the service retries a failed call to its callee; the
 	// zero Policy never retries.
 	Policy Policy
+
+	// A queueing service instead of a counting one (chainq.go), on when
+	// Concurrency > 0, Capacity then 0: Concurrency attempts in service at once,
+	// first come, first served, each holding its worker for its own work
+	// (a service time drawn from Service, "fixed" or "exponential", of
+	// mean ServiceTime) and then for its call to its callee, until that
+	// call ends; at most QueueLimit attempts wait for a worker (0: no
+	// limit), one more is refused at once (a 429).
+	Concurrency int
+	Service     string
+	ServiceTime time.Duration
+	QueueLimit  int
+	// Timeout: how long the service's caller waits for an attempt's
+	// answer (chainq.go); 0 = for ever. The deepest service's is the
+	// scenario's Timeout.
+	Timeout time.Duration
 }
+
+// Queueing reports whether the service is a queueing one.
+func (l Layer) Queueing() bool { return l.Concurrency > 0 }
 
 // Chain is the services in front of the scenario's server. The scenario
 // is the deepest service: down until RecoverAt, then Capacity requests/s.
@@ -88,6 +115,11 @@ type LayerResult struct {
 	Attempts int64 // attempts that reached it (every copy's, for a fan-out)
 	Rejected int64 // refused by it: down, over its capacity, or its own failure share
 	Served   int64 // answered with success: its callees succeeded (the deepest service: each copy that did, whatever the others did)
+
+	// A queued chain's (chainq.go); 0 on ticks.
+	Abandoned int64   // attempts whose caller stopped waiting (its timeout) before their answer
+	BusyMS    float64 // a queueing service's own work: the service times of the attempts it started
+	WastedMS  float64 // the part of BusyMS spent on abandoned attempts: an attempt's service time once it is both begun and abandoned, finished by the end or not
 }
 
 // Amplification is the service's attempts per client request.
@@ -114,8 +146,14 @@ func ValidateChain(sc Scenario, ch Chain, p Policy) error {
 		errs.add(FieldLayers, fmt.Sprintf("%d services", ch.N), fmt.Sprintf("1 to %d services in front of the server", MaxLayers-1))
 		return errors.Join(errs...)
 	}
-	if sc.Server() != CountingServer || !sc.plain() || sc.RetryAfter != 0 {
-		errs.add(FieldLayers, "in front of this server", "a counting server without Retry-After, ramp or reject cost behind the layers (a queueing server and those are not modelled in a chain)")
+	if !sc.plain() || sc.RetryAfter != 0 {
+		errs.add(FieldLayers, "in front of this server", "a server without Retry-After, ramp or reject cost behind the layers (those are not modelled in a chain)")
+	}
+	if sc.Server() == QueueingServer {
+		errs = append(errs, queueingDeepest(sc)...)
+	}
+	if ch.Fanout > 1 && ch.Queued(sc) {
+		errs.add(FieldFanout, ch.Fanout, "0 or 1 with queueing services or timeouts in the chain (a fan-out is modelled on counting services only)")
 	}
 	if p.componentsOn() {
 		errs.add(FieldLayers, "clients with "+p.ComponentsShort(), "clients without client components in front of layers (a chain models attempt limits, backoff and retry budgets)")
@@ -151,6 +189,7 @@ func (l Layer) validate(j int, tick time.Duration) fieldErrs {
 	} else if l.RecoverAt < l.OutageStart {
 		add("recover_s", l.RecoverAt.Seconds(), fmt.Sprintf("at least its outage_start_s (%g)", l.OutageStart.Seconds()))
 	}
+	l.validateQueueing(add)
 	if l.Policy == (Policy{}) {
 		return errs
 	}
@@ -165,19 +204,23 @@ func (l Layer) validate(j int, tick time.Duration) fieldErrs {
 // ChainBytes is what a chain run of sc behind ch holds beyond
 // Scenario.Footprint: per client its state at each caller (16 bytes) and
 // the caller whose retry is due (1), and each caller's retry budget's
-// rings (16 bytes a tick of its window). 0 without a chain.
+// rings (16 bytes a tick of its window); a queued chain (chainq.go) its
+// attempts in flight instead. 0 without a chain.
 func ChainBytes(sc Scenario, ch Chain) int64 {
 	if !ch.On() || sc.Tick <= 0 {
 		return 0
 	}
 	n, c := int64(max(sc.Clients, 0)), int64(ch.Services())
 	window := int64(math.Ceil(BudgetWindow * 1000 / ms(sc.Tick)))
+	if ch.Queued(sc) { // per client its call (16 bytes) and, per service, an attempt in flight (48), its events (2 × 32) and its place in a queue (4); abandoned attempts add to it
+		return n*(16+c*(48+64+4)) + c*16*window
+	}
 	return n*(16*c+1) + c*16*window
 }
 
 // footprint is the bytes of storage a chain run's state holds.
 func (cr *chainRun) footprint() int {
-	b := cap(cr.state)*16 + cap(cr.depth)
+	b := cap(cr.state)*16 + cap(cr.depth) + cr.qs.footprint()
 	for i := range cr.bud {
 		b += 8 * (cap(cr.bud[i].req) + cap(cr.bud[i].ret))
 	}
@@ -215,8 +258,9 @@ type chainRun struct {
 	depth      []int8   // per client: the caller whose retry is due next
 	active, ok int
 	gaveUp     int
-	milestone  [4]float64 // 50, 90, 99 and 100 % of the clients
-	r          Result     // the milestones, the peak and what was sent after recovery
+	milestone  [4]float64  // 50, 90, 99 and 100 % of the clients
+	r          Result      // the milestones, the peak and what was sent after recovery
+	qs         queuedState // a queued chain's (chainq.go)
 }
 
 // RunChain simulates sc behind the services of ch, every client on policy
@@ -235,13 +279,21 @@ func (s *Sim) RunChain(sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Tim
 	}
 	cr := &s.chain
 	s.startChain(cr, sc, ch, p, rng, tl)
-	k, err := s.loopChain(cr, rng, tl)
+	loop := s.loopChain
+	if ch.Queued(sc) {
+		loop = s.loopQueued
+	}
+	k, err := loop(cr, rng, tl)
 	if err != nil {
-		*cr = chainRun{state: cr.state, depth: cr.depth}
+		qs := cr.qs
+		if errors.Is(err, ErrTooBig) {
+			qs = queuedState{} // let go of what outgrew the limit
+		}
+		*cr = chainRun{state: cr.state, depth: cr.depth, qs: qs}
 		return Result{}, err
 	}
 	r := cr.finish(k)
-	*cr = chainRun{state: cr.state, depth: cr.depth, bud: cr.bud} // keep the storage, drop the delayers
+	*cr = chainRun{state: cr.state, depth: cr.depth, bud: cr.bud, qs: cr.qs} // keep the storage, drop the delayers
 	return r, nil
 }
 
@@ -249,8 +301,8 @@ func (s *Sim) RunChain(sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Tim
 // capacity and outage, and the clients' first requests (one draw each, in
 // index order, as Sim.Run draws them).
 func (s *Sim) startChain(cr *chainRun, sc Scenario, ch Chain, p Policy, rng *Mulberry32, tl *Timeline) {
-	state, depth, bud := cr.state, cr.depth, cr.bud
-	*cr = chainRun{sc: sc, n: sc.Clients, nt: sc.ticks(), callers: ch.Services(), copies: ch.Copies(), fail: sc.FailShare, bud: bud}
+	state, depth, bud, qs := cr.state, cr.depth, cr.bud, cr.qs
+	*cr = chainRun{sc: sc, n: sc.Clients, nt: sc.ticks(), callers: ch.Services(), copies: ch.Copies(), fail: sc.FailShare, bud: bud, qs: qs}
 	cr.tk = ticker{tick: ms(sc.Tick), inv: 1 / ms(sc.Tick)}
 	cr.lastT = float64(cr.nt-1) * cr.tk.tick
 	for c := range cr.callers {
@@ -278,15 +330,19 @@ func (s *Sim) startChain(cr *chainRun, sc Scenario, ch Chain, p Policy, rng *Mul
 	cr.downFrom[ch.N], cr.downTo[ch.N] = 0, ms(sc.RecoverAt)
 
 	n := cr.n
-	cr.state, cr.depth = grow(state, n*cr.callers), grow(depth, n)
-	clear(cr.depth)
-	s.cal.reset(cr.nt, n, false)
-	spread := ms(sc.Spread)
-	for i := range n {
-		cr.state[i*cr.callers] = client{prev: cr.base[0]}
-		if next := rng.Float64() * spread; next <= cr.lastT {
-			s.cal.push(cr.tk.arrival(next), int32(i))
-			cr.active++
+	if ch.Queued(sc) {
+		cr.startQueued(ch, rng)
+	} else {
+		cr.state, cr.depth = grow(state, n*cr.callers), grow(depth, n)
+		clear(cr.depth)
+		s.cal.reset(cr.nt, n, false)
+		spread := ms(sc.Spread)
+		for i := range n {
+			cr.state[i*cr.callers] = client{prev: cr.base[0]}
+			if next := rng.Float64() * spread; next <= cr.lastT {
+				s.cal.push(cr.tk.arrival(next), int32(i))
+				cr.active++
+			}
 		}
 	}
 	fn := float64(n)

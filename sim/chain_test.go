@@ -324,17 +324,32 @@ func TestValidateChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, f := range map[string]func(*Chain, *Scenario){
-		"no services":    func(c *Chain, _ *Scenario) { c.N = 0 },
-		"too many":       func(c *Chain, _ *Scenario) { c.N = MaxLayers },
-		"capacity":       func(c *Chain, _ *Scenario) { c.Front[0].Capacity = -1 },
-		"under a tick":   func(c *Chain, _ *Scenario) { c.Front[0].Capacity = 5 },
-		"recovery":       func(c *Chain, _ *Scenario) { c.Front[0].OutageStart, c.Front[0].RecoverAt = 2e9, 1e9 },
-		"policy":         func(c *Chain, _ *Scenario) { c.Front[0].Policy.MaxAttempts = -1 },
-		"components":     func(c *Chain, _ *Scenario) { c.Front[0].Policy.BreakerRatio = 0.5 },
-		"fanout":         func(c *Chain, _ *Scenario) { c.Fanout = MaxFanout + 1 },
-		"fail curve":     func(_ *Chain, s *Scenario) { s.FailShare, s.FailCurve = 0.1, "1 0" },
-		"beyond N":       func(c *Chain, _ *Scenario) { c.Front[2].Capacity = 5 },
-		"queueing":       func(_ *Chain, s *Scenario) { s.Concurrency, s.Service, s.ServiceTime = 2, "fixed", time.Second },
+		"no services":  func(c *Chain, _ *Scenario) { c.N = 0 },
+		"too many":     func(c *Chain, _ *Scenario) { c.N = MaxLayers },
+		"capacity":     func(c *Chain, _ *Scenario) { c.Front[0].Capacity = -1 },
+		"under a tick": func(c *Chain, _ *Scenario) { c.Front[0].Capacity = 5 },
+		"recovery":     func(c *Chain, _ *Scenario) { c.Front[0].OutageStart, c.Front[0].RecoverAt = 2e9, 1e9 },
+		"policy":       func(c *Chain, _ *Scenario) { c.Front[0].Policy.MaxAttempts = -1 },
+		"components":   func(c *Chain, _ *Scenario) { c.Front[0].Policy.BreakerRatio = 0.5 },
+		"fanout":       func(c *Chain, _ *Scenario) { c.Fanout = MaxFanout + 1 },
+		"fail curve":   func(_ *Chain, s *Scenario) { s.FailShare, s.FailCurve = 0.1, "1 0" },
+		"beyond N":     func(c *Chain, _ *Scenario) { c.Front[2].Capacity = 5 },
+		"queue wait": func(_ *Chain, s *Scenario) {
+			s.Concurrency, s.Service, s.ServiceTime, s.QueueWait = 2, "fixed", time.Second, time.Second
+		},
+		"workers": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency = -1 },
+		"service": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency, c.Front[0].ServiceTime = 2, time.Millisecond },
+		"lognormal": func(c *Chain, _ *Scenario) {
+			c.Front[0].Concurrency, c.Front[0].Service, c.Front[0].ServiceTime = 2, "lognormal", time.Millisecond
+		},
+		"service time": func(c *Chain, _ *Scenario) { c.Front[0].Concurrency, c.Front[0].Service = 2, "fixed" },
+		"no workers":   func(c *Chain, _ *Scenario) { c.Front[0].ServiceTime = time.Second },
+		"queue limit":  func(c *Chain, _ *Scenario) { c.Front[0].QueueLimit = 3 },
+		"timeout":      func(c *Chain, _ *Scenario) { c.Front[0].Timeout = 1500 * time.Microsecond },
+		"both": func(c *Chain, _ *Scenario) {
+			c.Front[0].Concurrency, c.Front[0].Service, c.Front[0].ServiceTime, c.Front[0].Capacity = 2, "fixed", time.Millisecond, 100
+		},
+		"queued fanout":  func(c *Chain, _ *Scenario) { c.Fanout, c.Front[0].Timeout = 2, time.Second },
 		"retry-after":    func(_ *Chain, s *Scenario) { s.RetryAfter = time.Second },
 		"partial outage": func(c *Chain, _ *Scenario) { c.Front[0].OutageStart = 1500 * time.Microsecond },
 	} {

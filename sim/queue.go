@@ -61,8 +61,7 @@ const queueFixedBytes = latencyBuckets * 8
 
 // queueRun is the state of a queueing server's run.
 type queueRun struct {
-	kind                int     // index in ServiceKinds
-	svc, mu, sigma      float64 // ms: mean or median; lognormal's log-mean and log-sd
+	serviceDraw         // its service times
 	limit               int
 	maxWait, target     float64   // ms; 0 = none
 	timeout             float64   // ms; 0 = none
@@ -107,13 +106,10 @@ func (q *queueRun) start(sc Scenario, st *runState, lat *latency) *queueRun {
 	free, waiting, curve := q.free, q.waiting, q.curve
 	cd, good, off := q.cohortDone, q.good, q.offered
 	rec, limSt, lq := q.rec, q.limSt, q.lq
-	*q = queueRun{kind: serviceKind(sc.Service), svc: ms(sc.ServiceTime), limit: sc.QueueLimit,
+	*q = queueRun{serviceDraw: sc.serviceDraw(), limit: sc.QueueLimit,
 		maxWait: ms(sc.QueueWait), target: ms(sc.ShedTarget), timeout: ms(sc.Timeout),
 		rate: sc.ArrivalRate / 1000, aboveSince: -1, horizon: ms(sc.Horizon), outageStart: ms(sc.OutageStart),
 		brown: st.brown, added: ms(sc.AddedLatency)}
-	if q.kind == 2 {
-		q.mu, q.sigma = logPure(q.svc), sc.logSigma()
-	}
 	if q.rate > 0 {
 		q.gap = 1 / q.rate
 	}
@@ -171,10 +167,33 @@ func (sc Scenario) MeanService() time.Duration {
 // z99 is the standard normal's 99th percentile.
 const z99 = 2.3263478740408408
 
+// serviceDraw is a service time's distribution: the one owner of its
+// draws, for the queueing server and a chain's queueing services
+// (chainq.go).
+type serviceDraw struct {
+	kind           int     // index in ServiceKinds
+	svc, mu, sigma float64 // ms: mean or median; lognormal's log-mean and log-sd
+}
+
+// serviceDraw is the scenario's service time distribution.
+func (sc Scenario) serviceDraw() serviceDraw {
+	d := newServiceDraw(sc.Service, sc.ServiceTime)
+	if d.kind == 2 {
+		d.mu, d.sigma = logPure(d.svc), sc.logSigma()
+	}
+	return d
+}
+
+// newServiceDraw is the distribution kind (fixed or exponential; a
+// lognormal's σ is set by the caller) with mean svc.
+func newServiceDraw(kind string, svc time.Duration) serviceDraw {
+	return serviceDraw{kind: serviceKind(kind), svc: ms(svc)}
+}
+
 // service draws a service time, ms: exponential by the ziggurat
 // (expDraw), lognormal by inverting its CDF with one draw; the same bits
 // on every CPU (see fmath.go).
-func (q *queueRun) service(rng *Mulberry32) float64 {
+func (q *serviceDraw) service(rng *Mulberry32) float64 {
 	switch q.kind {
 	case 0:
 		return q.svc

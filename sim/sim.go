@@ -147,6 +147,13 @@ type Sim struct {
 	// counts only what happened before the stop. For callers that need to
 	// know only whether a run comes back.
 	StopStuck bool
+	// MaxBytes bounds the storage a queued chain run's attempts in flight
+	// take (queuedState.held), 0: DefaultMaxBytes. Abandoned attempts
+	// live on until their service is done with them, so a chain whose
+	// callers time out and retry faster than it works holds ever more of
+	// them; past MaxBytes the run fails with ErrTooBig instead of taking
+	// the machine's memory.
+	MaxBytes int64
 
 	clients []client
 	cal     calendar
@@ -172,6 +179,13 @@ type Sim struct {
 // ErrStopped is returned by a run that Sim.Stop interrupted; its result is
 // incomplete and must not be recorded.
 var ErrStopped = errors.New("sim: run stopped")
+
+// ErrTooBig is returned, wrapped with the figures, by a queued chain run
+// whose attempts in flight outgrew Sim.MaxBytes; it has no result.
+var ErrTooBig = errors.New("a queued chain's attempts in flight outgrew the memory a run may take")
+
+// DefaultMaxBytes is Sim.MaxBytes's default: 1 GiB.
+const DefaultMaxBytes = 1 << 30
 
 // StopEvery is how often a run reads Sim.Stop, in units of work: a client's
 // first draw while the run starts, an arrival, and a tick (so that a long

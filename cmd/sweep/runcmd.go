@@ -432,12 +432,16 @@ func sweepRuns(s *experiments.Sweep, rolling []grid.Run) iter.Seq[grid.Run] {
 func execute(ctx context.Context, st *store.Writer, s *experiments.Sweep, o runOptions, todo []int32, extra []grid.Run, stats *sweepStats, stderr io.Writer) error {
 	prog := newProgress(stderr, s.Name, len(todo)+len(extra), o.quiet)
 	f := newFiller(st, o, stats)
+	var maxBytes int64 // what a queued chain's attempts in flight may take: the run's share
+	if o.lim.On() {
+		maxBytes = o.lim.RunBytes()
+	}
 	job := func(j int) runner.Job {
 		if j >= len(todo) {
-			return runner.Job{Run: extra[j-len(todo)]}
+			return runner.Job{Run: extra[j-len(todo)], MaxBytes: maxBytes}
 		}
 		i := int(todo[j])
-		return runner.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
+		return runner.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i), MaxBytes: maxBytes}
 	}
 	wait := func(j int) int64 { // what job j's outcome holds until it is written
 		if j >= len(todo) {
