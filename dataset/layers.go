@@ -42,15 +42,15 @@ func layerWorkColumns() []RunsColumn {
 		cols = append(cols,
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerAbandoned), Type: Int64}, Optional: true,
 				Doc: fmt.Sprintf("service %d: attempts whose caller stopped waiting (its timeout_s) before their answer; the service worked on them to the end", n),
-				Get: func(w *RunRow) Value { return Value{Int: w.Result.Layers[j].Abandoned} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Int: w.Result.Layers[j].Abandoned} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].Abandoned = v.Int; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerBusy), Type: Float64}, Optional: true,
 				Doc: fmt.Sprintf("service %d, a queueing one: its own work, the service times of the attempts it started, ms", n),
-				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].BusyMS} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Float: w.Result.Layers[j].BusyMS} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].BusyMS = v.Float; return nil }},
 			RunsColumn{Field: Field{Name: LayerColumn(n, LayerWasted), Type: Float64}, Optional: true,
 				Doc: fmt.Sprintf("service %d: the part of layer%d_busy_ms spent on abandoned attempts (an attempt's service time once it is both begun and abandoned, finished by the window's end or not), ms", n, n),
-				Get: func(w *RunRow) Value { return Value{Float: w.Result.Layers[j].WastedMS} },
+				Get: func(w *RunRow, out *Value) { *out = Value{Float: w.Result.Layers[j].WastedMS} },
 				Set: func(r *Record, v Value) error { r.Result.Layers[j].WastedMS = v.Float; return nil }},
 		)
 	}
