@@ -37,18 +37,8 @@ func (c *colBuf) appendRun(v *dataset.Value, n int) {
 		return
 	}
 	c.runLen, c.runNull = append(c.runLen, n), append(c.runNull, null)
-	if null {
-		return
-	}
-	switch c.kind {
-	case dataset.Float64:
-		c.f64 = append(c.f64, v.Float)
-	case dataset.Int64:
-		c.i64 = append(c.i64, v.Int)
-	case dataset.Utf8:
-		c.str = append(c.str, v.Str)
-	default:
-		c.bools = append(c.bools, v.Bool)
+	if !null {
+		c.push(v)
 	}
 }
 

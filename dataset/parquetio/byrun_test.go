@@ -101,19 +101,8 @@ func TestByRunEncodesAsRows(t *testing.T) {
 		}
 		for r, row := range parquetGoRows(t, fmt.Sprintf("trial %d", trial), got) {
 			v, g := expect[r], row[0]
-			null := v.Null || f.Nullable && f.Type.ID() == arrow.STRING && v.Str == ""
-			ok := null == g.IsNull()
-			if ok && !null {
-				switch f.Type.ID() {
-				case arrow.FLOAT64:
-					ok = math.Float64bits(g.Double()) == math.Float64bits(v.Float)
-				case arrow.INT64:
-					ok = g.Int64() == v.Int
-				default:
-					ok = string(g.ByteArray()) == v.Str
-				}
-			}
-			if !ok {
+			v.Null = v.Null || f.Nullable && f.Type.ID() == arrow.STRING && v.Str == ""
+			if !readAsWritten(g, v, f.Type.ID()) {
 				t.Fatalf("trial %d row %d: parquet-go read %v, wrote %+v", trial, r, g, v)
 			}
 		}

@@ -28,6 +28,11 @@ func (c *colBuf) append(v *dataset.Value) {
 		return
 	}
 	c.rows++
+	c.push(v)
+}
+
+// push appends v to the values of the column's kind.
+func (c *colBuf) push(v *dataset.Value) {
 	switch c.kind {
 	case dataset.Float64:
 		c.f64 = append(c.f64, v.Float)
