@@ -349,6 +349,9 @@ func (l *loader) sweep(name string, t map[string]any, defaults axes) *Sweep {
 	case len(cells) > 0:
 		for i, ct := range cells {
 			cp := append(at("cell"), fmt.Sprintf("#%d", i))
+			if ct["seeds"] != nil { // a sweep has one list of seeds: a cell's would be read and not used
+				l.fail(append(cp, "seeds"), "a cell table has no seeds of its own: want the sweep's seeds, given in [sweep.%s] or [defaults], which every cell runs", name)
+			}
 			grids = append(grids, sweepAxes.merge(l.axes(cp, ct, false)))
 		}
 	case ownParams > 0 || len(s.Cells) == 0:

@@ -153,6 +153,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"cap below base, per cell", base + "[sweep.s]\npolicy = \"exponential\"\nbase_s = [1, 2]\ncap_s = 1.5\n", []string{"t.toml:7: sweep.s.cap_s: 1.5: want 0 (no cap) or at least base_s (2s)"}},
 		{"bad range", base + "[sweep.s]\npolicy = \"width-jitter\"\nwidth = {from = 1, to = 0, step = 0.1}\n", []string{"t.toml:6: sweep.s.width: from 1 to 0 step 0.1"}},
 		{"in a cell", base + "[sweep.s]\n[[sweep.s.cell]]\npolicy = \"fixed\"\n[[sweep.s.cell]]\npolicy = \"fixed\"\nbase_s = -1\n", []string{"t.toml:9: sweep.s.cell[1].base_s"}},
+		{"seeds in a cell", base + "[sweep.s]\n[[sweep.s.cell]]\npolicy = \"fixed\"\nseeds = [1, 2]\n", []string{"t.toml:7: sweep.s.cell[0].seeds: a cell table has no seeds of its own: want the sweep's seeds"}},
 		{"no seeds", "[sweep.s]\npolicy = \"fixed\"\n", []string{"sweep.s.seeds: missing"}},
 		{"sub-ms duration", base + "[sweep.s]\npolicy = \"fixed\"\nbase_s = 0.0005\n", []string{"t.toml:6: sweep.s.base_s: 0.0005: want a number of seconds in whole milliseconds"}},
 		{"two mistakes at once", base + "[sweep.s]\npolicy = \"nope\"\nclients = -1\n", []string{"t.toml:5: sweep.s.policy", "t.toml:6: sweep.s.clients"}},

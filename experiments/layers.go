@@ -217,8 +217,12 @@ func (l *loader) layerKey(line int, path []string, lay *sim.Layer, k string, v a
 		return false
 	}
 	if k == "concurrency" || k == "queue_limit" {
-		if x != math.Trunc(x) || x < 0 || x > float64(sim.MaxConcurrency) {
-			l.failAt(line, path, "%g: want a whole number ≥ 0 (concurrency: 0 is a counting service; queue_limit: 0 is no limit)", x)
+		top, zero := sim.MaxConcurrency, "a counting service"
+		if k == "queue_limit" {
+			top, zero = sim.MaxQueueLimit, "no limit"
+		}
+		if x != math.Trunc(x) || x < 0 || x > float64(top) {
+			l.failAt(line, path, "%g: want a whole number from 0 (%s) to %d", x, zero, top)
 			return false
 		}
 		if k == "concurrency" {

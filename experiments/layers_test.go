@@ -73,7 +73,9 @@ func TestLayersErrors(t *testing.T) {
 		{"old key", head + "layers = [{}]\nlayers_fail_share = 0.5\n", "t.toml:7: sweep.s.layers_fail_share: unknown key (did you mean \"fail_share\"?"},
 		{"queueing", head + "layers = [{}]\nconcurrency = 2\nservice = \"fixed\"\nservice_s = 0.1\nqueue_wait_s = 1\n", "t.toml:6: sweep.s.layers: in front of a queueing server with queue_wait_s: want a queueing server with concurrency, a fixed or exponential service, queue_limit and timeout_s only"},
 		{"service", head + "layers = [{concurrency = 2, service = \"slow\", service_s = 0.1}]\n", "t.toml:6: sweep.s.layers[0].service: \"slow\": want \"fixed\" or \"exponential\""},
-		{"concurrency", head + "layers = [{concurrency = 2.5}]\n", "t.toml:6: sweep.s.layers[0].concurrency: 2.5: want a whole number ≥ 0"},
+		{"concurrency", head + "layers = [{concurrency = 2.5}]\n", "t.toml:6: sweep.s.layers[0].concurrency: 2.5: want a whole number from 0 (a counting service) to 1048576"},
+		{"too many workers", head + "layers = [{concurrency = 1e9, service = \"fixed\", service_s = 0.1}]\n", "t.toml:6: sweep.s.layers[0].concurrency: 1e+09: want a whole number from 0 (a counting service) to 1048576"},
+		{"a long queue", head + "layers = [{concurrency = 2, service = \"fixed\", service_s = 0.1, queue_limit = 1e9}]\n", "t.toml:6: sweep.s.layers[0].queue_limit: 1e+09: want a whole number from 0 (no limit) to 16777216"},
 		{"timeout", head + "layers = [{timeout_s = -1}]\n", "t.toml:6: sweep.s.layers[0].timeout_s: -1: want a time ≥ 0 in s"},
 		{"no service time", head + "layers = [{concurrency = 2, service = \"fixed\"}]\n", "t.toml:6: sweep.s.layers: service 1 service_s 0: want a whole number of milliseconds ≥ 1 ms"},
 		{"service without workers", head + "layers = [{service_s = 0.1}]\n", "t.toml:6: sweep.s.layers: service 1 service_s 0.1: want 0 without concurrency"},
@@ -107,5 +109,26 @@ layers = [[{policy = "none"}],
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error\n%v\nwant it to contain\n%s", err, want)
 		}
+	}
+}
+
+// A service's queue_limit goes up to the queueing server's (sim's
+// MaxQueueLimit), not its workers' bound: 2,000,000 waiting attempts.
+func TestLayersQueueLimitBound(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("t.toml", []byte(base+`
+[sweep.s]
+policy = "decorrelated"
+recover_s = 5
+window_s = 5
+clients = 10
+layers = [{concurrency = 2, service = "fixed", service_s = 0.1, queue_limit = 2000000}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := cfg.Sweeps[0].Cells[0].Chain()
+	if err != nil || ch.Front[0].QueueLimit != 2000000 {
+		t.Errorf("%+v, %v; want a queue limit of 2,000,000", ch.Front[0], err)
 	}
 }

@@ -102,7 +102,11 @@ func writeLayers(ew *errWriter, ls []analysis.LayerScenario, figs []Figure) {
 // their policy.
 func layerScenarioWords(s analysis.LayerScenario) string {
 	sc := s.Scenario
-	w := fmt.Sprintf("the server serving %g requests/s after a %g s outage, %s clients on %s", sc.Capacity, sc.RecoverAt.Seconds(), thousands(float64(sc.Clients)), s.Policy.Describe())
+	rate := sc.Capacity
+	if sc.Server() == sim.QueueingServer { // capacity_rps is not read: its workers over its (mean) service time
+		rate = float64(sc.Concurrency) / sc.ServiceTime.Seconds()
+	}
+	w := fmt.Sprintf("the server serving %g requests/s after a %g s outage, %s on %s", rate, sc.RecoverAt.Seconds(), num.PluralOf(sc.Clients, "client", "clients"), s.Policy.Describe())
 	if s.Fanout > 1 {
 		w += fmt.Sprintf(", the last service calling %d copies of it", s.Fanout)
 	}
@@ -110,7 +114,7 @@ func layerScenarioWords(s analysis.LayerScenario) string {
 		w += fmt.Sprintf(", %g %% of the attempts it admits failing whatever the load", 100*s.Scenario.FailShare)
 	}
 	if sc.Server() == sim.QueueingServer {
-		w += fmt.Sprintf(", the server a queueing one (%d workers, %v %s service, its caller waiting at most %v)", sc.Concurrency, sc.ServiceTime, sc.Service, sc.Timeout)
+		w += fmt.Sprintf(", the server a queueing one (%s, %v %s service, its caller waiting at most %v)", num.Plural(sc.Concurrency, "worker"), sc.ServiceTime, sc.Service, sc.Timeout)
 	}
 	return w
 }
@@ -254,8 +258,9 @@ func layerClaims(s analysis.LayerScenario) []string {
 	return out
 }
 
-// closedForm is the sentence for row a when every client gave up while
-// the server was down and the attempts at it are exactly the closed form
+// closedForm is the sentence for row a when every client gave up (while
+// the server was down, when downOnly says that is why) and the attempts
+// at it are exactly the closed form
 // Π over the callers of their attempts (1 + k: the clients', each
 // service's) times the copies of the server: no service saturated, no
 // budget cut a retry. "" otherwise: the report claims it only where the
@@ -288,8 +293,29 @@ func closedForm(ls analysis.LayerScenario, a *analysis.Aggregate) string {
 	if s := analysis.ServerAmp(a); s.Min != float64(want) || s.Max != float64(want) {
 		return ""
 	}
-	return fmt.Sprintf("Every client gave up while the server was down when %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
-		ls.Words(a), want, strings.Join(factors, " × "))
+	when := "while the server was down when " + ls.Words(a)
+	if !downOnly(a) {
+		when = "when " + ls.Words(a) + ", every call failing"
+	}
+	return fmt.Sprintf("Every client gave up %s: the server received exactly %d attempts per client in every seed, the closed form %s (each caller's attempts, 1 + its retries, multiplied down the chain).",
+		when, want, strings.Join(factors, " × "))
+}
+
+// downOnly reports whether row a's calls could fail only because the
+// server was down: it has an outage, no failure share, and no caller
+// abandoned an attempt at a timeout. Else a closed form says the calls
+// failed, not why.
+func downOnly(a *analysis.Aggregate) bool {
+	sc := a.Cell.Scenario
+	if sc.RecoverAt <= sc.OutageStart || sc.FailShare > 0 {
+		return false
+	}
+	for j := range analysis.ChainServer(a) + 1 {
+		if a.Summary(analysis.LayerAbandoned[j]).Max > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // wastedClaim is the sentence for row a when callers abandoned attempts

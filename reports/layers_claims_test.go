@@ -316,3 +316,32 @@ func TestLayerFigurePanelsAndServer(t *testing.T) {
 		t.Errorf("panels %v", seen)
 	}
 }
+
+// The closed form says the server was down only when that is why the
+// calls failed: behind a server that is never down, whose 1 s of work
+// outlasts A's 0.3 s timeout, every attempt is abandoned and the server
+// receives exactly A's 3 attempts per client, but not "while the server
+// was down"; and the scenario's line says the rate the server serves.
+func TestLayerClosedFormSaysWhy(t *testing.T) {
+	t.Parallel()
+	sc := world(30)
+	sc.Clients, sc.RecoverAt, sc.Horizon = 10, 0, 10*time.Second
+	sc.Concurrency, sc.Service, sc.ServiceTime, sc.Timeout = 1, "fixed", time.Second, 300*time.Millisecond
+	a := sim.Layer{Concurrency: 10, Service: "fixed", ServiceTime: 10 * time.Millisecond, Policy: sim.Policy{Kind: sim.Fixed, Base: 100 * time.Millisecond, MaxAttempts: 3}.Normalize()}
+	c := grid.Cell{Scenario: sc, Policy: sim.Policy{Kind: sim.Fixed, Base: time.Second, MaxAttempts: 1}, Layers: grid.EncodeLayers([]sim.Layer{a})}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in := simulate(t, []grid.Cell{c}, 2, false)
+	_, files := build(t, in)
+	md := files["report.md"]
+	want := "Every client gave up when A retries, every call failing: the server received exactly 3 attempts per client in every seed, the closed form 1 × 3"
+	if !strings.Contains(md, want) || strings.Contains(md, "while the server was down") {
+		i := strings.Index(md, "Every client")
+		t.Errorf("report.md lacks %q or says the server was down; it says %.200q", want, md[max(i, 0):])
+	}
+	// its rate is its workers over its service time, not capacity_rps (30), which it does not read
+	if w := "The server serving 1 requests/s after a 0 s outage, 10 clients on fixed interval"; !strings.Contains(md, w) {
+		t.Errorf("report.md lacks %q", w)
+	}
+}
