@@ -91,6 +91,11 @@ func (s *Server) readChain(text string, chained bool, fanout int, base sim.Scena
 		return fmt.Errorf("layers=%s: %v: want %s", text, err, layersWant)
 	}
 	s.Layers, s.Fanout = grid.EncodeLayers(ls), fanout
+	if s.Queueing() {
+		// sim runs queueing services and servers in a chain, but not the
+		// wait bound recommend's queueing servers keep (Server.Scenario)
+		return fmt.Errorf("layers=in front of this server: want a counting server (a queueing server here bounds the wait in its queue, which a chain does not model; a sweep's layers take queueing services and servers)")
+	}
 	c := s.Cell(base, sim.Policy{})
 	ch, err := c.Chain()
 	if err == nil {

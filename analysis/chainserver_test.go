@@ -62,7 +62,7 @@ func TestServerBehindLayersErrors(t *testing.T) {
 		`layers=policy=none fail_share=0.1`:  `unknown key "fail_share"`,
 		`fanout=2`:                           "fanout=2: want it with layers",
 		`fanout=99 layers=policy=none`:       "fanout=99: want 0 or 1 (one copy) to 8 copies",
-		`reject_cost=0.2 layers=policy=none`: "layers=in front of this server: want a counting server without Retry-After, ramp or reject cost",
+		`reject_cost=0.2 layers=policy=none`: "layers=in front of this server: want a server without Retry-After, ramp or reject cost",
 		`service=exponential service_s=0.02 layers=policy=none`:                      "layers=in front of this server: want a counting server",
 		`fail_curve=0,1 layers=policy=none`:                                          "fail_curve=0,1: want none with layers",
 		`layers=policy=none | policy=none | policy=none | policy=none`:               "layers=4 services: want 1 to 3 services in front of the server",
