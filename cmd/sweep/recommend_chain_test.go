@@ -128,7 +128,7 @@ func TestRecommendBehindLayersBadInput(t *testing.T) {
 	}{
 		{[]string{"--capacity", "200", "--server", `layers=policy="bogus"`}, `--server "layers=policy=\"bogus\"": layers=policy="bogus": service 1: policy "bogus"`},
 		{[]string{"--capacity", "200", "--server", "fanout=2"}, "fanout=2: want it with layers"},
-		{[]string{"--capacity", "200", "--retry-after", "5s", "--server", "layers=policy=none"}, "layers=in front of this server: want a counting server without Retry-After"},
+		{[]string{"--capacity", "200", "--retry-after", "5s", "--server", "layers=policy=none"}, "layers=in front of this server: want a server without Retry-After"},
 		{[]string{"--capacity", "100..200", "--server", "layers=policy=none"}, "a range answers on one counting server without services in front of it"},
 	} {
 		stdout, stderr, code := sweep(t, append([]string{"recommend"}, c.args...)...)
