@@ -28,6 +28,7 @@ type colBuf struct {
 	optional  bool // the schema's field is nullable
 	nullEmpty bool // "" is written as null (grid.Param.NullZero)
 	plain     bool // never a dictionary (writer.plain)
+	hashed    bool // hashes in hex (writer.hashed)
 	// byRun: a value per run of rows (byrun.go), with each run's rows
 	// and nullness; the values are those of the runs that are not null.
 	byRun   bool

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -297,4 +298,48 @@ func readAsWritten(g pq.Value, v dataset.Value, id arrow.Type) bool {
 		return g.Int64() == v.Int
 	}
 	return string(g.ByteArray()) == v.Str
+}
+
+// A runs part's run keys are compressed with gzip's Huffman coding alone
+// (writer.hashed), its columns of a few bytes not at all (smallChunk),
+// the others with zstd; every chunk of a column with its first's codec
+// (TestByRunEncodesAsRows reads many row groups with parquet-go). Both
+// readers read it (TestTwoReadersReadEveryValue).
+func TestRunsPartCodecs(t *testing.T) {
+	t.Parallel()
+	runs, res, _ := sampleRuns(t)
+	var b bytes.Buffer
+	w := NewRunsWriter(&b, meta)
+	for i := range 500 {
+		r := runs[(i/50)%len(runs)]
+		w.Append(grid.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[compress.Compression]int{}
+	for c := range pf.MetaData().NumColumns() {
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, codec := pf.MetaData().Schema.Column(c).Name(), cc.Compression()
+		seen[codec]++
+		switch {
+		case name == dataset.ColRunKey && codec != compress.Codecs.Gzip:
+			t.Errorf("%s: %v, want gzip (its Huffman coding alone)", name, codec)
+		case name != dataset.ColRunKey && codec == compress.Codecs.Gzip:
+			t.Errorf("%s: gzip, want zstd or none", name)
+		case codec == compress.Codecs.Uncompressed && cc.TotalUncompressedSize() > smallChunk+64:
+			t.Errorf("%s: %d bytes uncompressed", name, cc.TotalUncompressedSize())
+		}
+	}
+	if seen[compress.Codecs.Zstd] == 0 || seen[compress.Codecs.Uncompressed] == 0 {
+		t.Errorf("codecs %v: want some columns with zstd and some uncompressed", seen)
+	}
+	compareReaders(t, "codecs", b.Bytes())
 }

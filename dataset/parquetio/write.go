@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/grid"
@@ -32,7 +34,13 @@ type writer struct {
 	// plain names columns written without a dictionary whatever their
 	// values: how a test writes a part as another writer may have.
 	plain []string
-	flush func() // appends what the row writer holds back (rowWriter.flush)
+	// hashed names columns of hashes in hex (a run's key): no match
+	// finder shortens them, so gzip's Huffman coding alone compresses
+	// them, nearly as well as zstd at a quarter of its CPU (52 against
+	// 44 KB for the keys of 5,000 runs, 0.47 against 1.8 ms on a busy
+	// machine: BenchmarkHashedColumn).
+	hashed []string
+	flush  func() // appends what the row writer holds back (rowWriter.flush)
 	// onClose, when set, sees the columns before they are encoded.
 	onClose func()
 	sum     string // the checksum the file was sealed with
@@ -63,12 +71,9 @@ func (w *writer) Close() error {
 	if w.onClose != nil {
 		w.onClose()
 	}
-	for _, name := range w.plain {
-		for i, f := range w.fields {
-			if f.Name == name {
-				w.cols[i].plain = true
-			}
-		}
+	for i, f := range w.fields {
+		w.cols[i].plain = w.cols[i].plain || slices.Contains(w.plain, f.Name)
+		w.cols[i].hashed = slices.Contains(w.hashed, f.Name)
 	}
 	// The file is built in memory and sealed (seal.go) before it goes to w.
 	b, err := w.encode()
@@ -105,14 +110,18 @@ func (w *writer) encode() ([]byte, error) {
 	for _, e := range append(w.extra, [2]string{dataset.KeyPartSHA256, string(unsealed)}) {
 		kv.Append(e[0], e[1])
 	}
-	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	zstd, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		return nil, err
+	}
+	gz, err := compress.GetCodec(compress.Codecs.Gzip)
 	if err != nil {
 		return nil, err
 	}
 	fb := metadata.NewFileMetadataBuilder(sc, props, kv)
 	e := encoders.Get().(*encoder)
 	defer func() { e.b = nil; encoders.Put(e) }()
-	e.codec, e.b, e.raw = codec, append(make([]byte, 0, 64<<10), "PAR1"...), e.raw[:0]
+	e.zstd, e.gzip, e.b, e.codecs = zstd, gz, append(make([]byte, 0, 64<<10), "PAR1"...), e.codecs[:0]
 	vlo := make([]int, len(w.cols))
 	for lo, rg := 0, 0; lo < w.rows || rg == 0; lo, rg = lo+w.groupRows, rg+1 {
 		hi := min(w.rows, lo+w.groupRows)
@@ -120,7 +129,7 @@ func (w *writer) encode() ([]byte, error) {
 		g.SetNumRows(hi - lo)
 		for i := range w.cols {
 			c := &w.cols[i]
-			e.col = i
+			e.col, e.hashed = i, c.hashed
 			if c.byRun {
 				if err := e.runChunk(c, lo, hi, g.NextColumnChunk()); err != nil {
 					return nil, err
@@ -168,13 +177,15 @@ var encoders = sync.Pool{New: func() any { return new(encoder) }}
 
 // encoder writes column chunks after the bytes of the file so far.
 type encoder struct {
-	codec   compress.Codec
 	b       []byte // the file so far
 	body    []byte // a page before compression
 	packed  []byte // a page compressed
 	dict    colBuf
-	entries []byte // the dictionary page before compression
-	raw     []bool // by column: written uncompressed (smallChunk)
+	entries []byte                 // the dictionary page before compression
+	codecs  []compress.Compression // by column: how its chunks are compressed (pages)
+	hashed  bool                   // the column being written holds hashes (writer.hashed)
+	zstd    compress.Codec
+	gzip    compress.Codec
 	pack    packer // bit-packed dictionaries (dictpack.go)
 	col     int    // the column being written
 	indices []byte
@@ -246,31 +257,42 @@ func (e *encoder) pages(cc *metadata.ColumnChunkMetaDataBuilder, rows int, dict 
 	start := len(e.b)
 	info := metadata.ChunkMetaInfo{NumValues: int64(rows), IndexPageOffset: -1}
 	enc, stats := encPlain, plainStats
-	if len(e.raw) <= e.col {
-		e.raw = append(e.raw, len(e.entries)+len(e.body) <= smallChunk)
+	if len(e.codecs) <= e.col { // the first row group's chunk decides (smallChunk)
+		switch {
+		case len(e.entries)+len(e.body) <= smallChunk:
+			e.codecs = append(e.codecs, compress.Codecs.Uncompressed)
+		case e.hashed:
+			e.codecs = append(e.codecs, compress.Codecs.Gzip)
+		default:
+			e.codecs = append(e.codecs, compress.Codecs.Zstd)
+		}
 	}
-	packed := !e.raw[e.col]
-	if !packed {
-		cc.Contents().MetaData.Codec = 0 // UNCOMPRESSED
+	codec := e.codecs[e.col]
+	if codec != compress.Codecs.Zstd {
+		setCodec(&cc.Contents().MetaData.Codec, codec)
 	}
 	if dict {
 		enc, stats = encRLEDict, dictStats
 		info.DictPageOffset = int64(start)
-		info.UncompressedSize += int64(e.page(pageDictionary, e.dict.rows, e.entries, encPlain, packed))
+		info.UncompressedSize += int64(e.page(pageDictionary, e.dict.rows, e.entries, encPlain, codec))
 	}
 	info.DataPageOffset = int64(len(e.b))
-	info.UncompressedSize += int64(e.page(pageData, rows, e.body, enc, packed))
+	info.UncompressedSize += int64(e.page(pageData, rows, e.body, enc, codec))
 	info.CompressedSize = int64(len(e.b) - start)
 	cc.SetStats(st)
 	return cc.Finish(info, dict, false, stats)
 }
 
-// page appends body with its header, compressed if packed; it returns
-// the page's size uncompressed, header included.
-func (e *encoder) page(kind int32, n int, body []byte, enc int32, packed bool) int {
+// page appends body with its header, compressed by codec; it returns the
+// page's size uncompressed, header included.
+func (e *encoder) page(kind int32, n int, body []byte, enc int32, codec compress.Compression) int {
 	out := body
-	if packed {
-		e.packed = e.codec.EncodeLevel(e.packed[:0], body, 1)
+	switch codec {
+	case compress.Codecs.Zstd:
+		e.packed = e.zstd.EncodeLevel(e.packed[:0], body, 1)
+		out = e.packed
+	case compress.Codecs.Gzip:
+		e.packed = e.gzip.EncodeLevel(e.packed[:0], body, gzip.HuffmanOnly)
 		out = e.packed
 	}
 	at := len(e.b)
@@ -279,6 +301,10 @@ func (e *encoder) page(kind int32, n int, body []byte, enc int32, packed bool) i
 	e.b = append(e.b, out...)
 	return head + len(body)
 }
+
+// setCodec sets a column chunk's codec in its metadata (whose type
+// arrow-go keeps internal) to c: compress's numbers are the format's.
+func setCodec[T ~int64](codec *T, c compress.Compression) { *codec = T(c) }
 
 // Checksum is the checksum the file was sealed with (dataset.KeyPartSHA256,
 // 64 hex digits), once Close returned nil: what Seal finds in the file as
@@ -311,6 +337,7 @@ func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWr
 	rw := &RunsWriter{writer: *newWriter(w, fields, fileMetadata(meta, dataset.RunsSchema))}
 	rw.rw = newRowWriter(&rw.writer, dataset.RunsTable())
 	rw.res = make([]sim.Result, rowBatch)
+	rw.hashed = []string{dataset.ColRunKey}
 	rw.row = dataset.RunRow{Cell: &rw.cc}
 	return rw
 }
