@@ -28,8 +28,15 @@ func LayerColumn(n int, kind string) string { return fmt.Sprintf("layer%d_%s", n
 // runs/3 parts were written, optional (a part without them reads zeros,
 // which is what its runs had).
 func init() {
-	runsMetricColumns = append(runsMetricColumns, layerColumns()...)
-	runsMetricColumns = append(runsMetricColumns, layerWorkColumns()...)
+	for _, c := range append(layerColumns(), layerWorkColumns()...) {
+		var n int
+		if _, err := fmt.Sscanf(c.Name, "layer%d_", &n); err != nil {
+			panic("dataset: a layer column named " + c.Name)
+		}
+		// a run's result holds a layer for each service of its cell's chain
+		c.Zero = func(w *RunRow) bool { return w.Cell.Services < n }
+		runsMetricColumns = append(runsMetricColumns, c)
+	}
 }
 
 // layerWorkColumns are a queued chain's per-service columns: abandoned

@@ -26,6 +26,12 @@ type CellColumns struct {
 	Keyer                             *grid.Keyer   // the run keys of its seeds
 	RecoverAt                         time.Duration // when the outage ends: the times counted from recovery
 	Params                            []any         // by grid.Params, as Param.Of gives them
+	// Services: its chain's services, the server included (sim.Chain);
+	// 0 without a chain. Queueing: its server is a queueing one; Limiter:
+	// with an adaptive limit; Brownout: failing a share of requests
+	// (fail_share, fail_curve).
+	Services                    int
+	Queueing, Limiter, Brownout bool
 }
 
 // Of sets cc to cell c's columns, reusing cc's Params.
@@ -34,6 +40,13 @@ func (cc *CellColumns) Of(c *grid.Cell) {
 	cc.Keyer = grid.NewKeyer(cc.Canonical)
 	cc.Key, cc.Label, cc.PolicySpec = c.Key(), c.Label(), c.PolicySpec()
 	cc.RecoverAt = c.Scenario.RecoverAt
+	cc.Services, cc.Queueing, cc.Limiter = 0, c.Scenario.Server() != sim.CountingServer, c.Scenario.Limiter != ""
+	cc.Brownout = c.Scenario.FailShare != 0 || c.Scenario.FailCurve != ""
+	if c.Chained() {
+		if ch, err := c.Chain(); err == nil {
+			cc.Services = ch.Services()
+		}
+	}
 	cc.Params = cc.Params[:0]
 	for pi := range grid.Params {
 		cc.Params = append(cc.Params, grid.Params[pi].Of(c))
@@ -170,6 +183,28 @@ func optional[W, R any](c TableColumn[W, R]) TableColumn[W, R] {
 
 type res = sim.Result
 
+// queueingOnly is an optional column of a queueing server's, zero on a
+// counting one.
+func queueingOnly(c RunsColumn) RunsColumn {
+	c = optional(c)
+	c.Zero = func(w *RunRow) bool { return !w.Cell.Queueing }
+	return c
+}
+
+// brownoutOnly is an optional column of a brownout's, zero without one.
+func brownoutOnly(c RunsColumn) RunsColumn {
+	c = optional(c)
+	c.Zero = func(w *RunRow) bool { return !w.Cell.Brownout }
+	return c
+}
+
+// limiterOnly is an optional column of a limiter's, zero without one.
+func limiterOnly(c RunsColumn) RunsColumn {
+	c = optional(c)
+	c.Zero = func(w *RunRow) bool { return !w.Cell.Limiter }
+	return c
+}
+
 // runsMetricColumns are the runs table's results, after its parameters.
 // The queueing server's (zero for the counting server) and the client
 // components' were added after runs/3 parts were first written: a part
@@ -194,24 +229,24 @@ var runsMetricColumns = []RunsColumn{
 	metric(intCol(ColPending, "clients neither served nor given up at the end", func(r *res) *int { return &r.Pending })),
 	metric(secondsCol(ColEnd, "the last tick simulated, s", func(r *res) *time.Duration { return &r.End })),
 
-	optional(metric(int64Col(ColGoodput, "queueing server: requests answered within their client's timeout (cohort and open loop)", func(r *res) *int64 { return &r.Goodput }))),
-	optional(metric(int64Col(ColTimedOut, "queueing server: requests answered after their client had stopped waiting", func(r *res) *int64 { return &r.TimedOut }))),
-	optional(metric(int64Col(ColRejected, "queueing server: requests refused at once (down, queue full, waited too long, shed)", func(r *res) *int64 { return &r.Rejected }))),
-	optional(metric(int64Col(ColOffered, "queueing server: open-loop requests that arrived new", func(r *res) *int64 { return &r.Offered }))),
-	optional(metric(int64Col(ColOfferedGaveUp, "queueing server: open-loop clients that gave up", func(r *res) *int64 { return &r.OfferedGaveUp }))),
-	optional(metric(floatCol(ColBusy, "queueing server: worker time spent serving, ms", func(r *res) *float64 { return &r.BusyMS }))),
-	optional(metric(floatCol(ColWasted, "queueing server: of which on requests whose client had timed out (wasted_ms / busy_ms: the share wasted), ms", func(r *res) *float64 { return &r.WastedMS }))),
-	optional(metric(floatCol(ColLatencyMean, "queueing server: mean latency of requests answered in time, ms; 0 = none", func(r *res) *float64 { return &r.LatencyMean }))),
-	optional(metric(floatCol(ColLatencyP50, "the same, median (within 0.8 %), ms", func(r *res) *float64 { return &r.LatencyP50 }))),
-	optional(metric(floatCol(ColLatencyP90, "the same, 90th percentile, ms", func(r *res) *float64 { return &r.LatencyP90 }))),
-	optional(metric(floatCol(ColLatencyP99, "the same, 99th percentile, ms", func(r *res) *float64 { return &r.LatencyP99 }))),
+	queueingOnly(metric(int64Col(ColGoodput, "queueing server: requests answered within their client's timeout (cohort and open loop)", func(r *res) *int64 { return &r.Goodput }))),
+	queueingOnly(metric(int64Col(ColTimedOut, "queueing server: requests answered after their client had stopped waiting", func(r *res) *int64 { return &r.TimedOut }))),
+	queueingOnly(metric(int64Col(ColRejected, "queueing server: requests refused at once (down, queue full, waited too long, shed)", func(r *res) *int64 { return &r.Rejected }))),
+	queueingOnly(metric(int64Col(ColOffered, "queueing server: open-loop requests that arrived new", func(r *res) *int64 { return &r.Offered }))),
+	queueingOnly(metric(int64Col(ColOfferedGaveUp, "queueing server: open-loop clients that gave up", func(r *res) *int64 { return &r.OfferedGaveUp }))),
+	queueingOnly(metric(floatCol(ColBusy, "queueing server: worker time spent serving, ms", func(r *res) *float64 { return &r.BusyMS }))),
+	queueingOnly(metric(floatCol(ColWasted, "queueing server: of which on requests whose client had timed out (wasted_ms / busy_ms: the share wasted), ms", func(r *res) *float64 { return &r.WastedMS }))),
+	queueingOnly(metric(floatCol(ColLatencyMean, "queueing server: mean latency of requests answered in time, ms; 0 = none", func(r *res) *float64 { return &r.LatencyMean }))),
+	queueingOnly(metric(floatCol(ColLatencyP50, "the same, median (within 0.8 %), ms", func(r *res) *float64 { return &r.LatencyP50 }))),
+	queueingOnly(metric(floatCol(ColLatencyP90, "the same, 90th percentile, ms", func(r *res) *float64 { return &r.LatencyP90 }))),
+	queueingOnly(metric(floatCol(ColLatencyP99, "the same, 99th percentile, ms", func(r *res) *float64 { return &r.LatencyP99 }))),
 	optional(afterRecovery(ColRecoveredAfter, "open loop: time after recovery until back to its own steady state (the clients the outage left waiting answered or given up, the queue at its ordinary length, no later window answering more requests late than in time), in whole 10 s windows, s; null = no open loop, or not back by the horizon", true, func(r *res) *sim.Milestone { return &r.Recovered })),
 	optional(metric(int64Col(ColLocalRejections, "client components: requests refused before they were sent (an open circuit breaker, adaptive throttling); not in sent", func(r *res) *int64 { return &r.LocalRejections }))),
-	optional(metric(intCol(ColLimitFinal, "limiter: its concurrency limit at the horizon; 0 = no limiter", func(r *res) *int { return &r.LimitFinal }))),
-	optional(metric(intCol(ColLimitLowest, "limiter: the lowest limit it reached; 0 = no limiter", func(r *res) *int { return &r.LimitLowest }))),
-	optional(metric(int64Col(ColLimiterRejected, "limiter: requests it rejected at once (429) for as many in flight as its limit; in rejected", func(r *res) *int64 { return &r.LimiterRejected }))),
-	optional(metric(int64Col(ColFailed, "brownout: requests served and then failed whatever the load (fail_share), answered with a 503; in sent, not in succeeded or goodput", func(r *res) *int64 { return &r.Failed }))),
-	optional(metric(int64Col(ColOfferedSucceeded, "queueing server: open-loop requests answered in time by the horizon", func(r *res) *int64 { return &r.OfferedSucceeded }))),
+	limiterOnly(metric(intCol(ColLimitFinal, "limiter: its concurrency limit at the horizon; 0 = no limiter", func(r *res) *int { return &r.LimitFinal }))),
+	limiterOnly(metric(intCol(ColLimitLowest, "limiter: the lowest limit it reached; 0 = no limiter", func(r *res) *int { return &r.LimitLowest }))),
+	limiterOnly(metric(int64Col(ColLimiterRejected, "limiter: requests it rejected at once (429) for as many in flight as its limit; in rejected", func(r *res) *int64 { return &r.LimiterRejected }))),
+	brownoutOnly(metric(int64Col(ColFailed, "brownout: requests served and then failed whatever the load (fail_share), answered with a 503; in sent, not in succeeded or goodput", func(r *res) *int64 { return &r.Failed }))),
+	queueingOnly(metric(int64Col(ColOfferedSucceeded, "queueing server: open-loop requests answered in time by the horizon", func(r *res) *int64 { return &r.OfferedSucceeded }))),
 	derived(ColSuccessRate, "share of the logical requests (clients + offered) that succeeded by the horizon: (succeeded + offered_succeeded) / (clients + offered); not read back: derived from those", (*sim.Result).SuccessRate),
 	derived(ColAmplification, "load amplification: sent / (clients + offered), attempts that reached the server per logical request; not read back: derived from those", (*sim.Result).Amplification),
 }

@@ -42,6 +42,11 @@ type TableColumn[W, R any] struct {
 	// caller copies it whole as soon as the call has stored it field by
 	// field, which a processor cannot forward.)
 	Get func(row *W, out *Value)
+	// Zero, when set, reports that the column is zero in every row of
+	// the row's cell (a chain's columns for a cell without one): a
+	// writer asks it once per cell and then does not get the column
+	// row by row. Each is held to that by TestZeroColumnsAreZero.
+	Zero func(row *W) bool
 	// Set puts a value read into a row; nil for a column derived from
 	// others, which a reader checks but does not read back. It fails on a
 	// value the row cannot hold (a seed out of range).

@@ -42,6 +42,15 @@ func (c *colBuf) appendRun(v *dataset.Value, n int) {
 	}
 }
 
+// appendSame appends v to n rows, whichever way the column holds them.
+func (c *colBuf) appendSame(v *dataset.Value, n int) {
+	if c.byRun {
+		c.appendRun(v, n)
+	} else {
+		c.appendN(v, n)
+	}
+}
+
 // lastIs reports whether v is the last value of a byRun column: the
 // same bits, as the encoder's runs compare them.
 func (c *colBuf) lastIs(v *dataset.Value) bool {

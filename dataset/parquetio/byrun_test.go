@@ -6,10 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
+	"github.com/herdsweep/herdsweep/grid"
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // A column kept a value per run of rows (byRun) is written with the same
@@ -110,4 +113,51 @@ func TestByRunEncodesAsRows(t *testing.T) {
 	if flattened < 10 {
 		t.Errorf("%d trials had an adaptive column turn into rows, want 10 or more", flattened)
 	}
+}
+
+// A runs part is the same file whether the writer gets the columns whose
+// Zero says so row by row or appends them as zeros: real runs of cells
+// of every kind (dataset's TestZeroColumnsAreZero holds Zero to the
+// results), a cell's seeds in a row and one seed of a cell between.
+func TestZeroColumnsWriteAsRows(t *testing.T) {
+	t.Parallel()
+	counting := sim.Article()
+	counting.Clients, counting.Capacity, counting.RecoverAt = 200, 60, 10*time.Second
+	q := counting
+	q.Concurrency, q.Service, q.ServiceTime, q.Timeout, q.Limiter, q.LimitMax = 6, "exponential", 50*time.Millisecond, time.Second, "aimd", 100
+	cells := []grid.Cell{
+		{Scenario: counting, Policy: sim.DefaultPolicy(sim.Decorrelated)},
+		{Scenario: counting, Policy: sim.Policy{Kind: sim.Exponential, Base: time.Second, MaxAttempts: 3}, Layers: `capacity_rps=100 policy="exponential base_s=0.5 max_attempts=2" | policy=none`},
+		{Scenario: q, Policy: sim.DefaultPolicy(sim.FullJitter)},
+	}
+	var s sim.Sim
+	var runs []grid.Run
+	var results []sim.Result
+	for i, c := range append(cells, cells[0], cells[2], cells[1]) {
+		for seed := range uint32(1 + 40*(i%2)) {
+			r := grid.Run{Cell: c.Normalize(), Seed: seed + 1}
+			res, err := r.Cell.Simulate(&s, sim.NewMulberry32(r.Seed), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, results = append(runs, r), append(results, res)
+		}
+	}
+	write := func(ignoreZero bool) []byte {
+		var b bytes.Buffer
+		w := NewRunsWriter(&b, meta)
+		w.rw.ignoreZero = ignoreZero
+		for i, r := range runs {
+			w.Append(r, results[i])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	got, want := write(false), write(true)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("with zero columns appended as zeros: %d bytes, got row by row: %d, differ", len(got), len(want))
+	}
+	compareReaders(t, "zero columns", got)
 }

@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -69,6 +70,11 @@ type rowWriter[W, R any] struct {
 	ofCell  []int // the OfCell columns
 	perRow  []int // the others
 	pending int   // rows whose OfCell values are cell's, not appended yet
+	// live are the perRow columns got row by row for the cell; the
+	// others are zero in all its rows (TableColumn.Zero), appended as
+	// such (zero). ignoreZero gets every column row by row (tests).
+	live, zero []int
+	ignoreZero bool
 	// batch holds rows whose other columns are not appended yet: they
 	// are appended a column at a time (flush), so that one column's
 	// getter is called for row after row, which a processor predicts,
@@ -120,6 +126,14 @@ func (rw *rowWriter[W, R]) append(row *W, fresh bool) {
 		for _, i := range rw.ofCell {
 			rw.cols[i].Get(row, &rw.cell[i])
 		}
+		rw.live, rw.zero = rw.live[:0], rw.zero[:0]
+		for _, i := range rw.perRow {
+			if rw.zeroFor(i, row) {
+				rw.zero = append(rw.zero, i)
+			} else {
+				rw.live = append(rw.live, i)
+			}
+		}
 	}
 	if rw.batch == nil { // made at the first row: a part's side tables are often empty
 		rw.batch = make([]W, 0, rowBatch)
@@ -129,6 +143,19 @@ func (rw *rowWriter[W, R]) append(row *W, fresh bool) {
 	if len(rw.batch) == rowBatch {
 		rw.flushRows()
 	}
+}
+
+// zeroFor reports whether column i is zero in every row of row's cell:
+// its Zero says so, and the cell's first row agrees (a cheap guard: a
+// result that breaks the promise in its first run keeps the column live).
+func (rw *rowWriter[W, R]) zeroFor(i int, row *W) bool {
+	c := &rw.cols[i]
+	if c.Zero == nil || rw.ignoreZero || !c.Zero(row) {
+		return false
+	}
+	var v dataset.Value
+	c.Get(row, &v)
+	return v == (dataset.Value{}) && !math.Signbit(v.Float)
 }
 
 // flush appends the rows held: their OfCell values and their other
@@ -144,7 +171,14 @@ func (rw *rowWriter[W, R]) flush() {
 // flushRows appends the batch's columns that are not OfCell, a column at
 // a time.
 func (rw *rowWriter[W, R]) flushRows() {
-	for _, i := range rw.perRow {
+	live := rw.perRow
+	if len(rw.ofCell) > 0 { // a table of cells' runs: live is the cell's
+		live = rw.live
+		for _, i := range rw.zero {
+			rw.out[i].appendSame(&dataset.Value{}, len(rw.batch))
+		}
+	}
+	for _, i := range live {
 		appendFrom(rw.out[i], rw.cols[i].Get, rw.batch)
 	}
 	rw.batch = rw.batch[:0]
