@@ -15,7 +15,10 @@ import (
 // whether it may stop once provably stuck (sim.Sim.StopStuck: for a
 // caller that needs only whether the run comes back).
 type Job struct {
-	Run       grid.Run
+	Run grid.Run
+	// Cell numbers the run's cell (grid.LastCell): jobs of one Cell > 0
+	// have one cell; 0 = not numbered.
+	Cell      int
 	Timeline  bool
 	StopStuck bool
 	MaxBytes  int64 // sim.Sim.MaxBytes: the memory a queued chain run may take (0: sim's default)

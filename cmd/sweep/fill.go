@@ -23,9 +23,8 @@ type filler struct {
 	cur      *store.Part
 	curBytes int64    // the rows of the part in hand, as grid.Cell.RowBytes counts them
 	rowsOf   struct { // the last cell's rows but its timeline's
-		cell  grid.Cell
+		last  grid.LastCell
 		bytes int64
-		ok    bool
 	}
 }
 
@@ -41,8 +40,8 @@ func (f *filler) add(out runner.Outcome) error {
 	if f.pb.bytes > 0 {
 		// A part is committed before the rows of the next run would
 		// take it past its share of the memory limit.
-		if c := out.Job.Run.Cell; !f.rowsOf.ok || c != f.rowsOf.cell { // a cell's seeds come in a row
-			f.rowsOf.cell, f.rowsOf.bytes, f.rowsOf.ok = c, c.RowBytes(false), true
+		if f.rowsOf.last.Changed(&out.Job.Run.Cell, out.Job.Cell) { // a cell's seeds come in a row
+			f.rowsOf.bytes = f.rowsOf.last.Cell().RowBytes(false)
 		}
 		if rows = f.rowsOf.bytes + grid.TimelineRows(out.Timeline); f.cur.Len() > 0 && f.curBytes+rows > f.pb.bytes {
 			if err := f.commit(); err != nil {
@@ -52,7 +51,7 @@ func (f *filler) add(out runner.Outcome) error {
 	}
 	f.curBytes += rows
 	t0 := time.Now()
-	f.cur.Add(out.Job.Run, out.Result, out.Timeline)
+	f.cur.AddOf(out.Job.Cell, out.Job.Run, out.Result, out.Timeline)
 	f.stats.writing += time.Since(t0)
 	f.stats.done++
 	if f.cur.Len() >= f.partRows {

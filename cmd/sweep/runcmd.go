@@ -441,7 +441,7 @@ func execute(ctx context.Context, st *store.Writer, s *experiments.Sweep, o runO
 			return runner.Job{Run: extra[j-len(todo)], MaxBytes: maxBytes}
 		}
 		i := int(todo[j])
-		return runner.Job{Run: s.Run(i), Timeline: s.WantsTimeline(i), MaxBytes: maxBytes}
+		return runner.Job{Run: s.Run(i), Cell: 1 + i/len(s.Seeds), Timeline: s.WantsTimeline(i), MaxBytes: maxBytes}
 	}
 	wait := func(j int) int64 { // what job j's outcome holds until it is written
 		if j >= len(todo) {

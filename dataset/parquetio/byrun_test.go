@@ -161,3 +161,33 @@ func TestZeroColumnsWriteAsRows(t *testing.T) {
 	}
 	compareReaders(t, "zero columns", got)
 }
+
+// A part is the same file whether its runs' cells are numbered
+// (AppendOf, grid.LastCell) or compared: numbered as a sweep numbers
+// them, and with one cell's runs under two numbers.
+func TestNumberedCellsWriteAlike(t *testing.T) {
+	t.Parallel()
+	runs, res, _ := sampleRuns(t)
+	write := func(number func(i, cell int) int) []byte {
+		var b bytes.Buffer
+		w := NewRunsWriter(&b, meta)
+		for i := range 300 {
+			cell := (i / 25) % len(runs)
+			w.AppendOf(number(i, cell), grid.Run{Cell: runs[cell].Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	want := write(func(int, int) int { return 0 })
+	for name, number := range map[string]func(i, cell int) int{
+		"as a sweep":   func(_, cell int) int { return 1 + cell },
+		"two a cell":   func(i, cell int) int { return 1 + cell + 100*((i/10)%2) },
+		"numbers once": func(i, cell int) int { return 1 + i },
+	} {
+		if got := write(number); !bytes.Equal(got, want) {
+			t.Errorf("numbered %s: %d bytes, compared: %d, differ", name, len(got), len(want))
+		}
+	}
+}

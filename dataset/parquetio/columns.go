@@ -46,12 +46,12 @@ func (c *colBuf) push(v *dataset.Value) {
 	}
 }
 
-// appendFrom appends get's value of each row.
-func appendFrom[W any](c *colBuf, get func(*W, *dataset.Value), rows []W) {
-	var v dataset.Value
+// appendFrom appends get's value of each row, through v (a caller's,
+// so that it is not made anew for each call).
+func appendFrom[W any](c *colBuf, get func(*W, *dataset.Value), rows []W, v *dataset.Value) {
 	for j := range rows {
-		get(&rows[j], &v)
-		c.append(&v)
+		get(&rows[j], v)
+		c.append(v)
 	}
 }
 
@@ -75,6 +75,7 @@ type rowWriter[W, R any] struct {
 	// such (zero). ignoreZero gets every column row by row (tests).
 	live, zero []int
 	ignoreZero bool
+	v          dataset.Value // appendFrom's
 	// batch holds rows whose other columns are not appended yet: they
 	// are appended a column at a time (flush), so that one column's
 	// getter is called for row after row, which a processor predicts,
@@ -179,7 +180,7 @@ func (rw *rowWriter[W, R]) flushRows() {
 		}
 	}
 	for _, i := range live {
-		appendFrom(rw.out[i], rw.cols[i].Get, rw.batch)
+		appendFrom(rw.out[i], rw.cols[i].Get, rw.batch, &rw.v)
 	}
 	rw.batch = rw.batch[:0]
 }

@@ -318,8 +318,7 @@ func (w *writer) Checksum() string { return w.sum }
 type RunsWriter struct {
 	writer
 	rw   *rowWriter[dataset.RunRow, dataset.Record]
-	cell grid.Cell // the cell of cc
-	have bool
+	last grid.LastCell // the cell of cc
 	cc   dataset.CellColumns
 	res  []sim.Result // the results of the rows the row writer holds, by slot
 	row  dataset.RunRow
@@ -375,12 +374,15 @@ func (w *RunsWriter) KeepKeys(keep func(key string)) {
 
 // Append adds run r with its result and returns the run's key
 // (grid.Run.Key), for its rows in the side tables.
-func (w *RunsWriter) Append(r grid.Run, res sim.Result) string {
-	fresh := !w.have || r.Cell != w.cell
+func (w *RunsWriter) Append(r grid.Run, res sim.Result) string { return w.AppendOf(0, r, res) }
+
+// AppendOf is Append of a run whose cell is numbered cell (grid.LastCell:
+// runs of one number > 0 have one cell; 0 = not numbered).
+func (w *RunsWriter) AppendOf(cell int, r grid.Run, res sim.Result) string {
+	fresh := w.last.Changed(&r.Cell, cell)
 	if fresh {
 		w.rw.flush() // the rows held point at cc
-		w.cell, w.have = r.Cell, true
-		w.cc.Of(&w.cell)
+		w.cc.Of(w.last.Cell())
 	}
 	key := w.cc.Keyer.Key(r.Seed)
 	k := w.rw.slot()
