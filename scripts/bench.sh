@@ -120,17 +120,22 @@ if [ -z "${SKIP_MILLION:-}" ] && want million; then
   read -r e u s m < "$out/time-million.txt"
   awk -v e="$e" -v u="$u" -v s="$s" -v m="$m" 'BEGIN {
     printf "%.2f s of CPU (%.2f user + %.2f sys), %.2f s wall, %d MiB max RSS\n", u + s, u, s, e, m / 1024 }' | tee "$out/million.txt"
-  # The profile's split: Parquet is filling parts (store.(*Part).Add) and
-  # encoding and committing them (store.(*Committer).loop); the check is
-  # the end-of-run check of the parts written; the rest is the simulation,
-  # listing the runs to do, the worker pool and the garbage collector.
+  # The profile's split: Parquet is filling parts (store.(*Part).AddOf,
+  # which Add calls) and encoding and committing them
+  # (store.(*Committer).loop); the check is the end-of-run check of the
+  # parts written; the rest is the simulation, listing the runs to do, the
+  # worker pool and the garbage collector. A profile without one of those
+  # functions stops the script: a renamed one would drop its share silently.
   go tool pprof -top -cum -nodecount=100000 "$out/sweep" "$out/million.prof" 2>/dev/null | awk '
     /Total samples =/ { for (i = 1; i <= NF; i++) if ($i == "=") { t = $(i + 1); sub(/s$/, "", t) } }
     function sec(v) { if (v ~ /ms$/) { sub(/ms$/, "", v); return v / 1000 } sub(/s$/, "", v); return v }
-    $6 ~ /store\.\(\*Part\)\.Add$|store\.\(\*Committer\)\.loop$/ { pq += sec($4) }
+    $6 ~ /store\.\(\*Part\)\.AddOf$/ { fill = sec($4) }
+    $6 ~ /store\.\(\*Committer\)\.loop$/ { commit = sec($4) }
     $6 ~ /^main\.checkWritten$/ { ck += sec($4) }
     $6 ~ /grid\.Cell\.Simulate$/ { sm += sec($4) }
-    END { printf "CPU profile, %.2f s of samples: Parquet %.2f s (%.1f %%), end-of-run check %.2f s (%.1f %%), together %.1f %%; simulation %.2f s (%.1f %%)\n",
+    END { if (fill == 0 || commit == 0 || sm == 0) { print "bench.sh: the profile lacks store.(*Part).AddOf, store.(*Committer).loop or grid.Cell.Simulate: rename them here" > "/dev/stderr"; exit 1 }
+      pq = fill + commit
+      printf "CPU profile, %.2f s of samples: Parquet %.2f s (%.1f %%), end-of-run check %.2f s (%.1f %%), together %.1f %%; simulation %.2f s (%.1f %%)\n",
       t, pq, 100 * pq / t, ck, 100 * ck / t, 100 * (pq + ck) / t, sm, 100 * sm / t }' | tee -a "$out/million.txt"
 fi
 
