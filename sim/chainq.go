@@ -170,50 +170,29 @@ type qjob struct {
 	abandoned bool // its caller stopped waiting for it
 }
 
-// ring is a FIFO of jobs.
-type ring struct {
-	buf     []int32
+// ring is a FIFO of jobs or events, growing as it must and kept from run
+// to run.
+type ring[T any] struct {
+	buf     []T
 	head, n int
 }
 
-func (r *ring) push(j int32) {
+func (r *ring[T]) push(v T) {
 	if r.n == len(r.buf) {
-		nb := make([]int32, max(2*len(r.buf), 16))
+		nb := make([]T, max(2*len(r.buf), 16))
 		for i := range r.n {
 			nb[i] = r.buf[(r.head+i)%len(r.buf)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = j
+	r.buf[(r.head+r.n)%len(r.buf)] = v
 	r.n++
 }
 
-func (r *ring) pop() int32 {
-	j := r.buf[r.head]
+func (r *ring[T]) pop() T {
+	v := r.buf[r.head]
 	r.head, r.n = (r.head+1)%len(r.buf), r.n-1
-	return j
-}
-
-// eventRing is a FIFO of events.
-type eventRing struct {
-	buf     []qevent
-	head, n int
-}
-
-func (r *eventRing) push(e qevent) {
-	if r.n == len(r.buf) {
-		nb := make([]qevent, max(2*len(r.buf), 16))
-		for i := range r.n {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)%len(r.buf)] = e
-	r.n++
-}
-
-func (r *eventRing) pop() {
-	r.head, r.n = (r.head+1)%len(r.buf), r.n-1
+	return v
 }
 
 // queuedState is a queued chain run's state beyond chainRun's, kept from
@@ -230,10 +209,10 @@ type queuedState struct {
 	jobs    []qjob
 	free    []int32
 	heap    []qevent
-	timers  [MaxLayers]eventRing
+	timers  [MaxLayers]ring[qevent]
 	seq     int64
 	top     []client // per client: its own call's retry state
-	fifo    [MaxLayers]ring
+	fifo    [MaxLayers]ring[int32]
 	busy    [MaxLayers]int
 	workers [MaxLayers]int // 0: a counting service
 	limit   [MaxLayers]int // its QueueLimit
