@@ -364,9 +364,13 @@ func TestValidateChain(t *testing.T) {
 // BenchmarkChain is three services, each retrying twice, in front of the
 // article's server; ns/event is per attempt at any service.
 func BenchmarkChain(b *testing.B) {
-	sc := Article()
 	ch, _ := chainOf([]int{0, 2, 2})
-	p := DefaultPolicy(FullJitter)
+	benchChain(b, Article(), ch, DefaultPolicy(FullJitter))
+}
+
+// benchChain runs sc behind ch, clients on p, over five seeds in turn;
+// ns/event is per attempt at any service.
+func benchChain(b *testing.B, sc Scenario, ch Chain, p Policy) {
 	var s Sim
 	rng := NewMulberry32(0)
 	var events int64

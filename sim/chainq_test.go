@@ -231,21 +231,7 @@ func queuedBench() (Scenario, Chain, Policy) {
 // any service.
 func BenchmarkQueuedChain(b *testing.B) {
 	sc, ch, p := queuedBench()
-	var s Sim
-	rng := NewMulberry32(0)
-	var events int64
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		rng.Seed(206 + uint32(i%5))
-		r, err := s.RunChain(sc, ch, p, rng, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, l := range r.Layers[:r.NLayers] {
-			events += l.Attempts
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	benchChain(b, sc, ch, p)
 }
 
 // Stop ends a queued chain run, and the Sim runs the next one as a fresh
