@@ -38,11 +38,23 @@ func NewKeyer(canonical string) *Keyer {
 func (k *Keyer) Canonical() string { return k.canonical }
 
 // Key is the run key of the cell's seed: RunKey(canonical, seed).
-func (k *Keyer) Key(seed uint32) string {
+func (k *Keyer) Key(seed uint32) string { return KeyOfBits(k.Bits(seed)) }
+
+// Bits is the run key of the cell's seed as the number its 16 hex digits
+// spell: the hash's first 8 bytes, big-endian (KeyOfBits(k.Bits(seed)) ==
+// k.Key(seed)), for a writer that keeps its keys without their text.
+func (k *Keyer) Bits(seed uint32) uint64 {
 	if err := k.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.state); err != nil {
 		panic("grid: " + err.Error())
 	}
 	binary.BigEndian.PutUint32(k.tail[len(k.tail)-4:], seed)
 	k.h.Write(k.tail)
-	return hex.EncodeToString(k.h.Sum(k.sum[:0])[:8])
+	return binary.BigEndian.Uint64(k.h.Sum(k.sum[:0]))
+}
+
+// KeyOfBits is the run key whose bits are b (Keyer.Bits): 16 hex digits.
+func KeyOfBits(b uint64) string {
+	var x [8]byte
+	binary.BigEndian.PutUint64(x[:], b)
+	return hex.EncodeToString(x[:])
 }

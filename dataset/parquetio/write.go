@@ -41,9 +41,7 @@ type writer struct {
 	// machine: BenchmarkHashedColumn).
 	hashed []string
 	flush  func() // appends what the row writer holds back (rowWriter.flush)
-	// onClose, when set, sees the columns before they are encoded.
-	onClose func()
-	sum     string // the checksum the file was sealed with
+	sum    string // the checksum the file was sealed with
 	// groupRows is the most rows a row group holds (maxRowGroup; less in
 	// tests).
 	groupRows int
@@ -67,9 +65,6 @@ func (w *writer) Len() int { return w.rows }
 func (w *writer) Close() error {
 	if w.flush != nil {
 		w.flush()
-	}
-	if w.onClose != nil {
-		w.onClose()
 	}
 	for i, f := range w.fields {
 		w.cols[i].plain = w.cols[i].plain || slices.Contains(w.plain, f.Name)
@@ -322,6 +317,7 @@ type RunsWriter struct {
 	cc   dataset.CellColumns
 	res  []sim.Result // the results of the rows the row writer holds, by slot
 	row  dataset.RunRow
+	keys []uint64 // Keys
 }
 
 // NewRunsWriter returns a writer of the runs table to w, with meta in the
@@ -344,6 +340,7 @@ func newRunsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *RunsWr
 // Reserve makes room for rows more rows, so that the column builders do
 // not grow (and copy) as a part of a known size fills.
 func (w *RunsWriter) Reserve(rows int) {
+	w.keys = slices.Grow(w.keys, rows)
 	for i := range w.cols {
 		w.cols[i].reserve(rows)
 	}
@@ -358,19 +355,11 @@ func (w *RunsWriter) Manifest(timelineRows, groupRows int) {
 	}
 }
 
-// KeepKeys has Close call keep with each row's run key, in row order,
-// before it encodes them: for a writer that checks what it wrote against
-// what it meant to write without reading the file back. The string is
-// valid only during the call.
-func (w *RunsWriter) KeepKeys(keep func(key string)) {
-	w.onClose = func() {
-		for i, f := range w.fields {
-			if f.Name == dataset.ColRunKey {
-				w.cols[i].eachStr(keep)
-			}
-		}
-	}
-}
+// Keys are the rows' run keys, in row order, as the numbers their hex
+// digits spell (grid.Keyer.Bits): for a writer that checks what it wrote
+// against what it meant to write without reading the file back. The
+// slice is the writer's: the caller keeps it, the writer only appends.
+func (w *RunsWriter) Keys() []uint64 { return w.keys }
 
 // Append adds run r with its result and returns the run's key
 // (grid.Run.Key), for its rows in the side tables.
@@ -384,7 +373,9 @@ func (w *RunsWriter) AppendOf(cell int, r grid.Run, res sim.Result) string {
 		w.rw.flush() // the rows held point at cc
 		w.cc.Of(w.last.Cell())
 	}
-	key := w.cc.Keyer.Key(r.Seed)
+	bits := w.cc.Keyer.Bits(r.Seed)
+	w.keys = append(w.keys, bits)
+	key := grid.KeyOfBits(bits)
 	k := w.rw.slot()
 	w.res[k] = res
 	w.row.Key, w.row.Result, w.row.Seed = key, &w.res[k], r.Seed

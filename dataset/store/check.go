@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,7 +80,9 @@ func Check(dir string, only map[string][]string) (*Report, error) {
 // hash of its run's parameters as the writer computed it, and the side
 // rows its manifest commits), and its runs stored nowhere else in the
 // dataset, whose other parts' keys are read. `sweep check` (Check) decodes
-// every row instead.
+// every row instead. Its side tables' runs are counted part by part: a
+// run stored in two parts counts twice there (its runs table, and the
+// duplicate problem, are Check's).
 func CheckWritten(dir string, written map[string][]Written) (*Report, error) {
 	only := map[string][]string{}
 	kept := map[string]*Written{}
@@ -107,7 +111,7 @@ func check(dir string, only map[string][]string, kept map[string]*Written) (*Rep
 		return nil, err
 	}
 	c := &checker{dir: dir, only: only, l: l, rep: &Report{Dir: dir, Problems: []Problem{}, Notes: []Problem{}},
-		first: newKeyMap[int32](keptKeys(kept)), dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{},
+		dups: map[[2]string]int{}, runsOf: map[string]keyList{}, manifest: map[string]dataset.Meta{},
 		kept: kept, seen: map[string]bool{}}
 	if only != nil {
 		c.mineSet = map[string]bool{}
@@ -170,9 +174,24 @@ func (c *checker) open(p string) (file, error) {
 // hash, every run stored once.
 func (c *checker) runs() error {
 	runs := TableCount{Table: dataset.RunsDir}
+	// When every runs part is one this process wrote (a sweep into a
+	// fresh folder), their keys are placed at the end, at once if no two
+	// are alike (distinctKeys): a map of every key costs more than the
+	// rest of the check. Otherwise they are placed in order as below.
+	later := c.keptOnly()
+	c.first = newKeyMap[int32](0)
+	if !later {
+		c.first = newKeyMap[int32](keptKeys(c.kept))
+	}
+	var placed []keptPart
 	for _, p := range c.l.Runs {
 		if w := c.kept[p.Sweep+"/"+p.Name]; w != nil {
-			c.keptRuns(p, w, &runs)
+			if c.keptRuns(p, w, &runs) {
+				placed = append(placed, keptPart{p, w})
+				if !later {
+					c.placeKept(p, w)
+				}
+			}
 			continue
 		}
 		path := p.Path()
@@ -201,8 +220,84 @@ func (c *checker) runs() error {
 		c.manifest[p.Sweep+"/"+p.Name] = meta
 	}
 	runs.Runs = c.first.len()
+	if later {
+		if n, ok := distinctKeys(placed); ok {
+			runs.Runs = n
+		} else {
+			c.first = newKeyMap[int32](keptKeys(c.kept))
+			for _, k := range placed {
+				c.placeKept(k.p, k.w)
+			}
+			runs.Runs = c.first.len()
+		}
+	}
 	c.rep.Tables = append(c.rep.Tables, runs)
 	return nil
+}
+
+// keptPart is a runs part this process wrote, as its writer kept it.
+type keptPart struct {
+	p dataset.Part
+	w *Written
+}
+
+// keptOnly reports whether every runs part listed is one this process
+// wrote (never for a whole dataset's check, whose intents look up the
+// keys placed: c.first).
+func (c *checker) keptOnly() bool {
+	if c.only == nil {
+		return false
+	}
+	for _, p := range c.l.Runs {
+		if c.kept[p.Sweep+"/"+p.Name] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// distinctKeys reports whether the parts' run keys are all different,
+// and how many there are. The keys are hashes, spread evenly: they are
+// bucketed by their top bits, a few to a bucket, and each bucket sorted,
+// in which no key may be its neighbour (a sort of all of them took
+// twice as long on a million).
+func distinctKeys(parts []keptPart) (int, bool) {
+	n := 0
+	for _, k := range parts {
+		n += len(k.w.keys)
+	}
+	if n < 2 {
+		return n, true
+	}
+	width := bits.Len(uint(n / 4)) // 2^width buckets
+	shift := 64 - width
+	start := make([]int32, 1<<width+1) // bucket b is all[start[b]:start[b+1]]
+	for _, k := range parts {
+		for _, h := range k.w.keys {
+			start[h>>shift+1]++ // (shift 64 puts every key in bucket 0)
+		}
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	all, next := make([]uint64, n), slices.Clone(start[:len(start)-1])
+	for _, k := range parts {
+		for _, h := range k.w.keys {
+			b := h >> shift
+			all[next[b]] = h
+			next[b]++
+		}
+	}
+	for b := 0; b+1 < len(start); b++ {
+		bucket := all[start[b]:start[b+1]]
+		slices.Sort(bucket)
+		for i := 1; i < len(bucket); i++ {
+			if bucket[i] == bucket[i-1] {
+				return 0, false
+			}
+		}
+	}
+	return n, true
 }
 
 // place records where the runs of part p were read first, and files those
@@ -378,16 +473,24 @@ func (c *checker) manifests(table string, rowsOf map[string]int) {
 }
 
 // keptRuns checks runs part p, written by this process, against what its
-// writer kept of it (w), and places its runs from the keys kept.
-func (c *checker) keptRuns(p dataset.Part, w *Written, runs *TableCount) {
+// writer kept of it (w), and reports whether it is the part written
+// (then placeKept places its runs).
+func (c *checker) keptRuns(p dataset.Part, w *Written, runs *TableCount) bool {
 	id := p.Sweep + "/" + p.Name
 	f, ok, gone := c.keptFile(p, w)
 	c.seen[id] = !gone // lost() looks again
 	if !ok {
-		return
+		return false
 	}
 	runs.Parts++
 	runs.Rows += f.rows
+	c.manifest[id] = dataset.Meta{Sim: sim.Version, TimelineRows: w.files[dataset.TimelinesDir].rows, GroupRows: w.files[dataset.GroupsDir].rows}
+	return true
+}
+
+// placeKept places the runs of part p from the keys its writer kept (w),
+// as place does those read.
+func (c *checker) placeKept(p dataset.Part, w *Written) {
 	here := c.newPlace(p)
 	for _, h := range w.keys {
 		if j, ok := c.first.hex[h]; ok {
@@ -396,14 +499,6 @@ func (c *checker) keptRuns(p dataset.Part, w *Written, runs *TableCount) {
 			c.first.hex[h] = here
 		}
 	}
-	for _, k := range w.odd {
-		if j, ok := c.first.get(k); ok {
-			c.again(p, j, k)
-		} else {
-			c.first.put(k, here)
-		}
-	}
-	c.manifest[id] = dataset.Meta{Sim: sim.Version, TimelineRows: w.files[dataset.TimelinesDir].rows, GroupRows: w.files[dataset.GroupsDir].rows}
 }
 
 // keptFile checks that the file of part p is the one its writer wrote (w):

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,4 +104,92 @@ func namesOf(ws []Written) []string {
 		out = append(out, w.Name)
 	}
 	return out
+}
+
+// A run a writer stored twice, in one part or two, is the duplicate the
+// end-of-run check reports as Check does from the files: the check of
+// what a fresh folder holds places the kept keys at once only when no two
+// are alike (random runs written again, random part sizes).
+func TestCheckWrittenFindsRunsStoredTwiceAsCheckDoes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 4))
+	base := sweepRuns(3)
+	for trial := range 6 {
+		runs := slices.Clone(base)
+		again := trial % 3 // trials 0 and 3 store every run once
+		for range again {
+			r := base[rng.IntN(len(base))]
+			at := rng.IntN(len(runs) + 1)
+			runs = slices.Insert(runs, at, r)
+		}
+		root := t.TempDir()
+		_, _, kept := writeKept(t, root, Shard{}, runs, 1+rng.IntN(4))
+		rep, err := CheckWritten(root, map[string][]Written{"s": kept})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Check(root, map[string][]string{"s": namesOf(kept)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dups := 0
+		for _, p := range full.Problems {
+			if p.Kind == "duplicate" {
+				dups++
+			}
+		}
+		if (dups > 0) != (again > 0) {
+			t.Fatalf("trial %d: %d runs stored again, Check finds %d duplicate problems: %+v", trial, again, dups, full.Problems)
+		}
+		if diff := cmp.Diff(full.Problems, rep.Problems); diff != "" {
+			t.Errorf("trial %d (%d runs stored again): the end-of-run check's problems against Check's (-Check +end of run):\n%s", trial, again, diff)
+		}
+		// The side tables' runs are counted part by part (CheckWritten).
+		tables := rep.Tables
+		if again > 0 {
+			tables = tables[:1]
+		}
+		if !cmp.Equal(tables, full.Tables[:len(tables)]) || tables[0].Table != dataset.RunsDir {
+			t.Errorf("trial %d: tables %+v, Check's %+v", trial, rep.Tables, full.Tables)
+		}
+	}
+}
+
+// distinctKeys finds a key kept twice whatever the keys: random counts,
+// parts and top bits (all alike, or a few values only), one duplicate
+// planted anywhere or none; its count is the keys'.
+func TestDistinctKeysAsAMapFindsThem(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(2, 7))
+	for trial := range 3000 {
+		var parts []keptPart
+		n := rng.IntN(50)
+		if trial%100 == 0 {
+			n = rng.IntN(20000)
+		}
+		mask := ^uint64(0) >> rng.IntN(65) // small masks: keys alike in their top bits, and few values
+		seen, dup := map[uint64]bool{}, false
+		for left := n; left > 0; {
+			m := 1 + rng.IntN(left)
+			w := &Written{}
+			for range m {
+				h := rng.Uint64() & mask
+				if len(seen) > 0 && rng.IntN(n+1) == 0 { // a key again
+					for k := range seen {
+						h = k
+						break
+					}
+				}
+				dup = dup || seen[h]
+				seen[h] = true
+				w.keys = append(w.keys, h)
+			}
+			parts = append(parts, keptPart{w: w})
+			left -= m
+		}
+		got, ok := distinctKeys(parts)
+		if ok == dup || ok && got != n {
+			t.Fatalf("trial %d: %d keys, duplicate %v: distinctKeys = %d, %v", trial, n, dup, got, ok)
+		}
+	}
 }

@@ -1,6 +1,11 @@
 package store
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/herdsweep/herdsweep/grid"
+)
 
 // The check holds run keys as 8-byte numbers; keys that are not 16
 // lower-case hex digits keep their text, so no two distinct keys meet.
@@ -40,6 +45,18 @@ func TestKeyMapKeepsKeysApart(t *testing.T) {
 	for _, k := range keys[4:] {
 		if l.holds(k) {
 			t.Errorf("holds(%q) = true, not in the list", k)
+		}
+	}
+}
+
+// The keys a runs writer keeps (grid.Keyer.Bits) are the numbers the
+// check reads from the keys' text (hexKey).
+func TestKeptBitsAreTheKeysText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 27))
+	for range 1000 {
+		b := rng.Uint64() >> rng.IntN(64)
+		if h, ok := hexKey(grid.KeyOfBits(b)); !ok || h != b {
+			t.Fatalf("hexKey(KeyOfBits(%#x)) = %#x, %v", b, h, ok)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +25,7 @@ type Part struct {
 // runs' keys, and what each of its files holds and was sealed with.
 type Written struct {
 	Name  string
-	keys  []uint64 // hexKey of each run's key, in row order
-	odd   []string // keys that are not 16 hex digits (none of this tool's)
+	keys  []uint64 // each run's key as hexKey reads it (grid.Keyer.Bits), in row order
 	files map[string]writtenFile
 }
 
@@ -40,8 +38,8 @@ type writtenFile struct {
 
 // keep records what part p, committed as name, holds; call it once its
 // files are sealed.
-func (p *Part) keep(name string, keys []uint64, odd []string) Written {
-	wr := Written{Name: name, keys: keys, odd: odd, files: map[string]writtenFile{}}
+func (p *Part) keep(name string, keys []uint64) Written {
+	wr := Written{Name: name, keys: keys, files: map[string]writtenFile{}}
 	wr.files[dataset.RunsDir] = writtenFile{seal: p.runs.Checksum(), size: int64(len(p.bufs[dataset.RunsDir].b)), rows: p.runs.Len(), runs: p.runs.Len()}
 	for _, table := range dataset.SideTables {
 		if sw := p.side(table); sw.Len() > 0 {
@@ -136,14 +134,6 @@ func (w *Writer) Commit(p *Part) (string, error) {
 	}
 	p.runs.Manifest(p.timelines.Len(), p.groups.Len())
 	path := join(w.Dir(dataset.RunsDir), name)
-	keys, odd := make([]uint64, 0, p.Len()), []string(nil)
-	p.runs.KeepKeys(func(k string) {
-		if h, ok := hexKey(k); ok {
-			keys = append(keys, h)
-		} else {
-			odd = append(odd, strings.Clone(k))
-		}
-	})
 	if err := p.runs.Close(); err != nil {
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
@@ -154,7 +144,7 @@ func (w *Writer) Commit(p *Part) (string, error) {
 		return fail(err)
 	}
 	w.own = append(w.own, name)
-	w.written = append(w.written, p.keep(name, keys, odd))
+	w.written = append(w.written, p.keep(name, p.runs.Keys()))
 	return path, nil
 }
 
