@@ -18,7 +18,7 @@ import (
 func simulateStuck(ctx context.Context, runs []grid.Run) ([]Record, error) {
 	out := make([]Record, len(runs))
 	err := runner.Execute(ctx, 0, len(runs), func(i int) runner.Job { return runner.Job{Run: runs[i], StopStuck: true} },
-		func(i int, o runner.Outcome) error {
+		func(i int, o *runner.Outcome) error {
 			r := o.Job.Run
 			out[i] = Record{Record: dataset.Record{RunKey: r.Key(), CellKey: r.Cell.Key(), Seed: r.Seed, Cell: r.Cell, Result: o.Result}}
 			return o.Err

@@ -68,6 +68,12 @@ var runsKeyColumns = []RunsColumn{
 		Set: func(r *Record, v Value) error { r.CellKey = v.Str; return nil }},
 	{Field: Field{Name: ColSeed, Type: Int64}, Doc: "the Mulberry32 seed of the run",
 		Get: func(w *RunRow, out *Value) { *out = Value{Int: int64(w.Seed)} },
+		Ints: func(rows []RunRow, dst []int64) []int64 {
+			for i := range rows {
+				dst = append(dst, int64(rows[i].Seed))
+			}
+			return dst
+		},
 		Set: func(r *Record, v Value) (err error) { r.Seed, err = Seed(v.Int); return err }},
 	{Field: Field{Name: ColLabel, Type: Utf8}, Doc: "the policy in words, and scenario parameters that differ from the article's", OfCell: true,
 		Get: func(w *RunRow, out *Value) { *out = Value{Str: w.Cell.Label} },
@@ -119,10 +125,15 @@ func (v Value) of(t grid.Type) any {
 
 // metric is a column of the runs table from a column of sim.Result.
 func metric(c TableColumn[sim.Result, sim.Result]) RunsColumn {
-	return RunsColumn{Field: c.Field, Doc: c.Doc, Optional: c.Optional,
+	m := RunsColumn{Field: c.Field, Doc: c.Doc, Optional: c.Optional,
 		Get: func(w *RunRow, out *Value) { c.Get(w.Result, out) },
 		Set: func(r *Record, v Value) error { return c.Set(&r.Result, v) }}
+	m.Ints, m.Floats = batches(c.at, resultOf)
+	return m
 }
+
+// resultOf is a runs row's result.
+func resultOf(w *RunRow) *sim.Result { return w.Result }
 
 // afterRecovery is a milestone counted from recovery: derived from the
 // milestone and recover_s (not read back) unless readBack, when the
@@ -132,6 +143,17 @@ func afterRecovery(name, doc string, readBack bool, f func(*sim.Result) *sim.Mil
 		Get: func(w *RunRow, out *Value) {
 			m := *f(w.Result)
 			*out = milestoneValue(sim.Milestone{At: m.At - w.Cell.RecoverAt, Reached: m.Reached})
+		},
+		Floats: func(rows []RunRow, dst []float64) ([]float64, bool) {
+			n := len(dst)
+			for i := range rows {
+				m := f(rows[i].Result)
+				if !m.Reached {
+					return dst[:n], false
+				}
+				dst = append(dst, (m.At - rows[i].Cell.RecoverAt).Seconds())
+			}
+			return dst, true
 		}}
 	if readBack {
 		c.Set = func(r *Record, v Value) error {
@@ -163,16 +185,18 @@ func milestoneOf(v Value) sim.Milestone {
 // milestoneCol is a milestone: its time in seconds, null when never
 // reached.
 func milestoneCol[R any](name, doc string, f func(*R) *sim.Milestone) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64, Nullable: true}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: name, Type: Float64, Nullable: true}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = milestoneValue(*f(r)) },
-		Set: func(r *R, v Value) error { *f(r) = milestoneOf(v); return nil }}
+		Set: func(r *R, v Value) error { *f(r) = milestoneOf(v); return nil },
+		at:  fieldOf[R]{milestone: f}})
 }
 
 // secondsCol is a duration in seconds.
 func secondsCol[R any](name, doc string, f func(*R) *time.Duration) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Float: f(r).Seconds()} },
-		Set: func(r *R, v Value) error { *f(r) = Seconds(v.Float); return nil }}
+		Set: func(r *R, v Value) error { *f(r) = Seconds(v.Float); return nil },
+		at:  fieldOf[R]{seconds: f}})
 }
 
 // optional marks a column added after parts of its table were written.
@@ -257,7 +281,13 @@ var runsMetricColumns = []RunsColumn{
 // columns it is made of.
 func derived(name, doc string, f func(*sim.Result) float64) RunsColumn {
 	return RunsColumn{Field: Field{Name: name, Type: Float64}, Doc: doc, Optional: true,
-		Get: func(w *RunRow, out *Value) { *out = Value{Float: f(w.Result)} }}
+		Get: func(w *RunRow, out *Value) { *out = Value{Float: f(w.Result)} },
+		Floats: func(rows []RunRow, dst []float64) ([]float64, bool) {
+			for i := range rows {
+				dst = append(dst, f(rows[i].Result))
+			}
+			return dst, true
+		}}
 }
 
 // RunsTable is the runs table's one column list: its key columns, a

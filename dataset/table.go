@@ -3,6 +3,8 @@ package dataset
 import (
 	"fmt"
 	"time"
+
+	"github.com/herdsweep/herdsweep/sim"
 )
 
 // Value is one value of a column, as a table's column list gets it from a
@@ -42,6 +44,18 @@ type TableColumn[W, R any] struct {
 	// caller copies it whole as soon as the call has stored it field by
 	// field, which a processor cannot forward.)
 	Get func(row *W, out *Value)
+	// Ints and Floats, when set, append the column's values of rows to
+	// dst, as Get gets them one by one (Value.Int of an Int64 column,
+	// Value.Float of a Float64 one), at one call for them all: a writer
+	// of many small rows spent as much in Get's calls, a few levels deep
+	// for a result's metric, as in the rest of its work. Floats appends
+	// nothing and reports false if a row's value is null. Both are held
+	// to Get by TestBatchesAreGet.
+	Ints   func(rows []W, dst []int64) []int64
+	Floats func(rows []W, dst []float64) ([]float64, bool)
+	// at is where the column's value is in a row of type W, for a column
+	// of one of the kinds below: what metric lifts to a runs row's result.
+	at fieldOf[W]
 	// Zero, when set, reports that the column is zero in every row of
 	// the row's cell (a chain's columns for a cell without one): a
 	// writer asks it once per cell and then does not get the column
@@ -90,6 +104,88 @@ func Seconds(s float64) time.Duration { return time.Duration(s*1e9 + 0.5) }
 // The column kinds the tables' lists are made of: a field of the row type
 // reached through a pointer, read and written alike.
 
+// fieldOf is where a numeric column's value is in a row of type R: one
+// of its accessors is set.
+type fieldOf[R any] struct {
+	i64       func(*R) *int64
+	i         func(*R) *int
+	u32       func(*R) *uint32
+	f64       func(*R) *float64
+	seconds   func(*R) *time.Duration // as seconds
+	milestone func(*R) *sim.Milestone // its time in seconds, null when never reached
+}
+
+// batches are the Ints or Floats of the column whose value is at a in the
+// row that in(w) is in: the one place each kind's values are got in
+// bulk, which TestBatchesAreGet holds to Get.
+func batches[W, R any](a fieldOf[R], in func(*W) *R) (ints func([]W, []int64) []int64, floats func([]W, []float64) ([]float64, bool)) {
+	switch {
+	case a.i64 != nil:
+		f := a.i64
+		ints = func(rows []W, dst []int64) []int64 {
+			for i := range rows {
+				dst = append(dst, *f(in(&rows[i])))
+			}
+			return dst
+		}
+	case a.i != nil:
+		f := a.i
+		ints = func(rows []W, dst []int64) []int64 {
+			for i := range rows {
+				dst = append(dst, int64(*f(in(&rows[i]))))
+			}
+			return dst
+		}
+	case a.u32 != nil:
+		f := a.u32
+		ints = func(rows []W, dst []int64) []int64 {
+			for i := range rows {
+				dst = append(dst, int64(*f(in(&rows[i]))))
+			}
+			return dst
+		}
+	case a.f64 != nil:
+		f := a.f64
+		floats = func(rows []W, dst []float64) ([]float64, bool) {
+			for i := range rows {
+				dst = append(dst, *f(in(&rows[i])))
+			}
+			return dst, true
+		}
+	case a.seconds != nil:
+		f := a.seconds
+		floats = func(rows []W, dst []float64) ([]float64, bool) {
+			for i := range rows {
+				dst = append(dst, f(in(&rows[i])).Seconds())
+			}
+			return dst, true
+		}
+	case a.milestone != nil:
+		f := a.milestone
+		floats = func(rows []W, dst []float64) ([]float64, bool) {
+			n := len(dst)
+			for i := range rows {
+				m := f(in(&rows[i]))
+				if !m.Reached {
+					return dst[:n], false
+				}
+				dst = append(dst, m.At.Seconds())
+			}
+			return dst, true
+		}
+	}
+	return ints, floats
+}
+
+// self is a row as the row its column's value is in.
+func self[R any](r *R) *R { return r }
+
+// withBatches sets c's Ints and Floats from where its value is (c.at).
+func withBatches[R any](c TableColumn[R, R]) TableColumn[R, R] {
+	c.Ints, c.Floats = batches(c.at, self[R])
+	return c
+}
+
 func strCol[R any](name, doc string, f func(*R) *string) TableColumn[R, R] {
 	return TableColumn[R, R]{Field: Field{Name: name, Type: Utf8}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Str: *f(r)} },
@@ -97,29 +193,33 @@ func strCol[R any](name, doc string, f func(*R) *string) TableColumn[R, R] {
 }
 
 func int64Col[R any](name, doc string, f func(*R) *int64) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Int: *f(r)} },
-		Set: func(r *R, v Value) error { *f(r) = v.Int; return nil }}
+		Set: func(r *R, v Value) error { *f(r) = v.Int; return nil },
+		at:  fieldOf[R]{i64: f}})
 }
 
 func intCol[R any](name, doc string, f func(*R) *int) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: name, Type: Int64}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Int: int64(*f(r))} },
-		Set: func(r *R, v Value) error { *f(r) = int(v.Int); return nil }}
+		Set: func(r *R, v Value) error { *f(r) = int(v.Int); return nil },
+		at:  fieldOf[R]{i: f}})
 }
 
 func floatCol[R any](name, doc string, f func(*R) *float64) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: name, Type: Float64}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Float: *f(r)} },
-		Set: func(r *R, v Value) error { *f(r) = v.Float; return nil }}
+		Set: func(r *R, v Value) error { *f(r) = v.Float; return nil },
+		at:  fieldOf[R]{f64: f}})
 }
 
 // seedCol is a run's seed: an Int64 column that must hold a Mulberry32
 // seed.
 func seedCol[R any](doc string, f func(*R) *uint32) TableColumn[R, R] {
-	return TableColumn[R, R]{Field: Field{Name: ColSeed, Type: Int64}, Doc: doc,
+	return withBatches(TableColumn[R, R]{Field: Field{Name: ColSeed, Type: Int64}, Doc: doc,
 		Get: func(r *R, out *Value) { *out = Value{Int: int64(*f(r))} },
-		Set: func(r *R, v Value) (err error) { *f(r), err = Seed(v.Int); return err }}
+		Set: func(r *R, v Value) (err error) { *f(r), err = Seed(v.Int); return err },
+		at:  fieldOf[R]{u32: f}})
 }
 
 // Seed checks that a seed column's value is a Mulberry32 seed.

@@ -106,7 +106,7 @@ func calibrateOnce(ctx, budget context.Context, at func(int) grid.Run, total, n,
 	finished := 0
 	err = Execute(bctx, workers, n, func(j int) Job {
 		return Job{Run: at(sample[j])}
-	}, func(int, Outcome) error { finished++; return nil })
+	}, func(int, *Outcome) error { finished++; return nil })
 	elapsed := time.Since(start)
 	if err != nil && ctx.Err() == nil && budget.Err() != nil { // the budget is spent: what finished is the sample
 		err, cut = nil, finished < n

@@ -34,7 +34,9 @@ type Outcome struct {
 
 // Execute runs jobs 0 … n-1 on workers goroutines (≤ 0: one per CPU) and
 // calls emit for each outcome in index order, from the calling goroutine,
-// whatever order the workers finish in. At most a window of jobs is in
+// whatever order the workers finish in (the outcome is the pool's: valid
+// during the call only; a run's result is some 900 bytes, which a call by
+// value copied each time). At most a window of jobs is in
 // flight ahead of the last emitted one, so memory does not grow with n.
 //
 // job(i) must be safe to call from several goroutines. When ctx is done or
@@ -42,7 +44,7 @@ type Outcome struct {
 // run, stops the runs in progress (sim.Sim.Stop: a long run does not hold
 // it up), emits the outcomes that complete an unbroken prefix, and returns
 // the error. A stopped run is never emitted.
-func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func(i int, o Outcome) error) error {
+func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func(i int, o *Outcome) error) error {
 	return ExecuteWithin(ctx, workers, n, 0, nil, job, emit)
 }
 
@@ -51,7 +53,7 @@ func Execute(ctx context.Context, workers, n int, job func(i int) Job, emit func
 // while those in flight weigh at most held bytes with it, or none is in
 // flight (a job heavier than held runs alone). weight(i) is what job i's
 // outcome holds until it is emitted (Cell.WaitBytes); held ≤ 0: no bound.
-func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(i int) int64, job func(i int) Job, emit func(i int, o Outcome) error) error {
+func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(i int) int64, job func(i int) Job, emit func(i int, o *Outcome) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -59,7 +61,7 @@ func ExecuteWithin(ctx context.Context, workers, n int, held int64, weight func(
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &pool{ctx: ctx, cancel: cancel, n: n, window: window, job: job, emit: emit, w: newWeights(held, weight),
-		indices: make(chan int), results: make(chan done, window), tokens: make(chan struct{}, window)}
+		indices: make(chan int), results: make(chan int, window), tokens: make(chan struct{}, window), slots: make([]Outcome, window)}
 	defer context.AfterFunc(ctx, func() { p.stop.Store(true) })()
 	defer context.AfterFunc(ctx, p.w.wake)()
 
@@ -86,16 +88,17 @@ type pool struct {
 	n       int
 	window  int
 	job     func(i int) Job
-	emit    func(i int, o Outcome) error
+	emit    func(i int, o *Outcome) error
 	w       *weights
 	indices chan int
-	results chan done
+	results chan int      // the indices whose outcome is in their slot
 	tokens  chan struct{} // one per index handed out and not yet emitted
-}
-
-type done struct {
-	i int
-	o Outcome
+	// slots hold the outcomes of the indices in flight, index i's in
+	// slots[i % window]: the worker that runs i fills it, and the
+	// collector empties it before it takes i's token back, so no two
+	// indices in flight share one. (An outcome is 2,208 bytes, a result
+	// 856 of them: sent by value, it was copied twice more per run.)
+	slots []Outcome
 }
 
 // handOut hands out indices 0 … n-1, at most a window ahead of emit and
@@ -125,11 +128,12 @@ func (p *pool) work() {
 	s := sim.Sim{Stop: &p.stop}
 	var rng sim.Mulberry32
 	for i := range p.indices {
-		j := p.job(i)
-		o := Outcome{Job: j}
+		o := &p.slots[i%p.window]
+		*o = Outcome{Job: p.job(i)}
+		j := &o.Job
 		if p.ctx.Err() != nil { // no run starts after a stop
 			o.Err = sim.ErrStopped
-			p.results <- done{i, o}
+			p.results <- i
 			continue
 		}
 		var tl *sim.Timeline
@@ -140,20 +144,19 @@ func (p *pool) work() {
 		s.StopStuck, s.MaxBytes = j.StopStuck, j.MaxBytes
 		o.Result, o.Err = j.Run.Cell.Simulate(&s, &rng, tl)
 		o.Timeline = tl
-		p.results <- done{i, o}
+		p.results <- i
 	}
 }
 
 // collect emits the outcomes in index order as they complete an unbroken
 // prefix, and returns the first error: emit's, or why a run stopped.
 func (p *pool) collect() error {
-	pending := make([]Outcome, p.window) // by value: a run's outcome is not allocated on its own
+	pending := p.slots
 	have := make([]bool, p.window)
 	next := 0
 	var err error
-	for d := range p.results {
-		slot := d.i % p.window
-		pending[slot], have[slot] = d.o, true
+	for i := range p.results {
+		have[i%p.window] = true
 		for err == nil && next < p.n && have[next%p.window] {
 			s := next % p.window
 			if errors.Is(pending[s].Err, sim.ErrStopped) {
@@ -163,7 +166,7 @@ func (p *pool) collect() error {
 				}
 				break
 			}
-			if e := p.emit(next, pending[s]); e != nil {
+			if e := p.emit(next, &pending[s]); e != nil {
 				err = e
 				p.cancel()
 			}

@@ -44,11 +44,11 @@ func collect(t *testing.T, workers int, s *sweep) []Outcome {
 	var out []Outcome
 	err := Execute(context.Background(), workers, s.Len(), func(i int) Job {
 		return Job{Run: s.Run(i), Timeline: s.WantsTimeline(i)}
-	}, func(i int, o Outcome) error {
+	}, func(i int, o *Outcome) error {
 		if i != len(out) {
 			t.Fatalf("emitted %d after %d outcomes", i, len(out))
 		}
-		out = append(out, o)
+		out = append(out, *o)
 		return nil
 	})
 	if err != nil {
@@ -88,7 +88,7 @@ func TestExecuteStopsOnEmitError(t *testing.T) {
 	boom := errors.New("disk full")
 	emitted := 0
 	err := Execute(context.Background(), 2, s.Len(), func(i int) Job { return Job{Run: s.Run(i)} },
-		func(i int, o Outcome) error {
+		func(i int, o *Outcome) error {
 			if i != emitted {
 				t.Fatalf("emitted %d after %d", i, emitted)
 			}
@@ -113,7 +113,7 @@ func TestExecuteHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	emitted := 0
 	err := Execute(ctx, 2, s.Len(), func(i int) Job { return Job{Run: s.Run(i)} },
-		func(i int, o Outcome) error {
+		func(i int, o *Outcome) error {
 			emitted++
 			if i == 2 {
 				cancel()
@@ -138,7 +138,7 @@ func TestExecuteStopsRunsInProgress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var emitted []int
-	err := Execute(ctx, 1, len(jobs), func(i int) Job { return jobs[i] }, func(i int, o Outcome) error {
+	err := Execute(ctx, 1, len(jobs), func(i int) Job { return jobs[i] }, func(i int, o *Outcome) error {
 		emitted = append(emitted, i)
 		cancel() // after the first outcome: the slow run is in progress or next
 		return nil
@@ -179,7 +179,7 @@ func TestExecuteWithinBoundsTheWeightInFlight(t *testing.T) {
 		for m := most.Load(); f > m && !most.CompareAndSwap(m, f); m = most.Load() {
 		}
 		return Job{Run: grid.Run{Cell: grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.Fixed)}, Seed: uint32(i)}}
-	}, func(i int, o Outcome) error {
+	}, func(i int, o *Outcome) error {
 		seeds = append(seeds, o.Job.Run.Seed)
 		flight.Add(-weight[i])
 		return nil
@@ -213,7 +213,7 @@ func TestExecuteStartsNoRunAfterAStop(t *testing.T) {
 	big.Scenario.Clients = 1_000_000
 	emitted := 0
 	err := Execute(ctx, 2, 10, func(i int) Job { return Job{Run: grid.Run{Cell: big, Seed: uint32(i)}} },
-		func(int, Outcome) error { emitted++; return nil })
+		func(int, *Outcome) error { emitted++; return nil })
 	if !errors.Is(err, context.Canceled) || emitted != 0 {
 		t.Errorf("Execute after a cancel: %v, %d emitted; want context.Canceled and none", err, emitted)
 	}

@@ -149,12 +149,12 @@ func (s *Sim) brownTick(st *runState, list []int32, served int, t float64) (ok, 
 
 // Logical is the run's logical requests: each client's of the cohort and
 // each open-loop request.
-func (r Result) Logical() int64 { return int64(r.Clients) + r.Offered }
+func (r *Result) Logical() int64 { return int64(r.Clients) + r.Offered }
 
 // SuccessRate is the share of the logical requests that succeeded by the
 // horizon: the cohort's clients served and the open-loop requests answered
 // in time, over the clients and the open-loop requests; 0 for none.
-func (r Result) SuccessRate() float64 {
+func (r *Result) SuccessRate() float64 {
 	if r.Logical() == 0 {
 		return 0
 	}
@@ -163,7 +163,7 @@ func (r Result) SuccessRate() float64 {
 
 // Amplification is the load amplification: requests sent (attempts that
 // reached the server) over logical requests; 0 for none.
-func (r Result) Amplification() float64 {
+func (r *Result) Amplification() float64 {
 	if r.Logical() == 0 {
 		return 0
 	}

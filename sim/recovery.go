@@ -83,7 +83,7 @@ func HasSteadyState(sc Scenario) bool { return sc.Server() == QueueingServer && 
 // BackAfter is how long after recovery the run was back to its own steady
 // state (see recovery.go), and whether it was by the horizon: false also
 // when sc has no steady state (HasSteadyState).
-func (r Result) BackAfter(sc Scenario) (time.Duration, bool) {
+func (r *Result) BackAfter(sc Scenario) (time.Duration, bool) {
 	if !r.Recovered.Reached {
 		return 0, false
 	}

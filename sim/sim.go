@@ -74,7 +74,7 @@ type Result struct {
 
 // WastedFraction is the share of the server's work spent on requests whose
 // client had stopped waiting; 0 when it did no work.
-func (r Result) WastedFraction() float64 {
+func (r *Result) WastedFraction() float64 {
 	if r.BusyMS == 0 {
 		return 0
 	}

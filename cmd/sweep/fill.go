@@ -35,7 +35,7 @@ func newFiller(st *store.Writer, o runOptions, stats *sweepStats) *filler {
 }
 
 // add adds a run's outcome to the part in hand, committing it when full.
-func (f *filler) add(out runner.Outcome) error {
+func (f *filler) add(out *runner.Outcome) error {
 	rows := int64(0)
 	if f.pb.bytes > 0 {
 		// A part is committed before the rows of the next run would
@@ -51,7 +51,7 @@ func (f *filler) add(out runner.Outcome) error {
 	}
 	f.curBytes += rows
 	t0 := time.Now()
-	f.cur.AddOf(out.Job.Cell, out.Job.Run, out.Result, out.Timeline)
+	f.cur.AddOf(out.Job.Cell, out.Job.Run, &out.Result, out.Timeline)
 	f.stats.writing += time.Since(t0)
 	f.stats.done++
 	if f.cur.Len() >= f.partRows {

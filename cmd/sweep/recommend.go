@@ -407,7 +407,7 @@ func (m *measurer) measure(ctx context.Context, runs []grid.Run) ([]analysis.Rec
 	prog := newProgress(m.stderr, "simulating candidates", len(todo), false)
 	err := runner.Execute(ctx, m.workers, len(todo), func(i int) runner.Job {
 		return runner.Job{Run: runs[todo[i]], StopStuck: true} // recommend asks only whether a run comes back
-	}, func(i int, o runner.Outcome) error {
+	}, func(i int, o *runner.Outcome) error {
 		if o.Err != nil {
 			return o.Err
 		}

@@ -51,7 +51,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	spread := map[string][]sim.Result{}
 	prog := newProgress(stderr, "reproduce", n, *quiet)
 	err := runner.Execute(ctx, *workers, n, job,
-		func(i int, o runner.Outcome) error {
+		func(i int, o *runner.Outcome) error {
 			prog.add(1)
 			if o.Err != nil {
 				return o.Err

@@ -451,7 +451,7 @@ func execute(ctx context.Context, st *store.Writer, s *experiments.Sweep, o runO
 		return s.Cells[i/len(s.Seeds)].WaitBytes(s.WantsTimeline(i))
 	}
 	var failures []string
-	emit := func(_ int, out runner.Outcome) error {
+	emit := func(_ int, out *runner.Outcome) error {
 		prog.add(1)
 		if out.Err != nil {
 			stats.failed++

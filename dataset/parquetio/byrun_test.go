@@ -173,7 +173,7 @@ func TestNumberedCellsWriteAlike(t *testing.T) {
 		w := NewRunsWriter(&b, meta)
 		for i := range 300 {
 			cell := (i / 25) % len(runs)
-			w.AppendOf(number(i, cell), grid.Run{Cell: runs[cell].Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+			w.AppendOf(number(i, cell), grid.Run{Cell: runs[cell].Cell, Seed: uint32(i + 1)}, &res[i%len(res)])
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -190,4 +190,55 @@ func TestNumberedCellsWriteAlike(t *testing.T) {
 			t.Errorf("numbered %s: %d bytes, compared: %d, differ", name, len(got), len(want))
 		}
 	}
+}
+
+// A part is the same file whether its numeric columns are got a batch at
+// a time (TableColumn.Ints, Floats) or row by row (Get): runs of cells
+// whose milestones are reached or not (nulls in a batch, in some batches
+// only), tiny runs whose metrics repeat (columns kept by runs) and vary,
+// and their timelines.
+func TestBatchesWriteAsRows(t *testing.T) {
+	t.Parallel()
+	runs, res, tls := sampleRuns(t)
+	tiny := grid.Cell{Scenario: sim.Article(), Policy: sim.DefaultPolicy(sim.FullJitter)}
+	tiny.Scenario.Clients, tiny.Scenario.RecoverAt = 20, 5*time.Second
+	var s sim.Sim
+	for seed := range uint32(150) {
+		r, err := tiny.Simulate(&s, sim.NewMulberry32(seed+1), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, res, tls = append(runs, grid.Run{Cell: tiny, Seed: seed + 1}), append(res, r), append(tls, tls[seed%6])
+	}
+	write := func(noBatches bool) (runsPart, timelinesPart []byte) {
+		var b, tb bytes.Buffer
+		w, tw := NewRunsWriter(&b, meta), NewTimelineWriter(&tb, meta)
+		w.rw.noBatches, tw.rw.noBatches = noBatches, noBatches
+		for i := range 700 {
+			j := 6 + i%(len(runs)-6) // the tiny runs: columns of rows, no null
+			if i >= 300 {
+				j = i % len(runs) // then nulls come
+			}
+			w.Append(grid.Run{Cell: runs[j].Cell, Seed: uint32(i + 1)}, res[j])
+			if i%50 == 0 {
+				tw.Append(runs[j], tls[j])
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes(), tb.Bytes()
+	}
+	got, gotTL := write(false)
+	want, wantTL := write(true)
+	if !bytes.Equal(got, want) {
+		t.Errorf("runs part with batches: %d bytes, row by row: %d, differ", len(got), len(want))
+	}
+	if !bytes.Equal(gotTL, wantTL) {
+		t.Errorf("timelines part with batches: %d bytes, row by row: %d, differ", len(gotTL), len(wantTL))
+	}
+	compareReaders(t, "batches", got)
 }

@@ -76,6 +76,12 @@ type rowWriter[W, R any] struct {
 	live, zero []int
 	ignoreZero bool
 	v          dataset.Value // appendFrom's
+	// noBatches gets every column row by row, never through its Ints or
+	// Floats (tests); ints and floats hold a batch's values of a column
+	// kept by runs.
+	noBatches bool
+	ints      []int64
+	floats    []float64
 	// batch holds rows whose other columns are not appended yet: they
 	// are appended a column at a time (flush), so that one column's
 	// getter is called for row after row, which a processor predicts,
@@ -180,9 +186,48 @@ func (rw *rowWriter[W, R]) flushRows() {
 		}
 	}
 	for _, i := range live {
-		appendFrom(rw.out[i], rw.cols[i].Get, rw.batch, &rw.v)
+		rw.appendColumn(i)
 	}
 	rw.batch = rw.batch[:0]
+}
+
+// appendColumn appends column i's values of the batch's rows: through
+// its Ints or Floats where it has them, straight to a column of rows
+// without nulls, else value by value; through Get when it has neither or
+// a value is null.
+func (rw *rowWriter[W, R]) appendColumn(i int) {
+	c, col := rw.out[i], &rw.cols[i]
+	rows := !c.byRun && c.null == nil
+	switch {
+	case rw.noBatches:
+	case col.Ints != nil && rows:
+		c.i64 = col.Ints(rw.batch, c.i64)
+		c.rows += len(rw.batch)
+		return
+	case col.Ints != nil:
+		rw.ints = col.Ints(rw.batch, rw.ints[:0])
+		for _, x := range rw.ints {
+			rw.v = dataset.Value{Int: x}
+			c.append(&rw.v)
+		}
+		return
+	case col.Floats != nil && rows:
+		var ok bool
+		if c.f64, ok = col.Floats(rw.batch, c.f64); ok {
+			c.rows += len(rw.batch)
+			return
+		}
+	case col.Floats != nil:
+		var ok bool
+		if rw.floats, ok = col.Floats(rw.batch, rw.floats[:0]); ok {
+			for _, x := range rw.floats {
+				rw.v = dataset.Value{Float: x}
+				c.append(&rw.v)
+			}
+			return
+		}
+	}
+	appendFrom(c, col.Get, rw.batch, &rw.v)
 }
 
 // valueAt is value i of a column.

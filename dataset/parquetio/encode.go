@@ -55,29 +55,31 @@ func (c *colBuf) reserve(n int) {
 	}
 	switch c.kind {
 	case dataset.Float64:
-		c.f64 = grow(c.f64, n)
+		c.f64 = grow(&spareF64, c.f64, n)
 	case dataset.Int64:
-		c.i64 = grow(c.i64, n)
+		c.i64 = grow(&spareI64, c.i64, n)
 	case dataset.Utf8:
-		c.str = grow(c.str, n)
+		c.str = grow(&spareStr, c.str, n)
 	default:
-		c.bools = grow(c.bools, n)
+		c.bools = grow(&spareBools, c.bools, n)
 	}
 }
 
-func grow[T any](s []T, n int) []T {
+// grow returns s with room for n more values, from sp's buffers.
+func grow[T any](sp *spare[T], s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	out := make([]T, len(s), len(s)+n)
+	out := sp.make(len(s), len(s)+n)
 	copy(out, s)
+	sp.put(s)
 	return out
 }
 
 // appendNulls appends n null rows.
 func (c *colBuf) appendNulls(n int) {
 	if c.null == nil {
-		c.null = make([]bool, c.rows, c.rows+n)
+		c.null = spareBools.make(c.rows, c.rows+n)
 	}
 	for range n {
 		c.null = append(c.null, true)
@@ -394,6 +396,7 @@ var (
 	encPlain   = int32(parquet.Encodings.Plain)
 	encRLE     = int32(parquet.Encodings.RLE)
 	encRLEDict = int32(parquet.Encodings.RLEDict)
+	encDelta   = int32(parquet.Encodings.DeltaBinaryPacked)
 )
 
 // pageHeader appends a page's Thrift header (compact protocol): a data

@@ -6,16 +6,20 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/gzip"
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/herdsweep/herdsweep/dataset"
@@ -302,9 +306,11 @@ func readAsWritten(g pq.Value, v dataset.Value, id arrow.Type) bool {
 
 // A runs part's run keys are compressed with gzip's Huffman coding alone
 // (writer.hashed), its columns of a few bytes not at all (smallChunk),
-// the others with zstd; every chunk of a column with its first's codec
-// (TestByRunEncodesAsRows reads many row groups with parquet-go). Both
-// readers read it (TestTwoReadersReadEveryValue).
+// nor those bit-packed already (Int64 columns DELTA_BINARY_PACKED,
+// dictionaries of few values), the others with zstd; every chunk of a
+// column with its first's codec (TestByRunEncodesAsRows reads many row
+// groups with parquet-go). Both readers read it
+// (TestTwoReadersReadEveryValue).
 func TestRunsPartCodecs(t *testing.T) {
 	t.Parallel()
 	runs, res, _ := sampleRuns(t)
@@ -312,7 +318,9 @@ func TestRunsPartCodecs(t *testing.T) {
 	w := NewRunsWriter(&b, meta)
 	for i := range 500 {
 		r := runs[(i/50)%len(runs)]
-		w.Append(grid.Run{Cell: r.Cell, Seed: uint32(i + 1)}, res[i%len(res)])
+		x := res[i%len(res)]
+		x.PeakRPS += float64(i) / 7 // a value a row: PLAIN
+		w.Append(grid.Run{Cell: r.Cell, Seed: uint32(i + 1)}, x)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -329,17 +337,58 @@ func TestRunsPartCodecs(t *testing.T) {
 		}
 		name, codec := pf.MetaData().Schema.Column(c).Name(), cc.Compression()
 		seen[codec]++
+		delta, plain := slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked), !cc.HasDictionaryPage()
+		if delta {
+			seen[-1]++
+		}
 		switch {
 		case name == dataset.ColRunKey && codec != compress.Codecs.Gzip:
 			t.Errorf("%s: %v, want gzip (its Huffman coding alone)", name, codec)
 		case name != dataset.ColRunKey && codec == compress.Codecs.Gzip:
 			t.Errorf("%s: gzip, want zstd or none", name)
-		case codec == compress.Codecs.Uncompressed && cc.TotalUncompressedSize() > smallChunk+64:
+		case delta && codec != compress.Codecs.Uncompressed:
+			t.Errorf("%s: DELTA_BINARY_PACKED compressed with %v", name, codec)
+		case name != dataset.ColRunKey && plain && !delta && cc.TotalUncompressedSize() > smallChunk+64 && codec != compress.Codecs.Zstd:
+			t.Errorf("%s: %d bytes PLAIN, %v", name, cc.TotalUncompressedSize(), codec)
+		case codec == compress.Codecs.Uncompressed && !delta && cc.TotalUncompressedSize() > smallChunk+64 && plain:
 			t.Errorf("%s: %d bytes uncompressed", name, cc.TotalUncompressedSize())
 		}
 	}
-	if seen[compress.Codecs.Zstd] == 0 || seen[compress.Codecs.Uncompressed] == 0 {
-		t.Errorf("codecs %v: want some columns with zstd and some uncompressed", seen)
+	if seen[compress.Codecs.Zstd] == 0 || seen[compress.Codecs.Uncompressed] == 0 || seen[-1] == 0 {
+		t.Errorf("codecs %v (-1: DELTA_BINARY_PACKED): want some columns with zstd, some uncompressed, some delta", seen)
 	}
 	compareReaders(t, "codecs", b.Bytes())
+}
+
+// The writer's own zstd and gzip encoders (pageCodecs) give the bytes
+// arrow-go's codecs give at the writer's levels, page after page with the
+// same encoders: random pages of random sizes, of few values and of
+// noise.
+func TestPageCodecsAsArrowGo(t *testing.T) {
+	t.Parallel()
+	zc, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := compress.GetCodec(compress.Codecs.Gzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	var c pageCodecs
+	var out []byte
+	for i := range 200 {
+		page := make([]byte, rng.IntN(1<<(1+rng.IntN(18))))
+		for j := range page {
+			page[j] = byte(rng.IntN(1 + i%40))
+		}
+		out = c.zstdPage(out, page)
+		if want := zc.EncodeLevel(nil, page, 1); !bytes.Equal(out, want) {
+			t.Fatalf("page %d of %d bytes: zstd %d bytes, arrow-go's %d", i, len(page), len(out), len(want))
+		}
+		out = c.huffmanPage(out, page)
+		if want := gc.EncodeLevel(nil, page, gzip.HuffmanOnly); !bytes.Equal(out, want) {
+			t.Fatalf("page %d of %d bytes: gzip %d bytes, arrow-go's %d", i, len(page), len(out), len(want))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/klauspost/compress/gzip"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/herdsweep/herdsweep/dataset"
 	"github.com/herdsweep/herdsweep/grid"
@@ -72,6 +73,9 @@ func (w *writer) Close() error {
 	}
 	// The file is built in memory and sealed (seal.go) before it goes to w.
 	b, err := w.encode()
+	for i := range w.cols {
+		w.cols[i].release()
+	}
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
@@ -90,10 +94,31 @@ var props = parquet.NewWriterProperties(
 	parquet.WithCreatedBy(sealedBy), // says the file is sealed (seal.go)
 )
 
+// schemas are the Parquet schemas of the writers' fields, by the fields'
+// names, types, nullability and metadata: made once, not for each file
+// (and only read after).
+var schemas sync.Map
+
+func parquetSchema(fields []arrow.Field) (*schema.Schema, error) {
+	var key strings.Builder
+	for _, f := range fields {
+		fmt.Fprintf(&key, "%q %s %t %q %q\n", f.Name, f.Type, f.Nullable, f.Metadata.Keys(), f.Metadata.Values())
+	}
+	if sc, ok := schemas.Load(key.String()); ok {
+		return sc.(*schema.Schema), nil
+	}
+	sc, err := pqarrow.ToParquet(arrow.NewSchema(fields, nil), props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, err
+	}
+	schemas.Store(key.String(), sc)
+	return sc, nil
+}
+
 // encode returns the file: "PAR1", the column chunks of each row group,
 // the footer, its length and "PAR1".
 func (w *writer) encode() ([]byte, error) {
-	sc, err := pqarrow.ToParquet(arrow.NewSchema(w.fields, nil), props, pqarrow.DefaultWriterProps())
+	sc, err := parquetSchema(w.fields)
 	if err != nil {
 		return nil, err
 	}
@@ -105,18 +130,10 @@ func (w *writer) encode() ([]byte, error) {
 	for _, e := range append(w.extra, [2]string{dataset.KeyPartSHA256, string(unsealed)}) {
 		kv.Append(e[0], e[1])
 	}
-	zstd, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		return nil, err
-	}
-	gz, err := compress.GetCodec(compress.Codecs.Gzip)
-	if err != nil {
-		return nil, err
-	}
 	fb := metadata.NewFileMetadataBuilder(sc, props, kv)
-	e := encoders.Get().(*encoder)
-	defer func() { e.b = nil; encoders.Put(e) }()
-	e.zstd, e.gzip, e.b, e.codecs = zstd, gz, append(make([]byte, 0, 64<<10), "PAR1"...), e.codecs[:0]
+	e := getEncoder()
+	defer putEncoder(e)
+	e.b, e.codecs = append(make([]byte, 0, 64<<10), "PAR1"...), e.codecs[:0]
 	vlo := make([]int, len(w.cols))
 	for lo, rg := 0, 0; lo < w.rows || rg == 0; lo, rg = lo+w.groupRows, rg+1 {
 		hi := min(w.rows, lo+w.groupRows)
@@ -167,9 +184,6 @@ func countTrue(v []bool) int {
 	return n
 }
 
-// encoders keep the buffers of encoders that wrote a file, for the next.
-var encoders = sync.Pool{New: func() any { return new(encoder) }}
-
 // encoder writes column chunks after the bytes of the file so far.
 type encoder struct {
 	b       []byte // the file so far
@@ -179,15 +193,15 @@ type encoder struct {
 	entries []byte                 // the dictionary page before compression
 	codecs  []compress.Compression // by column: how its chunks are compressed (pages)
 	hashed  bool                   // the column being written holds hashes (writer.hashed)
-	zstd    compress.Codec
-	gzip    compress.Codec
-	pack    packer // bit-packed dictionaries (dictpack.go)
-	col     int    // the column being written
+	press   pageCodecs             // compresses pages (codec.go)
+	pack    packer                 // bit-packed dictionaries (dictpack.go)
+	col     int                    // the column being written
 	indices []byte
 }
 
 var (
 	plainStats = metadata.EncodingStats{DataEncodingStats: map[parquet.Encoding]int32{parquet.Encodings.Plain: 1}}
+	deltaStats = metadata.EncodingStats{DataEncodingStats: map[parquet.Encoding]int32{parquet.Encodings.DeltaBinaryPacked: 1}}
 	dictStats  = metadata.EncodingStats{
 		DictEncodingStats: map[parquet.Encoding]int32{parquet.Encodings.Plain: 1},
 		DataEncodingStats: map[parquet.Encoding]int32{parquet.Encodings.RLEDict: 1},
@@ -211,19 +225,24 @@ func (e *encoder) chunk(c *colBuf, s span, cc *metadata.ColumnChunkMetaDataBuild
 	if c.optional {
 		e.body = c.levels(e.body, s)
 	}
+	enc := encPlain
 	switch {
 	case dict:
+		enc = encRLEDict
 		e.indices = c.dict(&e.dict, e.indices[:0], s)
 		e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
 		e.body = append(e.body, e.indices...)
 	case e.pack.packed(c, &e.dict, s):
-		dict = true
+		enc = encPacked
 		e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
 		e.body = bitPacked(e.body, e.pack.idx, e.dict.rows)
+	case c.kind == dataset.Int64:
+		enc = encDelta
+		e.body = deltaBinaryPacked(e.body, c.i64[s.vlo:s.vhi])
 	default:
 		e.body = c.plainValues(e.body, s.vlo, s.vhi)
 	}
-	return e.pages(cc, s.hi-s.lo, dict, c.stats(s))
+	return e.pages(cc, s.hi-s.lo, enc, c.stats(s))
 }
 
 // runChunk writes the rows [lo, hi) of a byRun column as chunk would write
@@ -242,22 +261,30 @@ func (e *encoder) runChunk(c *colBuf, lo, hi int, cc *metadata.ColumnChunkMetaDa
 	e.entries = e.dict.plainValues(e.entries, 0, e.dict.rows)
 	e.body = append(e.body, e.indices...)
 	// the values' range is the dictionary's
-	return e.pages(cc, hi-lo, true, e.dict.stats(span{lo: 0, hi: e.dict.rows + nulls, vlo: 0, vhi: e.dict.rows}))
+	return e.pages(cc, hi-lo, encRLEDict, e.dict.stats(span{lo: 0, hi: e.dict.rows + nulls, vlo: 0, vhi: e.dict.rows}))
 }
 
+// encPacked is, for pages, a dictionary whose data page is its indices
+// bit-packed (dictpack.go): RLE_DICTIONARY in the file.
+const encPacked = -1
+
 // pages writes the pages of a column chunk of rows rows from e.entries
-// (the dictionary, if dict) and e.body (the data page), with the chunk's
-// statistics st.
-func (e *encoder) pages(cc *metadata.ColumnChunkMetaDataBuilder, rows int, dict bool, st metadata.EncodedStatistics) error {
+// (the dictionary, if enc is one) and e.body (the data page, encoded as
+// enc says), with the chunk's statistics st.
+func (e *encoder) pages(cc *metadata.ColumnChunkMetaDataBuilder, rows int, enc int32, st metadata.EncodedStatistics) error {
 	start := len(e.b)
 	info := metadata.ChunkMetaInfo{NumValues: int64(rows), IndexPageOffset: -1}
-	enc, stats := encPlain, plainStats
+	dict := enc == encRLEDict || enc == encPacked
 	if len(e.codecs) <= e.col { // the first row group's chunk decides (smallChunk)
 		switch {
 		case len(e.entries)+len(e.body) <= smallChunk:
 			e.codecs = append(e.codecs, compress.Codecs.Uncompressed)
 		case e.hashed:
 			e.codecs = append(e.codecs, compress.Codecs.Gzip)
+		case enc == encPacked || enc == encDelta:
+			// Bit-packed already: zstd took a tenth off a part's packed
+			// metrics of tiny runs, for most of the CPU it spent.
+			e.codecs = append(e.codecs, compress.Codecs.Uncompressed)
 		default:
 			e.codecs = append(e.codecs, compress.Codecs.Zstd)
 		}
@@ -266,16 +293,29 @@ func (e *encoder) pages(cc *metadata.ColumnChunkMetaDataBuilder, rows int, dict 
 	if codec != compress.Codecs.Zstd {
 		setCodec(&cc.Contents().MetaData.Codec, codec)
 	}
-	if dict {
-		enc, stats = encRLEDict, dictStats
+	stats := plainStats
+	switch enc {
+	case encPacked:
+		enc = encRLEDict
+		fallthrough
+	case encRLEDict:
+		stats = dictStats
 		info.DictPageOffset = int64(start)
 		info.UncompressedSize += int64(e.page(pageDictionary, e.dict.rows, e.entries, encPlain, codec))
+	case encDelta:
+		stats = deltaStats
 	}
 	info.DataPageOffset = int64(len(e.b))
 	info.UncompressedSize += int64(e.page(pageData, rows, e.body, enc, codec))
 	info.CompressedSize = int64(len(e.b) - start)
 	cc.SetStats(st)
-	return cc.Finish(info, dict, false, stats)
+	if err := cc.Finish(info, dict, false, stats); err != nil {
+		return err
+	}
+	if enc == encDelta { // Finish names the writer properties' encoding
+		setEncoding(&cc.Contents().MetaData.Encodings[0], parquet.Encodings.DeltaBinaryPacked)
+	}
+	return nil
 }
 
 // page appends body with its header, compressed by codec; it returns the
@@ -284,10 +324,10 @@ func (e *encoder) page(kind int32, n int, body []byte, enc int32, codec compress
 	out := body
 	switch codec {
 	case compress.Codecs.Zstd:
-		e.packed = e.zstd.EncodeLevel(e.packed[:0], body, 1)
+		e.packed = e.press.zstdPage(e.packed, body)
 		out = e.packed
 	case compress.Codecs.Gzip:
-		e.packed = e.gzip.EncodeLevel(e.packed[:0], body, gzip.HuffmanOnly)
+		e.packed = e.press.huffmanPage(e.packed, body)
 		out = e.packed
 	}
 	at := len(e.b)
@@ -300,6 +340,10 @@ func (e *encoder) page(kind int32, n int, body []byte, enc int32, codec compress
 // setCodec sets a column chunk's codec in its metadata (whose type
 // arrow-go keeps internal) to c: compress's numbers are the format's.
 func setCodec[T ~int64](codec *T, c compress.Compression) { *codec = T(c) }
+
+// setEncoding sets an encoding of a column chunk's metadata (whose type
+// arrow-go keeps internal) to e: parquet's numbers are the format's.
+func setEncoding[T ~int64](enc *T, e parquet.Encoding) { *enc = T(e) }
 
 // Checksum is the checksum the file was sealed with (dataset.KeyPartSHA256,
 // 64 hex digits), once Close returned nil: what Seal finds in the file as
@@ -363,11 +407,11 @@ func (w *RunsWriter) Keys() []uint64 { return w.keys }
 
 // Append adds run r with its result and returns the run's key
 // (grid.Run.Key), for its rows in the side tables.
-func (w *RunsWriter) Append(r grid.Run, res sim.Result) string { return w.AppendOf(0, r, res) }
+func (w *RunsWriter) Append(r grid.Run, res sim.Result) string { return w.AppendOf(0, r, &res) }
 
 // AppendOf is Append of a run whose cell is numbered cell (grid.LastCell:
 // runs of one number > 0 have one cell; 0 = not numbered).
-func (w *RunsWriter) AppendOf(cell int, r grid.Run, res sim.Result) string {
+func (w *RunsWriter) AppendOf(cell int, r grid.Run, res *sim.Result) string {
 	fresh := w.last.Changed(&r.Cell, cell)
 	if fresh {
 		w.rw.flush() // the rows held point at cc
@@ -377,7 +421,7 @@ func (w *RunsWriter) AppendOf(cell int, r grid.Run, res sim.Result) string {
 	w.keys = append(w.keys, bits)
 	key := grid.KeyOfBits(bits)
 	k := w.rw.slot()
-	w.res[k] = res
+	w.res[k] = *res
 	w.row.Key, w.row.Result, w.row.Seed = key, &w.res[k], r.Seed
 	w.rw.append(&w.row, fresh)
 	w.rows++
@@ -439,10 +483,10 @@ func newGroupsWriter(w io.Writer, meta dataset.Meta, fields []arrow.Field) *Grou
 }
 
 // Append adds run r's groups; a run of one policy adds none.
-func (w *GroupsWriter) Append(r grid.Run, res sim.Result) { w.AppendKeyed(r, r.Key(), res) }
+func (w *GroupsWriter) Append(r grid.Run, res sim.Result) { w.AppendKeyed(r, r.Key(), &res) }
 
 // AppendKeyed is Append of run r, whose key (grid.Run.Key) is key.
-func (w *GroupsWriter) AppendKeyed(r grid.Run, key string, res sim.Result) {
+func (w *GroupsWriter) AppendKeyed(r grid.Run, key string, res *sim.Result) {
 	row := dataset.GroupRow{RunKey: key, CellKey: r.Cell.Key(), Seed: r.Seed}
 	groups := r.Cell.Groups()
 	for g := range res.NGroups {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -32,11 +31,7 @@ func WriteFileAs(dir, name, pattern string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 	}
 	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	_, err = bw.Write(data)
-	if err == nil {
-		err = bw.Flush()
-	}
+	_, err = f.Write(data) // whole: a buffer would copy it first
 	if err == nil {
 		err = f.Chmod(0o644)
 	}

@@ -65,11 +65,11 @@ func NewPart(meta dataset.Meta, rows int) *Part {
 
 // Add adds run r: its row, its timeline when tl is not nil, and its
 // groups' rows when it is a mixed fleet's.
-func (p *Part) Add(r grid.Run, res sim.Result, tl *sim.Timeline) { p.AddOf(0, r, res, tl) }
+func (p *Part) Add(r grid.Run, res sim.Result, tl *sim.Timeline) { p.AddOf(0, r, &res, tl) }
 
 // AddOf is Add of a run whose cell is numbered cell (grid.LastCell; 0 =
 // not numbered).
-func (p *Part) AddOf(cell int, r grid.Run, res sim.Result, tl *sim.Timeline) {
+func (p *Part) AddOf(cell int, r grid.Run, res *sim.Result, tl *sim.Timeline) {
 	key := p.runs.AppendOf(cell, r, res) // the side tables' rows have it: worked out once
 	if tl != nil {
 		n := p.timelines.Len()

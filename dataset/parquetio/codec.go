@@ -1,0 +1,152 @@
+package parquetio
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// pageCodecs compress pages as arrow-go's zstd (level 1) and gzip
+// (Huffman coding alone: writer.hashed) codecs do, to the same bytes
+// (TestPageCodecsAsArrowGo), but with encoders of their own, made once.
+// arrow-go keeps its encoders in sync.Pools, which every garbage
+// collection empties: a sweep of tiny runs collects often enough that most
+// of its parts made new zstd and gzip encoders (some 300 KB each, the
+// largest allocations of a part).
+type pageCodecs struct {
+	zstd *zstd.Encoder
+	gz   *gzip.Writer
+	buf  bytes.Buffer
+}
+
+// zstdPage compresses body as zstd, appending to dst[:0].
+func (c *pageCodecs) zstdPage(dst, body []byte) []byte {
+	if c.zstd == nil {
+		// arrow-go's options for level 1 (compress.zstdCodec.EncodeLevel).
+		enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(1)),
+			zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
+		if err != nil {
+			panic("parquetio: " + err.Error()) // constant options
+		}
+		c.zstd = enc
+	}
+	return c.zstd.EncodeAll(body, dst[:0])
+}
+
+// huffmanPage compresses body as gzip with Huffman coding alone, appending
+// to dst[:0].
+func (c *pageCodecs) huffmanPage(dst, body []byte) []byte {
+	c.buf = *bytes.NewBuffer(dst[:0])
+	if c.gz == nil {
+		gz, err := gzip.NewWriterLevel(&c.buf, gzip.HuffmanOnly)
+		if err != nil {
+			panic("parquetio: " + err.Error()) // a valid level
+		}
+		c.gz = gz
+	} else {
+		c.gz.Reset(&c.buf)
+	}
+	if _, err := c.gz.Write(body); err != nil {
+		panic("parquetio: " + err.Error()) // a bytes.Buffer takes all
+	}
+	if err := c.gz.Close(); err != nil {
+		panic("parquetio: " + err.Error())
+	}
+	out := c.buf.Bytes()
+	c.gz.Reset(nil)
+	c.buf = bytes.Buffer{}
+	return out
+}
+
+// encoders keep the encoders that wrote a file, with their buffers and
+// codecs, for the next: a list, not a sync.Pool, which a garbage
+// collection would empty. It holds as many as ever wrote at once.
+var encoders struct {
+	mu   sync.Mutex
+	free []*encoder
+}
+
+func getEncoder() *encoder {
+	encoders.mu.Lock()
+	defer encoders.mu.Unlock()
+	if n := len(encoders.free); n > 0 {
+		e := encoders.free[n-1]
+		encoders.free = encoders.free[:n-1]
+		return e
+	}
+	return new(encoder)
+}
+
+func putEncoder(e *encoder) {
+	e.b = nil // the file's: its writer's now
+	encoders.mu.Lock()
+	defer encoders.mu.Unlock()
+	encoders.free = append(encoders.free, e)
+}
+
+// spare keeps the large column buffers of written files for the next
+// writer's, by element type: a part of 5,000 runs fills some 1 MB of
+// them, which were allocated and cleared anew for each part. It holds at
+// most spareMax of them; a buffer of fewer than spareMin values is left
+// to the garbage collector.
+type spare[T any] struct {
+	mu   sync.Mutex
+	free [][]T
+}
+
+const (
+	spareMin = 1 << 10
+	spareMax = 256
+)
+
+var (
+	spareF64   spare[float64]
+	spareI64   spare[int64]
+	spareStr   spare[string]
+	spareBools spare[bool]
+)
+
+// make returns a slice of length n with room for c values, whose first n
+// are zero.
+func (s *spare[T]) make(n, c int) []T {
+	if c >= spareMin {
+		s.mu.Lock()
+		for i := len(s.free) - 1; i >= 0; i-- {
+			if x := s.free[i]; cap(x) >= c {
+				s.free = slices.Delete(s.free, i, i+1)
+				s.mu.Unlock()
+				x = x[:n]
+				clear(x)
+				return x
+			}
+		}
+		s.mu.Unlock()
+	}
+	return make([]T, n, c)
+}
+
+// put gives x back; its caller no longer holds it.
+func (s *spare[T]) put(x []T) {
+	if cap(x) < spareMin {
+		return
+	}
+	clear(x) // no string kept alive
+	s.mu.Lock()
+	if len(s.free) < spareMax {
+		s.free = append(s.free, x[:0])
+	}
+	s.mu.Unlock()
+}
+
+// release gives c's buffers back (spare): its file is written.
+func (c *colBuf) release() {
+	spareF64.put(c.f64)
+	spareI64.put(c.i64)
+	spareStr.put(c.str)
+	spareBools.put(c.bools)
+	spareBools.put(c.null)
+	c.f64, c.i64, c.str, c.bools, c.null = nil, nil, nil, nil, nil
+}
