@@ -95,20 +95,22 @@ awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$
 # and how much of the extra CPU is the machine's. Two workers can at best
 # keep both cores busy, so wall(2) ≥ CPU(2) / 2 and the efficiency is at
 # most wall(1) / CPU(2) = 1 / (cores in use at 1 × CPU(2)/CPU(1)). Then
-# two one-worker processes at once, each its own folder, against one
-# alone: the CPU a run takes more when another process runs beside it is
-# the cores' shared caches and memory, not the worker pool.
-: > "$out/contention.txt"
+# the machine alone: a fixed amount of pure simulation (200 runs of table
+# 1's full-jitter row: no file, no lock, next to no allocation), one process
+# alone against two at once, alternately: the CPU each takes more beside
+# the other is what two busy cores cost each other here, whatever runs.
+[ -x "$out/sim.test" ] || go test -c -o "$out/sim.test" ./sim
+simcpu() { /usr/bin/time -f "%U %S" -o "$1" "$out/sim.test" -test.run '^$' -test.bench '^BenchmarkTable1$/^full-jitter$' -test.benchtime 200x -test.count 1 > /dev/null 2>&1; }
+: > "$out/contention1.txt"; : > "$out/contention2.txt"
 for r in $(seq "$rounds"); do
-  rm -rf "$out/c1" "$out/c2"
-  /usr/bin/time -f "%U %S" -o "$out/time-c1.txt" "$out/sweep" run --sweep default "${sharg[@]}" --out "$out/c1" --workers 1 --no-report --quiet > /dev/null 2>&1 &
-  /usr/bin/time -f "%U %S" -o "$out/time-c2.txt" "$out/sweep" run --sweep default "${sharg[@]}" --out "$out/c2" --workers 1 --no-report --quiet > /dev/null 2>&1
-  wait
-  cat "$out/time-c1.txt" "$out/time-c2.txt" | awk '{ print $1 + $2 }' >> "$out/contention.txt"
+  simcpu "$out/time-s0.txt"
+  awk '{ print $1 + $2 }' "$out/time-s0.txt" >> "$out/contention1.txt"
+  simcpu "$out/time-s1.txt" & simcpu "$out/time-s2.txt"; wait
+  cat "$out/time-s1.txt" "$out/time-s2.txt" | awk '{ print $1 + $2 }' >> "$out/contention2.txt"
 done
-awk -v a="$(col 1 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" -v cc="$(median < "$out/contention.txt")" 'BEGIN {
-  printf "bound from the CPU: at most %.0f%% (cores in use %.2f at 1 worker, CPU %+.0f%% at 2); two one-worker processes at once: %.2f s of CPU each, %+.0f%% against one alone (the machine'"'"'s share of the extra CPU)\n",
-    100 / ((ca / a) * (cb / ca)), ca / a, 100 * (cb - ca) / ca, cc, 100 * (cc - ca) / ca }' | tee -a "$out/efficiency.txt"
+awk -v a="$(col 1 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" -v s1="$(median < "$out/contention1.txt")" -v s2="$(median < "$out/contention2.txt")" 'BEGIN {
+  printf "bound from the CPU: at most %.0f%% (cores in use %.2f at 1 worker, CPU %+.0f%% at 2); the machine: a fixed simulation takes %.2f s of CPU alone, %.2f s each as two at once (%+.0f%%); with that alone, two workers at most %.0f%%\n",
+    100 / ((ca / a) * (cb / ca)), ca / a, 100 * (cb - ca) / ca, s1, s2, 100 * (s2 - s1) / s1, 100 / ((ca / a) * (s2 / s1)) }' | tee -a "$out/efficiency.txt"
 fi
 
 if [ -z "${SKIP_MILLION:-}" ] && want million; then

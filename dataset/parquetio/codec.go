@@ -20,7 +20,15 @@ type pageCodecs struct {
 	zstd *zstd.Encoder
 	gz   *gzip.Writer
 	buf  bytes.Buffer
+	// big: the zstd encoder compressed a page of more than bigPage
+	// bytes, which leaves it holding some 10 MB of history: not kept.
+	big bool
 }
+
+// bigPage is the largest page after which an encoder is kept for the next
+// file (a timelines part's pages are larger; a part of 5,000 tiny runs'
+// are 40 KB at most, after which its zstd encoder holds about 1 MB).
+const bigPage = 256 << 10
 
 // zstdPage compresses body as zstd, appending to dst[:0].
 func (c *pageCodecs) zstdPage(dst, body []byte) []byte {
@@ -33,6 +41,7 @@ func (c *pageCodecs) zstdPage(dst, body []byte) []byte {
 		}
 		c.zstd = enc
 	}
+	c.big = c.big || len(body) > bigPage
 	return c.zstd.EncodeAll(body, dst[:0])
 }
 
@@ -63,7 +72,8 @@ func (c *pageCodecs) huffmanPage(dst, body []byte) []byte {
 
 // encoders keep the encoders that wrote a file, with their buffers and
 // codecs, for the next: a list, not a sync.Pool, which a garbage
-// collection would empty. It holds as many as ever wrote at once.
+// collection would empty. It holds as many as ever wrote at once, but
+// none that wrote a page of more than bigPage bytes.
 var encoders struct {
 	mu   sync.Mutex
 	free []*encoder
@@ -82,31 +92,39 @@ func getEncoder() *encoder {
 
 func putEncoder(e *encoder) {
 	e.b = nil // the file's: its writer's now
+	if e.press.big || cap(e.body) > bigPage || cap(e.packed) > bigPage {
+		return // left to the garbage collector, with what it holds
+	}
 	encoders.mu.Lock()
 	defer encoders.mu.Unlock()
 	encoders.free = append(encoders.free, e)
 }
 
-// spare keeps the large column buffers of written files for the next
-// writer's, by element type: a part of 5,000 runs fills some 1 MB of
-// them, which were allocated and cleared anew for each part. It holds at
-// most spareMax of them; a buffer of fewer than spareMin values is left
-// to the garbage collector.
+// spare keeps column buffers of written files for the next writer's, by
+// element type: a part of 5,000 runs fills some 1 MB of them, which were
+// allocated and cleared anew for each part. A buffer of fewer than
+// spareMin values is left to the garbage collector, and so is one that
+// would take the spare past spareBytes (a timelines part's buffers, of
+// some MB each, mostly are): the spare holds a bounded amount of memory
+// whatever the parts (kept without a bound, they took the main job's
+// memory from 204 to 374 MiB).
 type spare[T any] struct {
-	mu   sync.Mutex
-	free [][]T
+	mu    sync.Mutex
+	free  [][]T
+	elem  int // bytes a value
+	bytes int // held
 }
 
 const (
-	spareMin = 1 << 10
-	spareMax = 256
+	spareMin   = 1 << 10
+	spareBytes = 2 << 20
 )
 
 var (
-	spareF64   spare[float64]
-	spareI64   spare[int64]
-	spareStr   spare[string]
-	spareBools spare[bool]
+	spareF64   = spare[float64]{elem: 8}
+	spareI64   = spare[int64]{elem: 8}
+	spareStr   = spare[string]{elem: 16}
+	spareBools = spare[bool]{elem: 1}
 )
 
 // make returns a slice of length n with room for c values, whose first n
@@ -117,6 +135,7 @@ func (s *spare[T]) make(n, c int) []T {
 		for i := len(s.free) - 1; i >= 0; i-- {
 			if x := s.free[i]; cap(x) >= c {
 				s.free = slices.Delete(s.free, i, i+1)
+				s.bytes -= cap(x) * s.elem
 				s.mu.Unlock()
 				x = x[:n]
 				clear(x)
@@ -130,13 +149,15 @@ func (s *spare[T]) make(n, c int) []T {
 
 // put gives x back; its caller no longer holds it.
 func (s *spare[T]) put(x []T) {
-	if cap(x) < spareMin {
+	size := cap(x) * s.elem
+	if cap(x) < spareMin || size > spareBytes {
 		return
 	}
-	clear(x) // no string kept alive
+	clear(x[:cap(x)]) // no string kept alive
 	s.mu.Lock()
-	if len(s.free) < spareMax {
+	if s.bytes+size <= spareBytes {
 		s.free = append(s.free, x[:0])
+		s.bytes += size
 	}
 	s.mu.Unlock()
 }

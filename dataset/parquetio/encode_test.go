@@ -392,3 +392,34 @@ func TestPageCodecsAsArrowGo(t *testing.T) {
 		}
 	}
 }
+
+// The spare column buffers hold at most spareBytes whatever is given
+// back, hand out buffers of the room asked, zeroed, and keep no string.
+func TestSpareIsBounded(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	s := spare[string]{elem: 16}
+	for range 800 {
+		if rng.IntN(2) == 0 {
+			x := make([]string, rng.IntN(1<<16))
+			for i := range x {
+				x[i] = "kept?"
+			}
+			s.put(x[:rng.IntN(len(x)+1)])
+		} else {
+			n := rng.IntN(1 << 15)
+			c := n + rng.IntN(1<<15)
+			x := s.make(n, c)
+			if len(x) != n || cap(x) < c || slices.ContainsFunc(x[:cap(x)], func(v string) bool { return v != "" }) {
+				t.Fatalf("make(%d, %d): len %d, cap %d, a value left", n, c, len(x), cap(x))
+			}
+		}
+		held := 0
+		for _, x := range s.free {
+			held += cap(x) * s.elem
+		}
+		if held != s.bytes || held > spareBytes {
+			t.Fatalf("the spare holds %d bytes, counts %d, bound %d", held, s.bytes, spareBytes)
+		}
+	}
+}
