@@ -95,12 +95,12 @@ awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$
 # and how much of the extra CPU is the machine's. Two workers can at best
 # keep both cores busy, so wall(2) ≥ CPU(2) / 2 and the efficiency is at
 # most wall(1) / CPU(2) = 1 / (cores in use at 1 × CPU(2)/CPU(1)). Then
-# the machine alone: a fixed amount of pure simulation (200 runs of table
+# the machine alone: a fixed amount of pure simulation (6,000 runs of table
 # 1's full-jitter row: no file, no lock, next to no allocation), one process
 # alone against two at once, alternately: the CPU each takes more beside
 # the other is what two busy cores cost each other here, whatever runs.
 [ -x "$out/sim.test" ] || go test -c -o "$out/sim.test" ./sim
-simcpu() { /usr/bin/time -f "%U %S" -o "$1" "$out/sim.test" -test.run '^$' -test.bench '^BenchmarkTable1$/^full-jitter$' -test.benchtime 200x -test.count 1 > /dev/null 2>&1; }
+simcpu() { /usr/bin/time -f "%U %S" -o "$1" "$out/sim.test" -test.run '^$' -test.bench '^BenchmarkTable1$/^full-jitter$' -test.benchtime 6000x -test.count 1 > /dev/null 2>&1; }
 : > "$out/contention1.txt"; : > "$out/contention2.txt"
 for r in $(seq "$rounds"); do
   simcpu "$out/time-s0.txt"

@@ -79,10 +79,14 @@ func (c *calendar) reset(ticks, clients int, sparse bool) {
 	c.dense = ticks*words*8 <= denseLimit && !c.sparse && !sparse
 	if c.dense {
 		if c.words != words || c.stride < ticks {
+			// A new layout: the arrays zeroed, in the room they had where
+			// it is enough. (Made anew, they were allocated for each run
+			// of a sweep that alternates fleet sizes: fresh pages to
+			// fault in, and garbage to collect, on each core.)
 			c.words, c.stride, c.sw = words, ticks, (words+63)/64
-			c.bitmap = make([]uint64, ticks*words)
-			c.sum = make([]uint64, ticks*c.sw)
-			c.count = make([]int32, ticks)
+			c.bitmap = zeroed(c.bitmap, ticks*words)
+			c.sum = zeroed(c.sum, ticks*c.sw)
+			c.count = zeroed(c.count, ticks)
 		}
 		return
 	}
@@ -98,6 +102,16 @@ func (c *calendar) reset(ticks, clients int, sparse bool) {
 		c.next = slices.Grow(c.next, most-len(c.next))
 		c.arena = slices.Grow(c.arena, most*blockSize-len(c.arena))
 	}
+}
+
+// zeroed is s with length n, all zero: in s's array if it has room.
+func zeroed[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 func (c *calendar) empty(k int) bool {
