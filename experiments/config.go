@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -122,6 +124,9 @@ type loader struct {
 	// built; a cell then holds the default there, whose own error would
 	// only repeat the mistake in other words ("service_s: 0").
 	refused map[string]bool
+	// cores: how many goroutines build a grid's cells (expand); 0 = one
+	// a core.
+	cores int
 }
 
 func (l *loader) fail(path []string, format string, args ...any) {
@@ -180,8 +185,12 @@ func Load(file string, src []byte) (*Config, error) { return LoadWith(file, src,
 // LoadWith is Load with memory limits: a grid, or a cell whose run, would
 // take more than its share of lim (Limits) is an error at the key that
 // makes it large.
-func LoadWith(file string, src []byte, lim Limits) (*Config, error) {
-	l := &loader{file: file, src: string(src), lim: lim}
+func LoadWith(file string, src []byte, lim Limits) (*Config, error) { return load(file, src, lim, 0) }
+
+// load is LoadWith with the cells of a grid built on cores goroutines (0:
+// one a core).
+func load(file string, src []byte, lim Limits, cores int) (*Config, error) {
+	l := &loader{file: file, src: string(src), lim: lim, cores: cores}
 	var raw map[string]any
 	md, err := toml.Decode(l.src, &raw)
 	if err != nil {
@@ -533,39 +542,95 @@ func (l *loader) expand(s *Sweep, g axes, seen map[string]bool) {
 		return
 	}
 	var keys []string
+	total := 1 // gridOK bounded the product
 	for i := range grid.Params {
 		if g[grid.Params[i].Key] != nil {
 			keys = append(keys, grid.Params[i].Key)
+			total *= len(g[grid.Params[i].Key].values)
 		}
 	}
+	// The cells are built, checked and keyed a chunk at a time on every
+	// core (what a sharded sweep's every shard does before its first run:
+	// 1.1 s of one core for the repository's sweeps.toml), then taken in
+	// order, as one at a time would.
+	buf := make([]expanded, min(total, expandChunk))
+	for lo := 0; lo < total; lo += expandChunk {
+		n := min(expandChunk, total-lo)
+		parallel(n, l.cores, func(i int) { buf[i] = l.expandOne(s, g, keys, lo+i, standIn) })
+		for i := range n {
+			e := &buf[i]
+			if e.err != nil {
+				l.cellError(s.Name, e.err, e.used)
+				if len(l.errs) >= maxErrors {
+					return
+				}
+			} else if !standIn {
+				s.addKeyed(e.c, e.key, seen)
+			}
+			*e = expanded{}
+		}
+	}
+}
+
+// expandChunk is how many cells expand builds at once.
+const expandChunk = 256
+
+// expanded is a cell of a sweep's grid as expand builds it: the cell, the
+// values that set its parameters, and its key, or why it is refused.
+type expanded struct {
+	c    grid.Cell
+	used map[string][]string
+	key  string
+	err  error
+}
+
+// expandOne builds cell i of the cartesian product of g over keys (the
+// last key's values the fastest), checks it and keys it. It changes
+// nothing of l.
+func (l *loader) expandOne(s *Sweep, g axes, keys []string, i int, standIn bool) expanded {
 	idx := make([]int, len(keys))
-	for {
-		c, used := cellAt(g, keys, idx)
-		c = c.Normalize() // the policy, and a chain's settings without layers
-		err := c.Validate()
-		if err == nil {
-			err = l.memory(c, s.TimelineSeeds > 0, used)
-		}
-		if err != nil {
-			l.cellError(s.Name, err, used)
-			if len(l.errs) >= maxErrors {
-				return
-			}
-		} else if !standIn {
-			s.addCell(c, seen)
-		}
-		j := len(idx) - 1
-		for ; j >= 0; j-- {
-			idx[j]++
-			if idx[j] < len(g[keys[j]].values) {
-				break
-			}
-			idx[j] = 0
-		}
-		if j < 0 {
-			return
-		}
+	for j := len(keys) - 1; j >= 0; j-- {
+		n := len(g[keys[j]].values)
+		idx[j], i = i%n, i/n
 	}
+	c, used := cellAt(g, keys, idx)
+	c = c.Normalize() // the policy, and a chain's settings without layers
+	err := c.Validate()
+	if err == nil {
+		err = l.memory(c, s.TimelineSeeds > 0, used)
+	}
+	if err != nil {
+		return expanded{used: used, err: err}
+	}
+	e := expanded{c: c, used: used}
+	if !standIn {
+		e.key = c.Key()
+	}
+	return e
+}
+
+// parallel calls f(0) … f(n-1) on as many goroutines as there are cores
+// to run them (or workers, if > 0), and returns when all have returned.
+func parallel(n, workers int, f func(i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(n, workers)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // cellAt builds the cell at index idx of the axes keys of g, and says

@@ -81,8 +81,10 @@ func (s *Sweep) RollingSeeds(c grid.Cell, n int, stored func(runKey string) bool
 }
 
 // addCell appends c unless a cell with the same key is already there.
-func (s *Sweep) addCell(c grid.Cell, seen map[string]bool) {
-	k := c.Key()
+func (s *Sweep) addCell(c grid.Cell, seen map[string]bool) { s.addKeyed(c, c.Key(), seen) }
+
+// addKeyed is addCell of cell c whose key is k.
+func (s *Sweep) addKeyed(c grid.Cell, k string, seen map[string]bool) {
 	if !seen[k] {
 		seen[k] = true
 		s.Cells = append(s.Cells, c)

@@ -101,16 +101,17 @@ awk -v r="$runs" -v a="$(col 1 2)" -v b="$(col 2 2)" -v ca="$(col 1 3)" -v cb="$
 # the other is what two busy cores cost each other here, whatever runs.
 [ -x "$out/sim.test" ] || go test -c -o "$out/sim.test" ./sim
 simcpu() { /usr/bin/time -f "%U %S" -o "$1" "$out/sim.test" -test.run '^$' -test.bench '^BenchmarkTable1$/^full-jitter$' -test.benchtime 6000x -test.count 1 > /dev/null 2>&1; }
-: > "$out/contention1.txt"; : > "$out/contention2.txt"
+: > "$out/contention.txt"
 for r in $(seq "$rounds"); do
   simcpu "$out/time-s0.txt"
-  awk '{ print $1 + $2 }' "$out/time-s0.txt" >> "$out/contention1.txt"
   simcpu "$out/time-s1.txt" & simcpu "$out/time-s2.txt"; wait
-  cat "$out/time-s1.txt" "$out/time-s2.txt" | awk '{ print $1 + $2 }' >> "$out/contention2.txt"
+  # alone, and the two at once (CPU each), of this round
+  echo "$(awk '{ print $1 + $2 }' "$out/time-s0.txt") $(cat "$out/time-s1.txt" "$out/time-s2.txt" | awk '{ s += $1 + $2 } END { print s / 2 }')" >> "$out/contention.txt"
 done
-awk -v a="$(col 1 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" -v s1="$(median < "$out/contention1.txt")" -v s2="$(median < "$out/contention2.txt")" 'BEGIN {
-  printf "bound from the CPU: at most %.0f%% (cores in use %.2f at 1 worker, CPU %+.0f%% at 2); the machine: a fixed simulation takes %.2f s of CPU alone, %.2f s each as two at once (%+.0f%%); with that alone, two workers at most %.0f%%\n",
-    100 / ((ca / a) * (cb / ca)), ca / a, 100 * (cb - ca) / ca, s1, s2, 100 * (s2 - s1) / s1, 100 / ((ca / a) * (s2 / s1)) }' | tee -a "$out/efficiency.txt"
+ratios=$(awk '{ printf "%+.0f%% ", 100 * ($2 - $1) / $1 }' "$out/contention.txt")
+awk -v a="$(col 1 2)" -v ca="$(col 1 3)" -v cb="$(col 2 3)" -v m="$(awk '{ print $2 / $1 }' "$out/contention.txt" | median)" -v rs="$ratios" 'BEGIN {
+  printf "bound from the CPU: at most %.0f%% (cores in use %.2f at 1 worker, CPU %+.0f%% at 2); the machine: a fixed simulation'"'"'s CPU as two at once against alone, round by round: %s(median %+.0f%%)\n",
+    100 / ((ca / a) * (cb / ca)), ca / a, 100 * (cb - ca) / ca, rs, 100 * (m - 1) }' | tee -a "$out/efficiency.txt"
 fi
 
 if [ -z "${SKIP_MILLION:-}" ] && want million; then
