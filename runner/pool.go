@@ -130,8 +130,8 @@ func (p *pool) handOut() {
 // sweep's shard 0/8).
 type worker struct {
 	_   [64]byte
+	s   sim.Sim // at a cache line's start, as a Sim of its own is
 	rng sim.Mulberry32
-	s   sim.Sim
 	_   [64]byte
 }
 
