@@ -74,30 +74,6 @@ func (c *colBuf) flatten() {
 	*c = *x
 }
 
-// eachStr calls f with each row's string, "" for a null.
-func (c *colBuf) eachStr(f func(string)) {
-	if !c.byRun {
-		for i, v := 0, 0; i < c.rows; i++ {
-			if c.null != nil && c.null[i] {
-				f("")
-				continue
-			}
-			f(c.str[v])
-			v++
-		}
-		return
-	}
-	c.runSpan(0, c.rows, func(n int, null bool, v int) {
-		s := ""
-		if !null {
-			s = c.str[v]
-		}
-		for range n {
-			f(s)
-		}
-	})
-}
-
 // sameAsLast reports whether the number v is the last value of a byRun
 // column whose last run is not null (false for a string or a boolean:
 // appendRun compares those).
