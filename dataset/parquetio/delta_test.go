@@ -2,7 +2,6 @@ package parquetio
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,10 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/herdsweep/herdsweep/dataset"
 )
@@ -96,18 +93,7 @@ func deltaChunks(t *testing.T, b []byte) (n int) {
 // readInts is the one Int64 column of file b as arrow-go reads it.
 func readInts(t *testing.T, b []byte) []dataset.Value {
 	t.Helper()
-	pf, err := file.NewParquetReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tbl := arrowRead(t, "ints", b)
 	defer tbl.Release()
 	var out []dataset.Value
 	for _, ch := range tbl.Column(0).Data().Chunks() {

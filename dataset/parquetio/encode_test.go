@@ -69,10 +69,8 @@ func TestTwoReadersReadEveryValue(t *testing.T) {
 	}
 }
 
-// compareReaders compares the values arrow-go and parquet-go read from
-// file b, and the footer's statistics with the values; it returns how
-// many column chunks have a dictionary page.
-func compareReaders(t *testing.T, name string, b []byte) (dicts int) {
+// arrowRead is file b as arrow-go reads it: its reader and its table.
+func arrowRead(t *testing.T, name string, b []byte) (*file.Reader, arrow.Table) {
 	t.Helper()
 	pf, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
@@ -86,6 +84,15 @@ func compareReaders(t *testing.T, name string, b []byte) (dicts int) {
 	if err != nil {
 		t.Fatalf("%s: arrow-go: %v", name, err)
 	}
+	return pf, tbl
+}
+
+// compareReaders compares the values arrow-go and parquet-go read from
+// file b, and the footer's statistics with the values; it returns how
+// many column chunks have a dictionary page.
+func compareReaders(t *testing.T, name string, b []byte) (dicts int) {
+	t.Helper()
+	pf, tbl := arrowRead(t, name, b)
 	defer tbl.Release()
 	rows := parquetGoRows(t, name, b)
 	if int64(len(rows)) != tbl.NumRows() || tbl.NumRows() == 0 {
