@@ -79,7 +79,7 @@ func (c *pageCodecs) huffmanPage(dst, body []byte) []byte {
 // encoders keep the encoders that wrote a file, with their buffers and
 // codecs, for the next: a list, not a sync.Pool, which a garbage
 // collection would empty. It holds as many as ever wrote at once, but
-// none that wrote a page of more than bigPage bytes.
+// none that wrote a page, or holds a buffer, of more than bigPage bytes.
 var encoders struct {
 	mu   sync.Mutex
 	free []*encoder
@@ -98,12 +98,20 @@ func getEncoder() *encoder {
 
 func putEncoder(e *encoder) {
 	e.b = nil // the file's: its writer's now
-	if e.press.big || cap(e.body) > bigPage || cap(e.packed) > bigPage {
+	if e.press.big || e.holds() > bigPage {
 		return // left to the garbage collector, with what it holds
 	}
 	encoders.mu.Lock()
 	defer encoders.mu.Unlock()
 	encoders.free = append(encoders.free, e)
+}
+
+// holds is the most bytes one of e's buffers holds.
+func (e *encoder) holds() int {
+	d := &e.dict
+	return max(cap(e.body), cap(e.packed), cap(e.entries), cap(e.indices),
+		8*cap(d.f64), 8*cap(d.i64), 16*cap(d.str), cap(d.bools), 8*cap(d.runLen), cap(d.runNull),
+		8*cap(e.pack.keys), 4*cap(e.pack.ids), 4*cap(e.pack.idx))
 }
 
 // spare keeps column buffers of written files for the next writer's, by
