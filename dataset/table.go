@@ -121,29 +121,11 @@ type fieldOf[R any] struct {
 func batches[W, R any](a fieldOf[R], in func(*W) *R) (ints func([]W, []int64) []int64, floats func([]W, []float64) ([]float64, bool)) {
 	switch {
 	case a.i64 != nil:
-		f := a.i64
-		ints = func(rows []W, dst []int64) []int64 {
-			for i := range rows {
-				dst = append(dst, *f(in(&rows[i])))
-			}
-			return dst
-		}
+		ints = intsOf(a.i64, in)
 	case a.i != nil:
-		f := a.i
-		ints = func(rows []W, dst []int64) []int64 {
-			for i := range rows {
-				dst = append(dst, int64(*f(in(&rows[i]))))
-			}
-			return dst
-		}
+		ints = intsOf(a.i, in)
 	case a.u32 != nil:
-		f := a.u32
-		ints = func(rows []W, dst []int64) []int64 {
-			for i := range rows {
-				dst = append(dst, int64(*f(in(&rows[i]))))
-			}
-			return dst
-		}
+		ints = intsOf(a.u32, in)
 	case a.f64 != nil:
 		f := a.f64
 		floats = func(rows []W, dst []float64) ([]float64, bool) {
@@ -175,6 +157,16 @@ func batches[W, R any](a fieldOf[R], in func(*W) *R) (ints func([]W, []int64) []
 		}
 	}
 	return ints, floats
+}
+
+// intsOf is the Ints of an integer field at f in the row in(w) is in.
+func intsOf[W, R any, T int64 | int | uint32](f func(*R) *T, in func(*W) *R) func([]W, []int64) []int64 {
+	return func(rows []W, dst []int64) []int64 {
+		for i := range rows {
+			dst = append(dst, int64(*f(in(&rows[i]))))
+		}
+		return dst
+	}
 }
 
 // self is a row as the row its column's value is in.
